@@ -1,0 +1,51 @@
+//! `ioengine = "sync"` (pread/pwrite) and `ioengine = "null"` (no I/O at all).
+
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use crate::record::Op;
+use crate::worker::{spin, Worker};
+
+/// One pread/pwrite at a time, timed from just before the call to just after it.
+pub fn run(w: &mut Worker) {
+    let fd = w.file.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+    let len = w.buffers.len();
+    let buf = w.buffers.ptr(0);
+    let mut now = Instant::now();
+    while let Some((op, offset)) = w.next(now) {
+        w.prepare(op, 0, offset);
+        let t0 = Instant::now();
+        // SAFETY: `buf` points at `len` bytes owned by this worker's Buffers, alive for
+        // the whole loop; the kernel reads or writes only inside them.
+        let r = unsafe {
+            match op {
+                Op::Read => libc::pread(fd, buf.cast(), len, offset as libc::off_t),
+                Op::Write => libc::pwrite(fd, buf.cast(), len, offset as libc::off_t),
+            }
+        };
+        now = Instant::now();
+        let r = if r < 0 { -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as isize) } else { r };
+        if !w.check(op, offset, r) {
+            break;
+        }
+        if w.done(op, t0, now) {
+            w.fsync();
+        }
+    }
+}
+
+/// The engine's own cost per operation: everything but the I/O (offsets, mix, clock
+/// reads, histograms, series). `lat` > 0 spins that long per operation, a fake device
+/// with a known latency for testing what sits above the engine.
+pub fn run_null(w: &mut Worker, lat: Duration) {
+    let mut now = Instant::now();
+    while let Some((op, offset)) = w.next(now) {
+        w.prepare(op, 0, offset);
+        let t0 = Instant::now();
+        if !lat.is_zero() {
+            spin(lat, t0);
+        }
+        now = Instant::now();
+        w.done(op, t0, now);
+    }
+}

@@ -1,0 +1,177 @@
+//! fslab-engine: runs one storage job and prints one JSON document on stdout.
+//!
+//! Exit codes: 0 the job ran; 1 it failed (an I/O error, or the system refused
+//! something it needs); 2 the job or the command line is wrong; 130 a first
+//! SIGINT/SIGTERM stopped it (the report covers the part that ran); 131 a second signal
+//! killed it at once (no report).
+
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use fslab_engine::error::{JobError, JobErrors, RunError};
+use fslab_engine::report::{self, SeriesPoint, Status, Warning};
+use fslab_engine::spec;
+use fslab_engine::worker::Flags;
+
+#[derive(Parser)]
+#[command(name = "fslab-engine", version, about = "Runs one storage job and measures it; prints one JSON document on stdout")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a job given as a TOML or JSON file, or `-` for standard input.
+    Run {
+        /// The job file (`.toml`, `.json`) or `-`.
+        job: PathBuf,
+        /// Print one line per interval on stderr while the job runs.
+        #[arg(long)]
+        progress: bool,
+    },
+    /// Print the JSON Schema of a job or of the report.
+    Schema {
+        #[arg(value_enum)]
+        which: SchemaKind,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum SchemaKind {
+    Job,
+    Report,
+}
+
+const EXIT_FAILED: u8 = 1;
+const EXIT_USAGE: u8 = 2;
+const EXIT_INTERRUPTED: u8 = 130;
+const EXIT_KILLED: i32 = 131;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Schema { which } => {
+            let schema = match which {
+                SchemaKind::Job => report::job_schema(),
+                SchemaKind::Report => report::report_schema(),
+            };
+            println!("{}", serde_json::to_string_pretty(&schema).unwrap_or_default());
+            ExitCode::SUCCESS
+        }
+        Command::Run { job, progress } => run(&job, progress),
+    }
+}
+
+fn run(path: &PathBuf, progress: bool) -> ExitCode {
+    let place = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
+    let (spec, job) = match read_job(path) {
+        Ok(j) => j,
+        Err(errors) => return usage_error(&place, &errors),
+    };
+    let flags = Flags {
+        stop: Arc::new(AtomicBool::new(false)),
+        abort: AtomicBool::new(false),
+    };
+    if let Err(e) = install_signals(&flags.stop) {
+        eprintln!("error: cannot install signal handlers: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let warnings: Vec<Warning> = spec
+        .ignored_keys()
+        .into_iter()
+        .map(|k| Warning {
+            kind: "ignored_key".into(),
+            message: format!("`{k}` has no effect with rw = {:?}", job.rw).to_lowercase(),
+            hint: Some(format!("remove `{k}`, or use a mixed `rw` (randrw, readwrite)")),
+        })
+        .collect();
+    for w in &warnings {
+        eprintln!("warning: {place}: {}", w.message);
+    }
+    let mut on_point = |p: &SeriesPoint| {
+        if progress {
+            eprintln!("{}", progress_line(p));
+        }
+    };
+    match fslab_engine::run(job, warnings, &flags, &mut on_point) {
+        Ok(report) => {
+            let text = serde_json::to_string(&report).expect("the report serializes");
+            let mut out = std::io::stdout().lock();
+            // A closed stdout (e.g. `| head`) is not the job's failure.
+            let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+            for e in &report.errors {
+                eprintln!("error: {place}: thread {}: {}", e.thread, e.message);
+            }
+            match report.status {
+                Status::Ok => ExitCode::SUCCESS,
+                Status::Failed => ExitCode::from(EXIT_FAILED),
+                Status::Interrupted => {
+                    eprintln!("fslab-engine: interrupted; the report covers {:.1} s", report.runtime_s);
+                    ExitCode::from(EXIT_INTERRUPTED)
+                }
+            }
+        }
+        Err(RunError::Job(errors)) => usage_error(&place, &errors),
+        Err(e @ RunError::Io { .. }) => {
+            eprintln!("error: {place}: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}
+
+fn read_job(path: &PathBuf) -> Result<(spec::JobSpec, spec::Job), JobErrors> {
+    let mut text = String::new();
+    let read = if path.as_os_str() == "-" {
+        if std::io::stdin().is_terminal() {
+            return Err(JobError::whole("expected a job on standard input, but it is a terminal")
+                .hint("pipe a job in, e.g. `fslab-engine run - < job.toml`")
+                .into());
+        }
+        std::io::stdin().read_to_string(&mut text).map(|_| ())
+    } else {
+        std::fs::read_to_string(path).map(|t| text = t)
+    };
+    if let Err(e) = read {
+        return Err(JobError::whole(format!("cannot read the job: {e}")).hint("check the path").into());
+    }
+    spec::load(&text)
+}
+
+fn usage_error(place: &str, errors: &JobErrors) -> ExitCode {
+    for e in &errors.0 {
+        eprintln!("error: {place}: {e}");
+    }
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// First SIGINT/SIGTERM: set `stop`, the job winds down and reports. Second: exit now.
+fn install_signals(stop: &Arc<AtomicBool>) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    for sig in [SIGINT, SIGTERM] {
+        // Registered first, so it sees the flag as it was before this signal set it.
+        signal_hook::flag::register_conditional_shutdown(sig, EXIT_KILLED, Arc::clone(stop))?;
+        signal_hook::flag::register(sig, Arc::clone(stop))?;
+    }
+    Ok(())
+}
+
+fn progress_line(p: &SeriesPoint) -> String {
+    let mut line = format!("[{:>7.1}s]{}", p.t_s, if p.ramp { " ramp" } else { "" });
+    for (name, op) in [("read", &p.read), ("write", &p.write)] {
+        if let Some(o) = op {
+            line.push_str(&format!(
+                "  {name} {:.0} IOPS {:.1} MiB/s mean {:.1}us p99 {:.1}us",
+                o.iops,
+                o.bw_bytes / 1048576.0,
+                o.lat_mean_ns / 1000.0,
+                o.lat_p99_ns as f64 / 1000.0
+            ));
+        }
+    }
+    line
+}

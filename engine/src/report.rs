@@ -1,0 +1,187 @@
+//! The engine's output: one JSON document, the only contract between engine and lab.
+//!
+//! Bump `SCHEMA_VERSION` on any change a reader could notice (a key removed, renamed,
+//! or with a new meaning); adding a key does not need a bump. `schemas/report.schema.json`
+//! is generated from these types, and a test fails when the committed copy is stale.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::spec::Job;
+
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole output of one job.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(title = "fslab-engine report")]
+pub struct Report {
+    /// Version of this document's layout.
+    pub schema_version: u32,
+    pub engine: EngineInfo,
+    /// The job as understood, with every default filled in.
+    pub job: Job,
+    /// `ok`, `interrupted` (a signal stopped it; the numbers cover the part that ran) or
+    /// `failed` (an I/O error stopped it; see `errors`).
+    pub status: Status,
+    /// True when a signal stopped the job early.
+    pub interrupted: bool,
+    /// Wall-clock start of the job (after layout), seconds since the Unix epoch.
+    pub start_unix_s: f64,
+    /// Measured time after the ramp, seconds (the denominator of every rate below).
+    pub runtime_s: f64,
+    /// Time spent in the ramp, seconds.
+    pub ramp_s: f64,
+    pub target: TargetInfo,
+    /// The file was laid out (written once) before timing because it had to be read.
+    pub layout: Option<Layout>,
+    /// One entry per direction that did I/O: `read` first, then `write`.
+    pub results: Vec<OpResult>,
+    /// fsync calls (`fsync`, `end_fsync`), timed separately from the writes.
+    pub fsync: FsyncResult,
+    pub series: Series,
+    pub cpu: Cpu,
+    /// I/O errors; the job stops at the first one.
+    pub errors: Vec<IoErrorEntry>,
+    /// Things that may make the numbers mean less than they seem.
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Interrupted,
+    Failed,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct EngineInfo {
+    pub name: String,
+    pub version: String,
+    /// The clock latencies are read from.
+    pub clock: String,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TargetInfo {
+    /// `file`, `block` or `none` (null engine).
+    pub kind: String,
+    /// Every path I/O went to (one per thread with `directory`).
+    pub paths: Vec<String>,
+    /// Bytes addressed by each thread.
+    pub size_bytes: u64,
+    /// Alignment O_DIRECT needs on this target (from statx or the device), when known.
+    pub dio_align_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Layout {
+    pub bytes: u64,
+    pub runtime_s: f64,
+}
+
+/// Latency summary in nanoseconds, from an HDR histogram (3 significant digits).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct LatNs {
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub max: u64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub p9999: u64,
+}
+
+/// One direction's totals over the measured time.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct OpResult {
+    /// `read` or `write`.
+    pub op: String,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    /// Bytes per second.
+    pub bw_bytes: f64,
+    /// Submission to completion.
+    pub lat_ns: LatNs,
+    /// The latency histogram, HdrHistogram V2 + DEFLATE, base64; merge runs and threads with it.
+    pub hist: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct FsyncResult {
+    pub count: u64,
+    pub lat_ns: LatNs,
+}
+
+/// The job over time, one point per `interval`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Series {
+    pub interval_s: f64,
+    pub points: Vec<SeriesPoint>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SeriesPoint {
+    /// End of this interval, seconds from the start of the job (the ramp included).
+    pub t_s: f64,
+    /// Length of this interval, seconds (the last one may be shorter).
+    pub dur_s: f64,
+    /// Inside `ramp_time`: shown, but not part of `results`.
+    pub ramp: bool,
+    pub read: Option<IntervalOp>,
+    pub write: Option<IntervalOp>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IntervalOp {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bw_bytes: f64,
+    pub lat_mean_ns: f64,
+    pub lat_p99_ns: u64,
+}
+
+/// CPU the engine itself used, all threads, for the whole job (layout excluded).
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Cpu {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// (user + sys) / wall time x 100: 100 is one core busy.
+    pub usage_pct: f64,
+    pub ctx_voluntary: u64,
+    pub ctx_involuntary: u64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct IoErrorEntry {
+    pub op: String,
+    pub thread: u32,
+    pub offset: u64,
+    /// The OS error number, when there is one.
+    pub errno: Option<i32>,
+    pub message: String,
+}
+
+/// A typed warning with advice.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Warning {
+    /// Stable identifier, e.g. `ignored_key`, `short_run`, `io_uring_punted`.
+    pub kind: String,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// The JSON Schema of the report, as committed in `schemas/report.schema.json`.
+pub fn report_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Report)).unwrap_or_default()
+}
+
+/// The JSON Schema of a job, as committed in `schemas/job.schema.json`.
+pub fn job_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(crate::spec::JobSpec)).unwrap_or_default()
+}

@@ -1,0 +1,602 @@
+//! The job: what a user writes (`JobSpec`), and what the engine runs (`Job`).
+//!
+//! Keys use fio's names where the concept is the same. Parsing goes in three steps so
+//! that one run reports every mistake at once: unknown keys (with the closest known key),
+//! then each key's type on its own, then ranges and combinations.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{JobError, JobErrors};
+use crate::units::{parse_duration, parse_size};
+
+pub const MAX_NUMJOBS: u32 = 1024;
+pub const MAX_IODEPTH: u32 = 4096;
+pub const MAX_BS: u64 = 1 << 30;
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+/// Latencies above this are clamped in the histogram; a job should not get near it.
+pub const MAX_RUNTIME: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// Direction and order of the I/O (fio's `rw`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Uniformly random reads.
+    Randread,
+    /// Uniformly random writes.
+    Randwrite,
+    /// Uniformly random reads and writes, mixed by `rwmixread`.
+    Randrw,
+    /// Sequential reads and writes, mixed by `rwmixread`.
+    Readwrite,
+}
+
+impl Rw {
+    pub fn is_random(self) -> bool {
+        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
+    }
+    pub fn is_mixed(self) -> bool {
+        matches!(self, Rw::Randrw | Rw::Readwrite)
+    }
+    pub fn reads(self) -> bool {
+        !matches!(self, Rw::Write | Rw::Randwrite)
+    }
+    pub fn writes(self) -> bool {
+        !matches!(self, Rw::Read | Rw::Randread)
+    }
+}
+
+/// How the I/O is issued (fio's `ioengine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    /// Linux io_uring: one ring per thread, `iodepth` requests in flight.
+    IoUring,
+    /// `pread`/`pwrite`, one request at a time per thread.
+    Sync,
+    /// No I/O at all: measures the engine's own cost per operation.
+    Null,
+}
+
+/// What write buffers contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferContent {
+    /// Random bytes, incompressible and not deduplicable.
+    Random,
+    /// All zeros (compresses to nothing: only for testing compression or dedup).
+    Zeros,
+}
+
+/// A size: bytes as a number, or a string with a binary suffix (`4k`, `64KiB`, `1g`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SizeValue {
+    Bytes(u64),
+    Text(String),
+}
+
+/// A duration: seconds as a number, or a string with a unit (`500ms`, `30s`, `2m`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DurationValue {
+    Seconds(f64),
+    Text(String),
+}
+
+/// A job as written in TOML or JSON. Every key is optional; `Job` holds the defaults.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "fslab-engine job")]
+pub struct JobSpec {
+    /// Name of the job; also the stem of per-thread files made in `directory`. Default `job`.
+    pub name: Option<String>,
+    /// I/O pattern. Default `read`.
+    pub rw: Option<Rw>,
+    /// Percentage of reads in a mixed job (`randrw`, `readwrite`), 0..=100. Default 50.
+    pub rwmixread: Option<u32>,
+    /// Block size of each I/O. Default 4KiB.
+    pub bs: Option<SizeValue>,
+    /// Size of the file (or the region of the device) I/O goes to. Required for a file
+    /// that does not exist yet; a device defaults to its whole size.
+    pub size: Option<SizeValue>,
+    /// Bytes each thread transfers in a size-based job. Default `size`. Not with `runtime`.
+    pub io_size: Option<SizeValue>,
+    /// File or block device to do I/O on; all threads share it. Relative to `directory` if both are given.
+    pub filename: Option<String>,
+    /// Directory in which each thread gets its own file `<name>.<thread>.0`.
+    pub directory: Option<String>,
+    /// Number of threads, each with its own queue. 1..=1024. Default 1.
+    pub numjobs: Option<u32>,
+    /// Requests in flight per thread (io_uring only). 1..=4096. Default 1.
+    pub iodepth: Option<u32>,
+    /// Bypass the page cache with O_DIRECT. Default false.
+    pub direct: Option<bool>,
+    /// Run for this long (time-based, after `ramp_time`); without it the job is size-based.
+    pub runtime: Option<DurationValue>,
+    /// Run this long before measuring; shown in the series, excluded from the results. Default 0.
+    pub ramp_time: Option<DurationValue>,
+    /// fsync the file after every N writes; 0 never. Default 0.
+    pub fsync: Option<u64>,
+    /// fsync the file once when the job ends (timed as part of it). Default false.
+    pub end_fsync: Option<bool>,
+    /// How I/O is issued. Default `io_uring`.
+    pub ioengine: Option<IoEngine>,
+    /// Content of write buffers. Default `random`.
+    pub buffer_content: Option<BufferContent>,
+    /// Seed for offsets, read/write mix and buffer content. Default 0x5eed.
+    pub randseed: Option<u64>,
+    /// Length of one point of the time series; 100ms or more. Default 1s.
+    pub interval: Option<DurationValue>,
+    /// Allow writes to a block device. Default false. fslab's lab runs its safety gate first.
+    pub allow_device_write: Option<bool>,
+    /// Synthetic latency the `null` engine spins for per I/O (for testing what sits above the engine). Default 0.
+    pub null_lat: Option<DurationValue>,
+}
+
+/// A job with every default filled in and every value checked; echoed as `job` in the
+/// output. Sizes are bytes and durations seconds, so the echo is itself a valid job.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Job {
+    pub name: String,
+    pub rw: Rw,
+    pub rwmixread: u32,
+    pub bs: u64,
+    /// Filled in from the target when the job leaves it out (a device's size).
+    pub size: Option<u64>,
+    /// `None` in a time-based job.
+    pub io_size: Option<u64>,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub numjobs: u32,
+    pub iodepth: u32,
+    pub direct: bool,
+    /// Seconds; `None` in a size-based job.
+    pub runtime: Option<f64>,
+    /// Seconds.
+    pub ramp_time: f64,
+    pub fsync: u64,
+    pub end_fsync: bool,
+    pub ioengine: IoEngine,
+    pub buffer_content: BufferContent,
+    pub randseed: u64,
+    /// Seconds.
+    pub interval: f64,
+    pub allow_device_write: bool,
+    /// Seconds.
+    pub null_lat: f64,
+}
+
+impl Job {
+    pub fn writes(&self) -> bool {
+        self.rw.writes()
+    }
+    pub fn runtime(&self) -> Option<Duration> {
+        self.runtime.map(Duration::from_secs_f64)
+    }
+    pub fn ramp_time(&self) -> Duration {
+        Duration::from_secs_f64(self.ramp_time)
+    }
+    pub fn interval(&self) -> Duration {
+        Duration::from_secs_f64(self.interval)
+    }
+    pub fn null_lat(&self) -> Duration {
+        Duration::from_secs_f64(self.null_lat)
+    }
+    /// The path each thread does I/O on (`None` for the null engine).
+    pub fn path_for(&self, thread: u32) -> Option<PathBuf> {
+        if self.ioengine == IoEngine::Null {
+            return None;
+        }
+        match (&self.directory, &self.filename) {
+            (Some(dir), Some(file)) => Some(PathBuf::from(dir).join(file)),
+            (None, Some(file)) => Some(PathBuf::from(file)),
+            (Some(dir), None) => Some(PathBuf::from(dir).join(format!("{}.{thread}.0", self.name))),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The keys a job may have, taken from the schema so they cannot drift from `JobSpec`.
+pub fn known_keys() -> Vec<String> {
+    let schema = schemars::schema_for!(JobSpec);
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// The closest known word, if one is close enough to be a likely typo.
+pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(word, c), c))
+        .filter(|(d, c)| *d <= (c.len().max(word.len()) / 3).max(1) + usize::from(word.len() > 5))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Reads a job from TOML or JSON text (JSON if it starts with `{`).
+pub fn parse_text(text: &str) -> Result<Value, JobErrors> {
+    if text.trim_start().starts_with('{') {
+        serde_json::from_str(text)
+            .map_err(|e| JobError::whole(format!("not valid JSON: {e}")).into())
+    } else {
+        let table: toml::Table = toml::from_str(text).map_err(|e| {
+            JobErrors::from(JobError::whole(format!(
+                "not valid TOML: {}",
+                e.to_string().trim_end()
+            )))
+        })?;
+        serde_json::to_value(table).map_err(|e| JobError::whole(e.to_string()).into())
+    }
+}
+
+/// Turns a parsed document into a `JobSpec`, reporting every unknown key and every
+/// mistyped value at once.
+pub fn spec_from_value(value: Value) -> Result<JobSpec, JobErrors> {
+    let Value::Object(map) = value else {
+        return Err(JobError::whole("a job must be a table of keys (a TOML file or a JSON object)").into());
+    };
+    let known = known_keys();
+    let mut errors = Vec::new();
+    for (key, val) in &map {
+        if !known.iter().any(|k| k == key) {
+            let mut e = JobError::new(key, "unknown key");
+            e = match closest(key, known.iter().map(String::as_str)) {
+                Some(k) => e.hint(format!("did you mean `{k}`?")),
+                None => e.hint(format!("known keys: {}", known.join(", "))),
+            };
+            errors.push(e);
+            continue;
+        }
+        let mut one = Map::new();
+        one.insert(key.clone(), val.clone());
+        if let Err(e) = serde_json::from_value::<JobSpec>(Value::Object(one)) {
+            errors.push(type_error(key, val, &e.to_string()));
+        }
+    }
+    if !errors.is_empty() {
+        return Err(JobErrors(errors));
+    }
+    serde_json::from_value(Value::Object(map)).map_err(|e| JobError::whole(e.to_string()).into())
+}
+
+/// Rewords serde's message for one key, and suggests the closest allowed value.
+fn type_error(key: &str, val: &Value, serde_msg: &str) -> JobError {
+    let msg = serde_msg
+        .split(" at line ")
+        .next()
+        .unwrap_or(serde_msg)
+        .to_string();
+    let mut e = JobError::new(key, format!("{msg} (got {val})"));
+    if let (Some(start), Some(got)) = (msg.find("expected one of "), val.as_str()) {
+        let allowed: Vec<&str> = msg[start + 16..]
+            .split(", ")
+            .map(|s| s.trim_matches(|c| c == '`' || c == ' '))
+            .collect();
+        e.message = format!(
+            "`{got}` is not allowed; allowed: {}",
+            allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+        );
+        if let Some(c) = closest(got, allowed.iter().copied()) {
+            e = e.hint(format!("did you mean `{c}`?"));
+        }
+    } else if msg.contains("untagged enum SizeValue") {
+        e.message = format!("{val} is not a size");
+        e = e.hint("write bytes as a number, or a string such as `4k`, `64KiB`, `1g`");
+    } else if msg.contains("untagged enum DurationValue") {
+        e.message = format!("{val} is not a duration");
+        e = e.hint("write seconds as a number, or a string such as `500ms`, `30s`, `2m`");
+    }
+    e
+}
+
+fn size(key: &str, v: &Option<SizeValue>, errors: &mut Vec<JobError>) -> Option<u64> {
+    match v.as_ref()? {
+        SizeValue::Bytes(b) => Some(*b),
+        SizeValue::Text(t) => match parse_size(t) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                errors.push(JobError::new(key, e.to_string()).hint(
+                    "sizes are binary: `4k`, `64KiB`, `1g`, `1.5GiB`, or bytes as a number",
+                ));
+                None
+            }
+        },
+    }
+}
+
+fn duration(key: &str, v: &Option<DurationValue>, errors: &mut Vec<JobError>) -> Option<Duration> {
+    match v.as_ref()? {
+        DurationValue::Seconds(s) if s.is_finite() && *s >= 0.0 && *s < MAX_RUNTIME.as_secs_f64() => {
+            Some(Duration::from_secs_f64(*s))
+        }
+        DurationValue::Seconds(s) => {
+            errors.push(JobError::new(key, format!("{s} seconds is out of range (0 to 7 days)")));
+            None
+        }
+        DurationValue::Text(t) => match parse_duration(t) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                errors.push(JobError::new(key, e.to_string()).hint(
+                    "durations take a unit: `100ms`, `30s`, `2m`, `1h`; a bare number is seconds",
+                ));
+                None
+            }
+        },
+    }
+}
+
+fn range<T: PartialOrd + std::fmt::Display + Copy>(
+    key: &str,
+    v: T,
+    lo: T,
+    hi: T,
+    errors: &mut Vec<JobError>,
+) {
+    if v < lo || v > hi {
+        errors.push(JobError::new(key, format!("{v} is out of range ({lo}..={hi})")));
+    }
+}
+
+impl JobSpec {
+    /// Checks every value and combination, fills in defaults. Does not look at the target.
+    pub fn resolve(&self) -> Result<Job, JobErrors> {
+        let mut errors = Vec::new();
+        let e = &mut errors;
+        let ioengine = self.ioengine.unwrap_or(IoEngine::IoUring);
+        let rw = self.rw.unwrap_or(Rw::Read);
+
+        let rwmixread = self.rwmixread.unwrap_or(50);
+        range("rwmixread", rwmixread, 0, 100, e);
+
+        let bs = size("bs", &self.bs, e).unwrap_or(4096);
+        range("bs", bs, 1, MAX_BS, e);
+        let direct = self.direct.unwrap_or(false);
+        if direct && bs % 512 != 0 {
+            e.push(
+                JobError::new("bs", format!("{bs} is not a multiple of 512, which `direct = true` needs"))
+                    .hint("use a multiple of the device's logical block size, e.g. `4k`"),
+            );
+        }
+        let size_b = size("size", &self.size, e);
+        if let Some(s) = size_b {
+            if s < bs {
+                e.push(JobError::new("size", format!("{s} is smaller than `bs` ({bs}): no I/O fits")));
+            }
+        }
+        let io_size = size("io_size", &self.io_size, e);
+        if let Some(s) = io_size {
+            if s < bs {
+                e.push(JobError::new("io_size", format!("{s} is smaller than `bs` ({bs}): no I/O fits")));
+            }
+        }
+
+        let numjobs = self.numjobs.unwrap_or(1);
+        range("numjobs", numjobs, 1, MAX_NUMJOBS, e);
+        let iodepth = self.iodepth.unwrap_or(1);
+        if ioengine == IoEngine::IoUring {
+            range("iodepth", iodepth, 1, MAX_IODEPTH, e);
+        } else if iodepth != 1 {
+            let engine = serde_json::to_value(ioengine).unwrap_or_default();
+            e.push(
+                JobError::new(
+                    "iodepth",
+                    format!("{iodepth} is out of range (1..=1) for ioengine = {engine}, which has one request in flight per thread"),
+                )
+                .hint("use `ioengine = \"io_uring\"` for a queue depth above 1, or more `numjobs`"),
+            );
+        }
+
+        let runtime = duration("runtime", &self.runtime, e);
+        if runtime == Some(Duration::ZERO) {
+            e.push(JobError::new("runtime", "0 is out of range (more than 0)").hint("leave `runtime` out for a size-based job"));
+        }
+        if runtime.is_some() && io_size.is_some() {
+            e.push(
+                JobError::new("io_size", "cannot be combined with `runtime`")
+                    .hint("a job is either time-based (`runtime`) or size-based (`io_size`)"),
+            );
+        }
+        let ramp_time = duration("ramp_time", &self.ramp_time, e).unwrap_or(Duration::ZERO);
+        let interval = duration("interval", &self.interval, e).unwrap_or(Duration::from_secs(1));
+        if interval < MIN_INTERVAL {
+            e.push(JobError::new("interval", format!("{interval:?} is out of range (100ms or more)")));
+        }
+        let null_lat = duration("null_lat", &self.null_lat, e).unwrap_or(Duration::ZERO);
+        if null_lat > Duration::ZERO && ioengine != IoEngine::Null {
+            e.push(JobError::new("null_lat", "only applies to `ioengine = \"null\"`"));
+        }
+        if null_lat > Duration::from_secs(1) {
+            e.push(JobError::new("null_lat", format!("{null_lat:?} is out of range (0 to 1s)")));
+        }
+
+        let fsync = self.fsync.unwrap_or(0);
+        let end_fsync = self.end_fsync.unwrap_or(false);
+        if (fsync > 0 || end_fsync) && !rw.writes() {
+            e.push(
+                JobError::new(if fsync > 0 { "fsync" } else { "end_fsync" }, format!("has nothing to flush: rw = {:?} does not write", rw).to_lowercase())
+                    .hint("leave it out, or pick a `rw` that writes"),
+            );
+        }
+
+        let name = self.name.clone().unwrap_or_else(|| "job".to_string());
+        if name.is_empty() || name.contains('/') || name.contains('\0') {
+            e.push(JobError::new("name", format!("{name:?} cannot be used in a file name")));
+        }
+
+        let needs_target = ioengine != IoEngine::Null;
+        if needs_target && self.filename.is_none() && self.directory.is_none() {
+            e.push(
+                JobError::whole("missing target: the job names no `filename` and no `directory`")
+                    .hint("add `filename = \"/path/to/file\"` (or a block device), or `directory = \"/path\"` for one file per thread"),
+            );
+        }
+        for key in ["filename", "directory"] {
+            let v = if key == "filename" { &self.filename } else { &self.directory };
+            if v.as_deref() == Some("") {
+                e.push(JobError::new(key, "is empty"));
+            }
+        }
+
+        if !errors.is_empty() {
+            return Err(JobErrors(errors));
+        }
+        // Offsets for the null engine need a range; it never touches it.
+        let size_b = size_b.or(if needs_target { None } else { Some(1 << 30) });
+        Ok(Job {
+            name,
+            rw,
+            rwmixread,
+            bs,
+            size: size_b,
+            io_size: if runtime.is_some() { None } else { io_size.or(size_b) },
+            filename: self.filename.clone(),
+            directory: self.directory.clone(),
+            numjobs,
+            iodepth,
+            direct,
+            runtime: runtime.map(|d| d.as_secs_f64()),
+            ramp_time: ramp_time.as_secs_f64(),
+            fsync,
+            end_fsync,
+            ioengine,
+            buffer_content: self.buffer_content.unwrap_or(BufferContent::Random),
+            randseed: self.randseed.unwrap_or(0x5eed),
+            interval: interval.as_secs_f64(),
+            allow_device_write: self.allow_device_write.unwrap_or(false),
+            null_lat: null_lat.as_secs_f64(),
+        })
+    }
+
+    /// Keys set that the job's `rw` ignores, for a warning.
+    pub fn ignored_keys(&self) -> BTreeSet<&'static str> {
+        let mut keys = BTreeSet::new();
+        if self.rwmixread.is_some() && !self.rw.unwrap_or(Rw::Read).is_mixed() {
+            keys.insert("rwmixread");
+        }
+        keys
+    }
+}
+
+/// Parses and resolves a job in one go (the usual path).
+pub fn load(text: &str) -> Result<(JobSpec, Job), JobErrors> {
+    let spec = spec_from_value(parse_text(text)?)?;
+    let job = spec.resolve()?;
+    Ok((spec, job))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<JobError> {
+        load(text).expect_err("job should be refused").0
+    }
+
+    #[test]
+    fn defaults_are_filled_in() {
+        let (_, job) = load("filename = \"/tmp/x\"\nsize = \"1m\"").unwrap();
+        assert_eq!(job.rw, Rw::Read);
+        assert_eq!(job.bs, 4096);
+        assert_eq!(job.iodepth, 1);
+        assert_eq!(job.ioengine, IoEngine::IoUring);
+        assert_eq!(job.io_size, Some(1 << 20));
+        assert_eq!(job.interval, 1.0);
+        assert_eq!(job.buffer_content, BufferContent::Random);
+    }
+
+    #[test]
+    fn json_and_toml_give_the_same_job() {
+        let (_, a) = load("filename = \"/f\"\nbs = \"8k\"\nruntime = \"2s\"\nrw = \"randwrite\"").unwrap();
+        let (_, b) = load(r#"{"filename": "/f", "bs": 8192, "runtime": 2, "rw": "randwrite"}"#).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn resolved_job_is_itself_a_valid_job() {
+        let (_, job) = load("directory = \"/d\"\nsize = \"4m\"\nruntime = \"1.5s\"\nnumjobs = 3\nrw = \"randrw\"\nrwmixread = 70").unwrap();
+        let echoed = serde_json::to_value(&job).unwrap();
+        let mut map = echoed.as_object().unwrap().clone();
+        map.retain(|_, v| !v.is_null());
+        let again = spec_from_value(Value::Object(map)).unwrap().resolve().unwrap();
+        assert_eq!(job, again);
+    }
+
+    #[test]
+    fn unknown_key_suggests_the_closest() {
+        let errs = errors("filename = \"/f\"\nrww = \"read\"\niodept = 4");
+        assert_eq!(errs.len(), 2);
+        assert_eq!(errs[0].key.as_deref(), Some("iodept"));
+        assert_eq!(errs[0].hint.as_deref(), Some("did you mean `iodepth`?"));
+        assert_eq!(errs[1].hint.as_deref(), Some("did you mean `rw`?"));
+    }
+
+    #[test]
+    fn bad_enum_value_lists_allowed_and_suggests() {
+        let errs = errors("filename = \"/f\"\nrw = \"raed\"");
+        assert!(errs[0].message.contains("`randread`"), "{}", errs[0].message);
+        assert_eq!(errs[0].hint.as_deref(), Some("did you mean `read`?"));
+    }
+
+    #[test]
+    fn out_of_range_values_are_errors_naming_the_range() {
+        let errs = errors("filename = \"/f\"\niodepth = 0\nnumjobs = 5000\nrwmixread = 101");
+        let text = JobErrors(errs).to_string();
+        assert!(text.contains("`iodepth`: 0 is out of range (1..=4096)"), "{text}");
+        assert!(text.contains("`numjobs`: 5000 is out of range (1..=1024)"), "{text}");
+        assert!(text.contains("`rwmixread`: 101 is out of range (0..=100)"), "{text}");
+    }
+
+    #[test]
+    fn misaligned_direct_bs_is_refused() {
+        let errs = errors("filename = \"/f\"\ndirect = true\nbs = 1000");
+        assert_eq!(errs[0].key.as_deref(), Some("bs"));
+        assert!(errs[0].message.contains("multiple of 512"));
+    }
+
+    #[test]
+    fn missing_target_is_refused() {
+        let errs = errors("rw = \"read\"");
+        assert!(errs[0].message.contains("missing target"));
+    }
+
+    #[test]
+    fn every_type_error_is_reported_with_its_key() {
+        let errs = errors("filename = \"/f\"\niodepth = \"deep\"\ndirect = \"yes\"\nbs = \"4 bananas\"");
+        let keys: Vec<_> = errs.iter().filter_map(|e| e.key.as_deref()).collect();
+        assert!(keys.contains(&"iodepth") && keys.contains(&"direct"), "{keys:?}");
+        // `bs` is a string, so it passes the type step and fails in the size parser.
+        let errs = errors("filename = \"/f\"\nbs = \"4 bananas\"");
+        assert_eq!(errs[0].key.as_deref(), Some("bs"));
+    }
+
+    #[test]
+    fn sync_engine_refuses_queue_depth() {
+        let errs = errors("filename = \"/f\"\nioengine = \"sync\"\niodepth = 8");
+        assert!(errs[0].hint.as_deref().unwrap().contains("io_uring"));
+    }
+
+    #[test]
+    fn null_engine_needs_no_target() {
+        let (_, job) = load("ioengine = \"null\"\nruntime = 1").unwrap();
+        assert_eq!(job.path_for(0), None);
+    }
+
+    #[test]
+    fn directory_gives_one_file_per_thread() {
+        let (_, job) = load("directory = \"/d\"\nname = \"j\"\nsize = \"1m\"").unwrap();
+        assert_eq!(job.path_for(2), Some(PathBuf::from("/d/j.2.0")));
+    }
+}

@@ -1,0 +1,297 @@
+//! The file or block device a job does I/O on: checks, layout, opening, buffers.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout as MemLayout};
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::error::{JobError, RunError};
+use crate::report::{Layout, TargetInfo};
+use crate::spec::{BufferContent, IoEngine, Job};
+
+/// Buffers are aligned to this, which satisfies O_DIRECT on every device we know of.
+pub const BUF_ALIGN: usize = 4096;
+
+/// The opened target: one file handle per thread.
+pub struct Target {
+    pub info: TargetInfo,
+    pub layout: Option<Layout>,
+    pub files: Vec<Option<File>>,
+}
+
+fn key_of_path(job: &Job) -> &'static str {
+    if job.filename.is_some() {
+        "filename"
+    } else {
+        "directory"
+    }
+}
+
+/// O_DIRECT alignment of an open file from statx(STATX_DIOALIGN), if the kernel says.
+fn dio_align(file: &File) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    const STATX_DIOALIGN: u32 = 0x2000;
+    // SAFETY: statx writes into the zeroed struct we own; the path is a valid C string.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open for the duration of the call; AT_EMPTY_PATH with "" stats the fd.
+    let rc = unsafe { libc::statx(file.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, STATX_DIOALIGN, &mut stx) };
+    if rc != 0 || stx.stx_mask & STATX_DIOALIGN == 0 {
+        return None;
+    }
+    Some(u64::from(stx.stx_dio_offset_align))
+}
+
+/// Checks the job against its target, lays files out, and opens one handle per thread.
+/// Fills in `job.size` when the job left it to the target.
+pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
+    if job.ioengine == IoEngine::Null {
+        return Ok(Target {
+            info: TargetInfo {
+                kind: "none".into(),
+                paths: vec![],
+                size_bytes: job.size.unwrap_or(0),
+                dio_align_bytes: None,
+            },
+            layout: None,
+            files: (0..job.numjobs).map(|_| None).collect(),
+        });
+    }
+    let paths: Vec<PathBuf> = (0..job.numjobs).filter_map(|t| job.path_for(t)).collect();
+    let mut unique: Vec<&PathBuf> = paths.iter().collect();
+    unique.dedup();
+    let key = key_of_path(job);
+
+    // Look before touching anything: every problem with the target is reported together.
+    let mut errors = Vec::new();
+    let mut kind = "file";
+    let mut device_size = None;
+    for path in &unique {
+        match std::fs::metadata(path) {
+            Ok(m) if m.file_type().is_block_device() => {
+                kind = "block";
+                if job.writes() && !job.allow_device_write {
+                    errors.push(
+                        JobError::new("allow_device_write", format!("is false, and `{}` is a block device this job writes to", path.display()))
+                            .hint("writing destroys what is on the device; set `allow_device_write = true` only for a device you mean to overwrite (fslab's lab checks it first)"),
+                    );
+                }
+                let mut f = File::open(path).map_err(|e| RunError::io(format!("cannot open {}", path.display()), e))?;
+                let len = f.seek(SeekFrom::End(0)).map_err(|e| RunError::io(format!("cannot size {}", path.display()), e))?;
+                device_size = Some(len);
+                if let Some(s) = job.size {
+                    if s > len {
+                        errors.push(JobError::new("size", format!("{s} is larger than the device `{}` ({len} bytes)", path.display())));
+                    }
+                }
+            }
+            Ok(m) if m.is_dir() => errors.push(
+                JobError::new(key, format!("`{}` is a directory", path.display()))
+                    .hint("use `directory` for a directory, `filename` for a file or device"),
+            ),
+            Ok(m) if m.is_file() => {
+                if job.size.is_none() {
+                    if m.len() < job.bs {
+                        errors.push(
+                            JobError::new("size", format!("not given, and `{}` is only {} bytes", path.display(), m.len()))
+                                .hint("give `size` so the file can be laid out"),
+                        );
+                    }
+                    device_size = Some(device_size.map_or(m.len(), |d: u64| d.min(m.len())));
+                }
+            }
+            Ok(_) => errors.push(JobError::new(key, format!("`{}` is neither a file nor a block device", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                if !parent.is_dir() {
+                    errors.push(JobError::new(key, format!("the directory `{}` does not exist", parent.display())).hint("create it first, or point the job at a directory that exists"));
+                } else if job.size.is_none() {
+                    errors.push(
+                        JobError::new("size", format!("is required: `{}` does not exist yet", path.display()))
+                            .hint("add `size = \"1g\"` (or any size) so the engine can create the file"),
+                    );
+                }
+            }
+            Err(e) => return Err(RunError::io(format!("cannot look at {}", path.display()), e)),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(crate::error::JobErrors(errors).into());
+    }
+    if job.size.is_none() {
+        job.size = device_size;
+    }
+    let size = job.size.unwrap_or(0);
+    if job.runtime.is_none() && job.io_size.is_none() {
+        job.io_size = Some(size);
+    }
+
+    let mut layout_bytes = 0;
+    let layout_start = Instant::now();
+    if kind == "file" {
+        for path in &unique {
+            layout_bytes += lay_out(path, size, job.randseed, stop)?;
+        }
+    }
+    let layout = (layout_bytes > 0).then(|| Layout {
+        bytes: layout_bytes,
+        runtime_s: layout_start.elapsed().as_secs_f64(),
+    });
+
+    let mut files = Vec::with_capacity(paths.len());
+    let mut dio = None;
+    for path in &paths {
+        let f = open_one(path, job, kind == "block")?;
+        if job.direct {
+            let align = dio_align(&f);
+            if align == Some(0) {
+                return Err(JobError::new("direct", format!("`{}` does not support O_DIRECT", path.display()))
+                    .hint("set `direct = false`, or put the file on a file system that supports direct I/O")
+                    .into());
+            }
+            if let Some(a) = align {
+                if job.bs % a != 0 {
+                    return Err(JobError::new("bs", format!("{} is not a multiple of {a}, the O_DIRECT alignment of `{}`", job.bs, path.display()))
+                        .hint(format!("use a multiple of {a}"))
+                        .into());
+                }
+            }
+            dio = align;
+        }
+        files.push(Some(f));
+    }
+    Ok(Target {
+        info: TargetInfo {
+            kind: kind.into(),
+            paths: unique.iter().map(|p| p.display().to_string()).collect(),
+            size_bytes: size,
+            dio_align_bytes: dio,
+        },
+        layout,
+        files,
+    })
+}
+
+fn open_one(path: &Path, job: &Job, block: bool) -> Result<File, RunError> {
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    let mut flags = libc::O_CLOEXEC;
+    if job.writes() {
+        opts.write(true);
+        if block {
+            // On a block device O_EXCL fails with EBUSY while anything holds it: a mount
+            // (under any name), a RAID member, another exclusive opener.
+            flags |= libc::O_EXCL;
+        }
+    }
+    if job.direct {
+        flags |= libc::O_DIRECT;
+    }
+    opts.custom_flags(flags);
+    opts.open(path).map_err(|e| {
+        let what = if block && e.raw_os_error() == Some(libc::EBUSY) {
+            format!("cannot open {} exclusively: it is in use (mounted, or part of a RAID or another file system)", path.display())
+        } else {
+            format!("cannot open {}", path.display())
+        };
+        RunError::io(what, e)
+    })
+}
+
+/// Writes a file up to `size` with incompressible content, so reads hit real blocks.
+/// Returns the bytes written (0 when the file was already large enough).
+fn lay_out(path: &Path, size: u64, seed: u64, stop: &AtomicBool) -> Result<u64, RunError> {
+    let ctx = |e| RunError::io(format!("cannot lay out {}", path.display()), e);
+    let mut f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(path).map_err(ctx)?;
+    let have = f.metadata().map_err(ctx)?.len();
+    if have >= size {
+        return Ok(0);
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x1a70);
+    let mut buf = vec![0u8; 1 << 20];
+    f.seek(SeekFrom::Start(have)).map_err(ctx)?;
+    let mut left = size - have;
+    while left > 0 {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        rng.fill_bytes(&mut buf);
+        let n = left.min(buf.len() as u64) as usize;
+        f.write_all(&buf[..n]).map_err(ctx)?;
+        left -= n as u64;
+    }
+    f.sync_all().map_err(ctx)?;
+    Ok(size - have - left)
+}
+
+/// I/O buffers for one thread: `count` blocks of `bs`, aligned for O_DIRECT.
+pub struct Buffers {
+    ptr: *mut u8,
+    layout: MemLayout,
+    bs: usize,
+}
+
+// SAFETY: the buffers are owned by one worker thread at a time; the pointer is not shared.
+unsafe impl Send for Buffers {}
+
+impl Buffers {
+    pub fn new(bs: u64, count: u32, content: BufferContent, seed: u64) -> Self {
+        let bs = bs as usize;
+        let layout = MemLayout::from_size_align(bs * count as usize, BUF_ALIGN).expect("bs and iodepth are range-checked");
+        // SAFETY: layout has a non-zero size (bs >= 1, count >= 1).
+        let ptr = unsafe { alloc_zeroed(layout) };
+        assert!(!ptr.is_null(), "out of memory allocating I/O buffers");
+        let mut b = Self { ptr, layout, bs };
+        if content == BufferContent::Random {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xb0f);
+            rng.fill_bytes(b.all_mut());
+        }
+        b
+    }
+
+    fn all_mut(&mut self) -> &mut [u8] {
+        // SAFETY: ptr/len describe our own live allocation.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
+    }
+
+    pub fn ptr(&self, slot: u32) -> *mut u8 {
+        // SAFETY: slot < count, so the offset stays inside the allocation.
+        unsafe { self.ptr.add(slot as usize * self.bs) }
+    }
+
+    pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
+        // SAFETY: slot < count; the slice covers exactly one block we own.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr(slot), self.bs) }
+    }
+
+    pub fn len(&self) -> usize {
+        self.bs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bs == 0
+    }
+
+    /// Stamps a write buffer with its offset and a counter so no two blocks written
+    /// are the same (defeats deduplication, like fio's `scramble_buffers`).
+    #[inline]
+    pub fn scramble(&mut self, slot: u32, offset: u64, counter: u64) {
+        let b = self.slot_mut(slot);
+        if b.len() >= 16 {
+            b[..8].copy_from_slice(&offset.to_le_bytes());
+            b[8..16].copy_from_slice(&counter.to_le_bytes());
+        }
+    }
+}
+
+impl Drop for Buffers {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout, freed once.
+        unsafe { dealloc(self.ptr, self.layout) };
+    }
+}
