@@ -56,25 +56,34 @@ pub fn run(
     let start_cell: OnceLock<Instant> = OnceLock::new();
     let setup_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let cpu_before = cpu::usage();
-    let start_unix_s = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or(0.0);
+    let start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
 
     let (outcomes, points, start) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (t, file) in target.files.into_iter().enumerate() {
             let tx = tx.clone();
-            let (job, ready, go, start_cell, setup_errors) = (&job, &ready, &go, &start_cell, &setup_errors);
+            let (job, ready, go, start_cell, setup_errors) =
+                (&job, &ready, &go, &start_cell, &setup_errors);
             handles.push(s.spawn(move || {
                 let t = t as u32;
                 let seed = worker::thread_seed(job.randseed, t);
                 let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, seed);
                 let queue = match (job.ioengine, &file) {
-                    (IoEngine::IoUring, Some(f)) => match io::uring::Queue::new(f.as_raw_fd(), &buffers, job.iodepth) {
-                        Ok(q) => Some(q),
-                        Err(e) => {
-                            setup_errors.lock().unwrap_or_else(|p| p.into_inner()).push(format!("cannot set up io_uring: {e}"));
-                            None
+                    (IoEngine::IoUring, Some(f)) => {
+                        match io::uring::Queue::new(f.as_raw_fd(), &buffers, job.iodepth) {
+                            Ok(q) => Some(q),
+                            Err(e) => {
+                                setup_errors
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .push(format!("cannot set up io_uring: {e}"));
+                                None
+                            }
                         }
-                    },
+                    }
                     _ => None,
                 };
                 ready.wait();
@@ -98,12 +107,20 @@ pub fn run(
                 }
                 let end = Instant::now();
                 let error = w.error.take();
-                ThreadOutcome { totals: w.rec.finish(end), error, end }
+                ThreadOutcome {
+                    totals: w.rec.finish(end),
+                    error,
+                    end,
+                }
             }));
         }
         drop(tx);
         ready.wait();
-        if !setup_errors.lock().unwrap_or_else(|p| p.into_inner()).is_empty() {
+        if !setup_errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+        {
             flags.abort.store(true, Ordering::Relaxed);
         }
         let start = Instant::now();
@@ -123,7 +140,12 @@ pub fn run(
     });
     let cpu = cpu::since(&cpu_before, start.elapsed());
 
-    if let Some(e) = setup_errors.into_inner().unwrap_or_else(|p| p.into_inner()).into_iter().next() {
+    if let Some(e) = setup_errors
+        .into_inner()
+        .unwrap_or_else(|p| p.into_inner())
+        .into_iter()
+        .next()
+    {
         return Err(RunError::io(e, std::io::Error::other("setup failed")));
     }
 
@@ -162,7 +184,9 @@ pub fn run(
     }
     for o in &outcomes {
         fsync_count += o.totals.fsync.len();
-        fsync_hist.add(&o.totals.fsync).expect("histograms share their bounds");
+        fsync_hist
+            .add(&o.totals.fsync)
+            .expect("histograms share their bounds");
     }
 
     let interrupted = flags.stop.load(Ordering::Relaxed);
@@ -192,7 +216,9 @@ pub fn run(
         interrupted,
         start_unix_s,
         runtime_s,
-        ramp_s: ramp.as_secs_f64().min(end.saturating_duration_since(start).as_secs_f64()),
+        ramp_s: ramp
+            .as_secs_f64()
+            .min(end.saturating_duration_since(start).as_secs_f64()),
         target: target.info,
         layout: target.layout,
         results,

@@ -18,7 +18,11 @@ use fslab_engine::spec;
 use fslab_engine::worker::Flags;
 
 #[derive(Parser)]
-#[command(name = "fslab-engine", version, about = "Runs one storage job and measures it; prints one JSON document on stdout")]
+#[command(
+    name = "fslab-engine",
+    version,
+    about = "Runs one storage job and measures it; prints one JSON document on stdout"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -60,7 +64,10 @@ fn main() -> ExitCode {
                 SchemaKind::Job => report::job_schema(),
                 SchemaKind::Report => report::report_schema(),
             };
-            println!("{}", serde_json::to_string_pretty(&schema).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&schema).unwrap_or_default()
+            );
             ExitCode::SUCCESS
         }
         Command::Run { job, progress } => run(&job, progress),
@@ -68,7 +75,11 @@ fn main() -> ExitCode {
 }
 
 fn run(path: &PathBuf, progress: bool) -> ExitCode {
-    let place = if path.as_os_str() == "-" { "<stdin>".to_string() } else { path.display().to_string() };
+    let place = if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    };
     let (spec, job) = match read_job(path) {
         Ok(j) => j,
         Err(errors) => return usage_error(&place, &errors),
@@ -87,7 +98,9 @@ fn run(path: &PathBuf, progress: bool) -> ExitCode {
         .map(|k| Warning {
             kind: "ignored_key".into(),
             message: format!("`{k}` has no effect with rw = {:?}", job.rw).to_lowercase(),
-            hint: Some(format!("remove `{k}`, or use a mixed `rw` (randrw, readwrite)")),
+            hint: Some(format!(
+                "remove `{k}`, or use a mixed `rw` (randrw, readwrite)"
+            )),
         })
         .collect();
     for w in &warnings {
@@ -111,7 +124,10 @@ fn run(path: &PathBuf, progress: bool) -> ExitCode {
                 Status::Ok => ExitCode::SUCCESS,
                 Status::Failed => ExitCode::from(EXIT_FAILED),
                 Status::Interrupted => {
-                    eprintln!("fslab-engine: interrupted; the report covers {:.1} s", report.runtime_s);
+                    eprintln!(
+                        "fslab-engine: interrupted; the report covers {:.1} s",
+                        report.runtime_s
+                    );
                     ExitCode::from(EXIT_INTERRUPTED)
                 }
             }
@@ -128,16 +144,20 @@ fn read_job(path: &PathBuf) -> Result<(spec::JobSpec, spec::Job), JobErrors> {
     let mut text = String::new();
     let read = if path.as_os_str() == "-" {
         if std::io::stdin().is_terminal() {
-            return Err(JobError::whole("expected a job on standard input, but it is a terminal")
-                .hint("pipe a job in, e.g. `fslab-engine run - < job.toml`")
-                .into());
+            return Err(
+                JobError::whole("expected a job on standard input, but it is a terminal")
+                    .hint("pipe a job in, e.g. `fslab-engine run - < job.toml`")
+                    .into(),
+            );
         }
         std::io::stdin().read_to_string(&mut text).map(|_| ())
     } else {
         std::fs::read_to_string(path).map(|t| text = t)
     };
     if let Err(e) = read {
-        return Err(JobError::whole(format!("cannot read the job: {e}")).hint("check the path").into());
+        return Err(JobError::whole(format!("cannot read the job: {e}"))
+            .hint("check the path")
+            .into());
     }
     spec::load(&text)
 }

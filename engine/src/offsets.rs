@@ -42,7 +42,7 @@ impl Offsets {
     }
 
     #[inline]
-    pub fn next(&mut self) -> (Op, u64) {
+    pub fn next_io(&mut self) -> (Op, u64) {
         let op = match self.read_threshold {
             u64::MAX => Op::Read,
             0 => Op::Write,
@@ -74,7 +74,7 @@ mod tests {
         for rw in [Rw::Read, Rw::Randread, Rw::Randrw, Rw::Readwrite] {
             let mut o = Offsets::new(rw, 50, 4096, 10 * 4096 + 100, 7);
             for _ in 0..10_000 {
-                let (_, off) = o.next();
+                let (_, off) = o.next_io();
                 assert_eq!(off % 4096, 0);
                 assert!(off + 4096 <= 10 * 4096 + 100, "{off} past the end");
             }
@@ -84,7 +84,7 @@ mod tests {
     #[test]
     fn sequential_wraps_in_order() {
         let mut o = Offsets::new(Rw::Write, 50, 512, 4 * 512, 1);
-        let offs: Vec<u64> = (0..6).map(|_| o.next().1).collect();
+        let offs: Vec<u64> = (0..6).map(|_| o.next_io().1).collect();
         assert_eq!(offs, vec![0, 512, 1024, 1536, 0, 512]);
     }
 
@@ -99,12 +99,15 @@ mod tests {
         let mut bins = [0u64; 64];
         let mut seen = vec![false; blocks as usize];
         for _ in 0..n {
-            let b = o.next().1 / 4096;
+            let b = o.next_io().1 / 4096;
             bins[(b / 1000) as usize] += 1;
             seen[b as usize] = true;
         }
         let expected = n as f64 / 64.0;
-        let chi2: f64 = bins.iter().map(|&c| (c as f64 - expected).powi(2) / expected).sum();
+        let chi2: f64 = bins
+            .iter()
+            .map(|&c| (c as f64 - expected).powi(2) / expected)
+            .sum();
         assert!(chi2 < 103.4, "chi2 = {chi2}");
         // 10 draws per block on average: a block missed by all is e^-10 likely, ~3 of 64k.
         let missed = seen.iter().filter(|s| !**s).count();
@@ -116,10 +119,13 @@ mod tests {
         for pct in [0u32, 10, 50, 70, 100] {
             let mut o = Offsets::new(Rw::Randrw, pct, 4096, 1 << 30, 3);
             let n = 200_000;
-            let reads = (0..n).filter(|_| o.next().0 == Op::Read).count();
+            let reads = (0..n).filter(|_| o.next_io().0 == Op::Read).count();
             let share = reads as f64 / n as f64 * 100.0;
             // Binomial sd at 50% is 0.11 points; 0.5 points is > 4 sd.
-            assert!((share - f64::from(pct)).abs() < 0.5, "{pct}% asked, {share}% got");
+            assert!(
+                (share - f64::from(pct)).abs() < 0.5,
+                "{pct}% asked, {share}% got"
+            );
         }
     }
 }

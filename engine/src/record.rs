@@ -145,7 +145,12 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    pub fn new(start: Instant, ramp: Duration, interval: Duration, tx: Sender<IntervalMsg>) -> Self {
+    pub fn new(
+        start: Instant,
+        ramp: Duration,
+        interval: Duration,
+        tx: Sender<IntervalMsg>,
+    ) -> Self {
         Self {
             ops: [OpTotals::new(), OpTotals::new()],
             fsync: total_hist(),
@@ -189,13 +194,22 @@ impl Recorder {
 
     /// Ends the current interval (and any empty ones skipped since) at `now`.
     fn flip(&mut self, now: Instant) {
-        let index = (now.saturating_duration_since(self.start).as_nanos() / self.interval.as_nanos()) as u64;
+        let index = (now.saturating_duration_since(self.start).as_nanos()
+            / self.interval.as_nanos()) as u64;
         let ops = [self.ops[0].take_interval(), self.ops[1].take_interval()];
         // The aggregator finalises an interval once every thread has reported it, so a
         // thread that was blocked through several intervals reports them empty.
-        let _ = self.tx.send(IntervalMsg { index: self.index, end: None, ops });
+        let _ = self.tx.send(IntervalMsg {
+            index: self.index,
+            end: None,
+            ops,
+        });
         for skipped in self.index + 1..index {
-            let _ = self.tx.send(IntervalMsg { index: skipped, end: None, ops: [None, None] });
+            let _ = self.tx.send(IntervalMsg {
+                index: skipped,
+                end: None,
+                ops: [None, None],
+            });
         }
         self.index = index;
         self.next_boundary = self.start + self.interval * (index as u32 + 1);
@@ -207,7 +221,11 @@ impl Recorder {
             self.flip(end);
         }
         let ops = [self.ops[0].take_interval(), self.ops[1].take_interval()];
-        let _ = self.tx.send(IntervalMsg { index: self.index, end: Some(end), ops });
+        let _ = self.tx.send(IntervalMsg {
+            index: self.index,
+            end: Some(end),
+            ops,
+        });
         let [r, w] = self.ops;
         ThreadTotals {
             ops: [(r.ios, r.bytes, r.hist), (w.ios, w.bytes, w.hist)],
@@ -231,7 +249,11 @@ mod tests {
         let s = summarize(&h);
         assert_eq!(s.min, 1);
         assert_eq!(s.p50, 5_000 + 3); // the bucket holding 5000 at 3 digits ends at 5003
-        assert!((s.p99 as f64 - 9_900.0).abs() / 9_900.0 < 0.001, "{}", s.p99);
+        assert!(
+            (s.p99 as f64 - 9_900.0).abs() / 9_900.0 < 0.001,
+            "{}",
+            s.p99
+        );
         assert!((s.mean - 5_000.5).abs() < 5.0, "{}", s.mean);
         assert!((s.max as f64 - 10_000.0).abs() / 10_000.0 < 0.001);
         let mut small = total_hist();
@@ -250,7 +272,9 @@ mod tests {
             h.record(v).unwrap();
         }
         let text = serialize(&h);
-        let bytes = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .unwrap();
         let back: Histogram<u64> = hdrhistogram::serialization::Deserializer::new()
             .deserialize(&mut bytes.as_slice())
             .unwrap();
@@ -263,16 +287,28 @@ mod tests {
     fn ramp_ios_go_to_the_series_only() {
         let (tx, rx) = std::sync::mpsc::channel();
         let start = Instant::now();
-        let mut r = Recorder::new(start, Duration::from_millis(500), Duration::from_secs(1), tx);
+        let mut r = Recorder::new(
+            start,
+            Duration::from_millis(500),
+            Duration::from_secs(1),
+            tx,
+        );
         r.complete(Op::Read, 4096, start, start + Duration::from_millis(100));
         r.complete(Op::Read, 4096, start, start + Duration::from_millis(600));
         r.complete(Op::Write, 4096, start, start + Duration::from_millis(1500));
         let totals = r.finish(start + Duration::from_millis(1600));
-        assert_eq!(totals.ops[0].0, 1, "the read inside the ramp is not counted");
+        assert_eq!(
+            totals.ops[0].0, 1,
+            "the read inside the ramp is not counted"
+        );
         assert_eq!(totals.ops[1].0, 1);
         let msgs: Vec<_> = rx.try_iter().collect();
         assert_eq!(msgs.len(), 2);
-        assert_eq!(msgs[0].ops[0].as_ref().unwrap().ios, 2, "the series shows the ramp");
+        assert_eq!(
+            msgs[0].ops[0].as_ref().unwrap().ios,
+            2,
+            "the series shows the ramp"
+        );
         assert_eq!(msgs[1].index, 1);
         assert!(msgs[1].end.is_some());
     }

@@ -82,7 +82,10 @@ impl SeriesBuilder {
             .map(|e| e.saturating_duration_since(self.start))
             .unwrap_or(full_end)
             .min(full_end);
-        let dur = end.saturating_sub(begin).max(Duration::from_micros(1)).as_secs_f64();
+        let dur = end
+            .saturating_sub(begin)
+            .max(Duration::from_micros(1))
+            .as_secs_f64();
         let [r, w] = acc.ops;
         let op = |a: OpAcc| -> Option<IntervalOp> {
             if a.ios == 0 {
@@ -116,7 +119,12 @@ impl SeriesBuilder {
         }
         self.points.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         // Trailing intervals where no thread did anything (after every thread stopped) are noise.
-        while self.points.last().is_some_and(|p| p.read.is_none() && p.write.is_none()) && self.points.len() > 1 {
+        while self
+            .points
+            .last()
+            .is_some_and(|p| p.read.is_none() && p.write.is_none())
+            && self.points.len() > 1
+        {
             self.points.pop();
         }
         // Threads stop a few microseconds past a deadline that falls on an interval
@@ -136,10 +144,17 @@ impl SeriesBuilder {
 fn merge_op(into: &mut Option<IntervalOp>, from: Option<IntervalOp>, dur: f64) {
     let Some(b) = from else { return };
     match into {
-        None => *into = Some(IntervalOp { iops: b.ios as f64 / dur, bw_bytes: b.bytes as f64 / dur, ..b }),
+        None => {
+            *into = Some(IntervalOp {
+                iops: b.ios as f64 / dur,
+                bw_bytes: b.bytes as f64 / dur,
+                ..b
+            })
+        }
         Some(a) => {
             let ios = a.ios + b.ios;
-            a.lat_mean_ns = (a.lat_mean_ns * a.ios as f64 + b.lat_mean_ns * b.ios as f64) / ios as f64;
+            a.lat_mean_ns =
+                (a.lat_mean_ns * a.ios as f64 + b.lat_mean_ns * b.ios as f64) / ios as f64;
             // Without both histograms the exact p99 is gone; the larger one bounds it.
             a.lat_p99_ns = a.lat_p99_ns.max(b.lat_p99_ns);
             a.ios = ios;

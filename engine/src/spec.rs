@@ -246,7 +246,10 @@ pub fn parse_text(text: &str) -> Result<Value, JobErrors> {
 /// mistyped value at once.
 pub fn spec_from_value(value: Value) -> Result<JobSpec, JobErrors> {
     let Value::Object(map) = value else {
-        return Err(JobError::whole("a job must be a table of keys (a TOML file or a JSON object)").into());
+        return Err(JobError::whole(
+            "a job must be a table of keys (a TOML file or a JSON object)",
+        )
+        .into());
     };
     let known = known_keys();
     let mut errors = Vec::new();
@@ -287,7 +290,11 @@ fn type_error(key: &str, val: &Value, serde_msg: &str) -> JobError {
             .collect();
         e.message = format!(
             "`{got}` is not allowed; allowed: {}",
-            allowed.iter().map(|a| format!("`{a}`")).collect::<Vec<_>>().join(", ")
+            allowed
+                .iter()
+                .map(|a| format!("`{a}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         if let Some(c) = closest(got, allowed.iter().copied()) {
             e = e.hint(format!("did you mean `{c}`?"));
@@ -305,25 +312,32 @@ fn type_error(key: &str, val: &Value, serde_msg: &str) -> JobError {
 fn size(key: &str, v: &Option<SizeValue>, errors: &mut Vec<JobError>) -> Option<u64> {
     match v.as_ref()? {
         SizeValue::Bytes(b) => Some(*b),
-        SizeValue::Text(t) => match parse_size(t) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                errors.push(JobError::new(key, e.to_string()).hint(
-                    "sizes are binary: `4k`, `64KiB`, `1g`, `1.5GiB`, or bytes as a number",
-                ));
-                None
+        SizeValue::Text(t) => {
+            match parse_size(t) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    errors.push(JobError::new(key, e.to_string()).hint(
+                        "sizes are binary: `4k`, `64KiB`, `1g`, `1.5GiB`, or bytes as a number",
+                    ));
+                    None
+                }
             }
-        },
+        }
     }
 }
 
 fn duration(key: &str, v: &Option<DurationValue>, errors: &mut Vec<JobError>) -> Option<Duration> {
     match v.as_ref()? {
-        DurationValue::Seconds(s) if s.is_finite() && *s >= 0.0 && *s < MAX_RUNTIME.as_secs_f64() => {
+        DurationValue::Seconds(s)
+            if s.is_finite() && *s >= 0.0 && *s < MAX_RUNTIME.as_secs_f64() =>
+        {
             Some(Duration::from_secs_f64(*s))
         }
         DurationValue::Seconds(s) => {
-            errors.push(JobError::new(key, format!("{s} seconds is out of range (0 to 7 days)")));
+            errors.push(JobError::new(
+                key,
+                format!("{s} seconds is out of range (0 to 7 days)"),
+            ));
             None
         }
         DurationValue::Text(t) => match parse_duration(t) {
@@ -346,7 +360,10 @@ fn range<T: PartialOrd + std::fmt::Display + Copy>(
     errors: &mut Vec<JobError>,
 ) {
     if v < lo || v > hi {
-        errors.push(JobError::new(key, format!("{v} is out of range ({lo}..={hi})")));
+        errors.push(JobError::new(
+            key,
+            format!("{v} is out of range ({lo}..={hi})"),
+        ));
     }
 }
 
@@ -366,20 +383,29 @@ impl JobSpec {
         let direct = self.direct.unwrap_or(false);
         if direct && bs % 512 != 0 {
             e.push(
-                JobError::new("bs", format!("{bs} is not a multiple of 512, which `direct = true` needs"))
-                    .hint("use a multiple of the device's logical block size, e.g. `4k`"),
+                JobError::new(
+                    "bs",
+                    format!("{bs} is not a multiple of 512, which `direct = true` needs"),
+                )
+                .hint("use a multiple of the device's logical block size, e.g. `4k`"),
             );
         }
         let size_b = size("size", &self.size, e);
         if let Some(s) = size_b {
             if s < bs {
-                e.push(JobError::new("size", format!("{s} is smaller than `bs` ({bs}): no I/O fits")));
+                e.push(JobError::new(
+                    "size",
+                    format!("{s} is smaller than `bs` ({bs}): no I/O fits"),
+                ));
             }
         }
         let io_size = size("io_size", &self.io_size, e);
         if let Some(s) = io_size {
             if s < bs {
-                e.push(JobError::new("io_size", format!("{s} is smaller than `bs` ({bs}): no I/O fits")));
+                e.push(JobError::new(
+                    "io_size",
+                    format!("{s} is smaller than `bs` ({bs}): no I/O fits"),
+                ));
             }
         }
 
@@ -401,7 +427,10 @@ impl JobSpec {
 
         let runtime = duration("runtime", &self.runtime, e);
         if runtime == Some(Duration::ZERO) {
-            e.push(JobError::new("runtime", "0 is out of range (more than 0)").hint("leave `runtime` out for a size-based job"));
+            e.push(
+                JobError::new("runtime", "0 is out of range (more than 0)")
+                    .hint("leave `runtime` out for a size-based job"),
+            );
         }
         if runtime.is_some() && io_size.is_some() {
             e.push(
@@ -412,28 +441,43 @@ impl JobSpec {
         let ramp_time = duration("ramp_time", &self.ramp_time, e).unwrap_or(Duration::ZERO);
         let interval = duration("interval", &self.interval, e).unwrap_or(Duration::from_secs(1));
         if interval < MIN_INTERVAL {
-            e.push(JobError::new("interval", format!("{interval:?} is out of range (100ms or more)")));
+            e.push(JobError::new(
+                "interval",
+                format!("{interval:?} is out of range (100ms or more)"),
+            ));
         }
         let null_lat = duration("null_lat", &self.null_lat, e).unwrap_or(Duration::ZERO);
         if null_lat > Duration::ZERO && ioengine != IoEngine::Null {
-            e.push(JobError::new("null_lat", "only applies to `ioengine = \"null\"`"));
+            e.push(JobError::new(
+                "null_lat",
+                "only applies to `ioengine = \"null\"`",
+            ));
         }
         if null_lat > Duration::from_secs(1) {
-            e.push(JobError::new("null_lat", format!("{null_lat:?} is out of range (0 to 1s)")));
+            e.push(JobError::new(
+                "null_lat",
+                format!("{null_lat:?} is out of range (0 to 1s)"),
+            ));
         }
 
         let fsync = self.fsync.unwrap_or(0);
         let end_fsync = self.end_fsync.unwrap_or(false);
         if (fsync > 0 || end_fsync) && !rw.writes() {
             e.push(
-                JobError::new(if fsync > 0 { "fsync" } else { "end_fsync" }, format!("has nothing to flush: rw = {:?} does not write", rw).to_lowercase())
-                    .hint("leave it out, or pick a `rw` that writes"),
+                JobError::new(
+                    if fsync > 0 { "fsync" } else { "end_fsync" },
+                    format!("has nothing to flush: rw = {:?} does not write", rw).to_lowercase(),
+                )
+                .hint("leave it out, or pick a `rw` that writes"),
             );
         }
 
         let name = self.name.clone().unwrap_or_else(|| "job".to_string());
         if name.is_empty() || name.contains('/') || name.contains('\0') {
-            e.push(JobError::new("name", format!("{name:?} cannot be used in a file name")));
+            e.push(JobError::new(
+                "name",
+                format!("{name:?} cannot be used in a file name"),
+            ));
         }
 
         let needs_target = ioengine != IoEngine::Null;
@@ -444,7 +488,11 @@ impl JobSpec {
             );
         }
         for key in ["filename", "directory"] {
-            let v = if key == "filename" { &self.filename } else { &self.directory };
+            let v = if key == "filename" {
+                &self.filename
+            } else {
+                &self.directory
+            };
             if v.as_deref() == Some("") {
                 e.push(JobError::new(key, "is empty"));
             }
@@ -461,7 +509,11 @@ impl JobSpec {
             rwmixread,
             bs,
             size: size_b,
-            io_size: if runtime.is_some() { None } else { io_size.or(size_b) },
+            io_size: if runtime.is_some() {
+                None
+            } else {
+                io_size.or(size_b)
+            },
             filename: self.filename.clone(),
             directory: self.directory.clone(),
             numjobs,
@@ -519,8 +571,10 @@ mod tests {
 
     #[test]
     fn json_and_toml_give_the_same_job() {
-        let (_, a) = load("filename = \"/f\"\nbs = \"8k\"\nruntime = \"2s\"\nrw = \"randwrite\"").unwrap();
-        let (_, b) = load(r#"{"filename": "/f", "bs": 8192, "runtime": 2, "rw": "randwrite"}"#).unwrap();
+        let (_, a) =
+            load("filename = \"/f\"\nbs = \"8k\"\nruntime = \"2s\"\nrw = \"randwrite\"").unwrap();
+        let (_, b) =
+            load(r#"{"filename": "/f", "bs": 8192, "runtime": 2, "rw": "randwrite"}"#).unwrap();
         assert_eq!(a, b);
     }
 
@@ -530,7 +584,10 @@ mod tests {
         let echoed = serde_json::to_value(&job).unwrap();
         let mut map = echoed.as_object().unwrap().clone();
         map.retain(|_, v| !v.is_null());
-        let again = spec_from_value(Value::Object(map)).unwrap().resolve().unwrap();
+        let again = spec_from_value(Value::Object(map))
+            .unwrap()
+            .resolve()
+            .unwrap();
         assert_eq!(job, again);
     }
 
@@ -546,7 +603,11 @@ mod tests {
     #[test]
     fn bad_enum_value_lists_allowed_and_suggests() {
         let errs = errors("filename = \"/f\"\nrw = \"raed\"");
-        assert!(errs[0].message.contains("`randread`"), "{}", errs[0].message);
+        assert!(
+            errs[0].message.contains("`randread`"),
+            "{}",
+            errs[0].message
+        );
         assert_eq!(errs[0].hint.as_deref(), Some("did you mean `read`?"));
     }
 
@@ -554,9 +615,18 @@ mod tests {
     fn out_of_range_values_are_errors_naming_the_range() {
         let errs = errors("filename = \"/f\"\niodepth = 0\nnumjobs = 5000\nrwmixread = 101");
         let text = JobErrors(errs).to_string();
-        assert!(text.contains("`iodepth`: 0 is out of range (1..=4096)"), "{text}");
-        assert!(text.contains("`numjobs`: 5000 is out of range (1..=1024)"), "{text}");
-        assert!(text.contains("`rwmixread`: 101 is out of range (0..=100)"), "{text}");
+        assert!(
+            text.contains("`iodepth`: 0 is out of range (1..=4096)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`numjobs`: 5000 is out of range (1..=1024)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`rwmixread`: 101 is out of range (0..=100)"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -574,9 +644,13 @@ mod tests {
 
     #[test]
     fn every_type_error_is_reported_with_its_key() {
-        let errs = errors("filename = \"/f\"\niodepth = \"deep\"\ndirect = \"yes\"\nbs = \"4 bananas\"");
+        let errs =
+            errors("filename = \"/f\"\niodepth = \"deep\"\ndirect = \"yes\"\nbs = \"4 bananas\"");
         let keys: Vec<_> = errs.iter().filter_map(|e| e.key.as_deref()).collect();
-        assert!(keys.contains(&"iodepth") && keys.contains(&"direct"), "{keys:?}");
+        assert!(
+            keys.contains(&"iodepth") && keys.contains(&"direct"),
+            "{keys:?}"
+        );
         // `bs` is a string, so it passes the type step and fails in the size parser.
         let errs = errors("filename = \"/f\"\nbs = \"4 bananas\"");
         assert_eq!(errs[0].key.as_deref(), Some("bs"));

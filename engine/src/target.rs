@@ -40,7 +40,15 @@ fn dio_align(file: &File) -> Option<u64> {
     // SAFETY: statx writes into the zeroed struct we own; the path is a valid C string.
     let mut stx: libc::statx = unsafe { std::mem::zeroed() };
     // SAFETY: fd is open for the duration of the call; AT_EMPTY_PATH with "" stats the fd.
-    let rc = unsafe { libc::statx(file.as_raw_fd(), c"".as_ptr(), libc::AT_EMPTY_PATH, STATX_DIOALIGN, &mut stx) };
+    let rc = unsafe {
+        libc::statx(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            STATX_DIOALIGN,
+            &mut stx,
+        )
+    };
     if rc != 0 || stx.stx_mask & STATX_DIOALIGN == 0 {
         return None;
     }
@@ -81,12 +89,21 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                             .hint("writing destroys what is on the device; set `allow_device_write = true` only for a device you mean to overwrite (fslab's lab checks it first)"),
                     );
                 }
-                let mut f = File::open(path).map_err(|e| RunError::io(format!("cannot open {}", path.display()), e))?;
-                let len = f.seek(SeekFrom::End(0)).map_err(|e| RunError::io(format!("cannot size {}", path.display()), e))?;
+                let mut f = File::open(path)
+                    .map_err(|e| RunError::io(format!("cannot open {}", path.display()), e))?;
+                let len = f
+                    .seek(SeekFrom::End(0))
+                    .map_err(|e| RunError::io(format!("cannot size {}", path.display()), e))?;
                 device_size = Some(len);
                 if let Some(s) = job.size {
                     if s > len {
-                        errors.push(JobError::new("size", format!("{s} is larger than the device `{}` ({len} bytes)", path.display())));
+                        errors.push(JobError::new(
+                            "size",
+                            format!(
+                                "{s} is larger than the device `{}` ({len} bytes)",
+                                path.display()
+                            ),
+                        ));
                     }
                 }
             }
@@ -98,26 +115,55 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                 if job.size.is_none() {
                     if m.len() < job.bs {
                         errors.push(
-                            JobError::new("size", format!("not given, and `{}` is only {} bytes", path.display(), m.len()))
-                                .hint("give `size` so the file can be laid out"),
+                            JobError::new(
+                                "size",
+                                format!(
+                                    "not given, and `{}` is only {} bytes",
+                                    path.display(),
+                                    m.len()
+                                ),
+                            )
+                            .hint("give `size` so the file can be laid out"),
                         );
                     }
                     device_size = Some(device_size.map_or(m.len(), |d: u64| d.min(m.len())));
                 }
             }
-            Ok(_) => errors.push(JobError::new(key, format!("`{}` is neither a file nor a block device", path.display()))),
+            Ok(_) => errors.push(JobError::new(
+                key,
+                format!("`{}` is neither a file nor a block device", path.display()),
+            )),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+                let parent = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
                 if !parent.is_dir() {
-                    errors.push(JobError::new(key, format!("the directory `{}` does not exist", parent.display())).hint("create it first, or point the job at a directory that exists"));
+                    errors.push(
+                        JobError::new(
+                            key,
+                            format!("the directory `{}` does not exist", parent.display()),
+                        )
+                        .hint("create it first, or point the job at a directory that exists"),
+                    );
                 } else if job.size.is_none() {
                     errors.push(
-                        JobError::new("size", format!("is required: `{}` does not exist yet", path.display()))
-                            .hint("add `size = \"1g\"` (or any size) so the engine can create the file"),
+                        JobError::new(
+                            "size",
+                            format!("is required: `{}` does not exist yet", path.display()),
+                        )
+                        .hint(
+                            "add `size = \"1g\"` (or any size) so the engine can create the file",
+                        ),
                     );
                 }
             }
-            Err(e) => return Err(RunError::io(format!("cannot look at {}", path.display()), e)),
+            Err(e) => {
+                return Err(RunError::io(
+                    format!("cannot look at {}", path.display()),
+                    e,
+                ))
+            }
         }
     }
     if !errors.is_empty() {
@@ -156,9 +202,16 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
             }
             if let Some(a) = align {
                 if job.bs % a != 0 {
-                    return Err(JobError::new("bs", format!("{} is not a multiple of {a}, the O_DIRECT alignment of `{}`", job.bs, path.display()))
-                        .hint(format!("use a multiple of {a}"))
-                        .into());
+                    return Err(JobError::new(
+                        "bs",
+                        format!(
+                            "{} is not a multiple of {a}, the O_DIRECT alignment of `{}`",
+                            job.bs,
+                            path.display()
+                        ),
+                    )
+                    .hint(format!("use a multiple of {a}"))
+                    .into());
                 }
             }
             dio = align;
@@ -207,7 +260,13 @@ fn open_one(path: &Path, job: &Job, block: bool) -> Result<File, RunError> {
 /// Returns the bytes written (0 when the file was already large enough).
 fn lay_out(path: &Path, size: u64, seed: u64, stop: &AtomicBool) -> Result<u64, RunError> {
     let ctx = |e| RunError::io(format!("cannot lay out {}", path.display()), e);
-    let mut f = OpenOptions::new().create(true).truncate(false).read(true).write(true).open(path).map_err(ctx)?;
+    let mut f = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .map_err(ctx)?;
     let have = f.metadata().map_err(ctx)?.len();
     if have >= size {
         return Ok(0);
@@ -242,7 +301,8 @@ unsafe impl Send for Buffers {}
 impl Buffers {
     pub fn new(bs: u64, count: u32, content: BufferContent, seed: u64) -> Self {
         let bs = bs as usize;
-        let layout = MemLayout::from_size_align(bs * count as usize, BUF_ALIGN).expect("bs and iodepth are range-checked");
+        let layout = MemLayout::from_size_align(bs * count as usize, BUF_ALIGN)
+            .expect("bs and iodepth are range-checked");
         // SAFETY: layout has a non-zero size (bs >= 1, count >= 1).
         let ptr = unsafe { alloc_zeroed(layout) };
         assert!(!ptr.is_null(), "out of memory allocating I/O buffers");

@@ -100,7 +100,13 @@ pub fn parse_duration(input: &str) -> Result<Duration, ParseError> {
 
 /// Formats bytes the way they are written back into the resolved job: exact, binary.
 pub fn format_size(bytes: u64) -> String {
-    for (suffix, mult) in [("PiB", 1u64 << 50), ("TiB", 1 << 40), ("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] {
+    for (suffix, mult) in [
+        ("PiB", 1u64 << 50),
+        ("TiB", 1 << 40),
+        ("GiB", 1 << 30),
+        ("MiB", 1 << 20),
+        ("KiB", 1 << 10),
+    ] {
         if bytes >= mult && bytes % mult == 0 {
             return format!("{}{suffix}", bytes / mult);
         }

@@ -37,7 +37,15 @@ pub struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    pub fn new(job: &Job, thread: u32, file: Option<File>, start: Instant, buffers: Buffers, rec: Recorder, flags: &'a Flags) -> Self {
+    pub fn new(
+        job: &Job,
+        thread: u32,
+        file: Option<File>,
+        start: Instant,
+        buffers: Buffers,
+        rec: Recorder,
+        flags: &'a Flags,
+    ) -> Self {
         let ramp = job.ramp_time();
         let size = job.size.unwrap_or(job.bs);
         let seed = thread_seed(job.randseed, thread);
@@ -80,7 +88,7 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        Some(self.offsets.next())
+        Some(self.offsets.next_io())
     }
 
     /// Readies the buffer in `slot` for a write to `offset`.
@@ -140,9 +148,23 @@ impl<'a> Worker<'a> {
         if result < 0 {
             let errno = -result as i32;
             let msg = std::io::Error::from_raw_os_error(errno).to_string();
-            self.fail(op, offset, Some(errno), format!("{} at offset {offset}: {msg}", op.name()));
+            self.fail(
+                op,
+                offset,
+                Some(errno),
+                format!("{} at offset {offset}: {msg}", op.name()),
+            );
         } else {
-            self.fail(op, offset, None, format!("short {}: {result} of {} bytes at offset {offset}", op.name(), self.bs));
+            self.fail(
+                op,
+                offset,
+                None,
+                format!(
+                    "short {}: {result} of {} bytes at offset {offset}",
+                    op.name(),
+                    self.bs
+                ),
+            );
         }
         false
     }

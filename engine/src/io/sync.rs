@@ -24,7 +24,13 @@ pub fn run(w: &mut Worker) {
             }
         };
         now = Instant::now();
-        let r = if r < 0 { -(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) as isize) } else { r };
+        let r = if r < 0 {
+            -(std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO) as isize)
+        } else {
+            r
+        };
         if !w.check(op, offset, r) {
             break;
         }

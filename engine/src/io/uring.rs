@@ -38,8 +38,12 @@ fn entry(fixed_buffers: bool, w: &Worker, op: Op, slot: u32, offset: u64) -> squ
     let len = w.bs as u32;
     let file = types::Fixed(0);
     let e = match (op, fixed_buffers) {
-        (Op::Read, true) => opcode::ReadFixed::new(file, buf, len, 0).offset(offset).build(),
-        (Op::Write, true) => opcode::WriteFixed::new(file, buf, len, 0).offset(offset).build(),
+        (Op::Read, true) => opcode::ReadFixed::new(file, buf, len, 0)
+            .offset(offset)
+            .build(),
+        (Op::Write, true) => opcode::WriteFixed::new(file, buf, len, 0)
+            .offset(offset)
+            .build(),
         (Op::Read, false) => opcode::Read::new(file, buf, len).offset(offset).build(),
         (Op::Write, false) => opcode::Write::new(file, buf, len).offset(offset).build(),
     };
@@ -59,7 +63,11 @@ impl Queue {
         // worker owns both and drops the ring first). Registration can fail under a
         // low RLIMIT_MEMLOCK; plain reads and writes then do the same job a bit slower.
         let fixed_buffers = unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok();
-        Ok(Self { ring, depth, fixed_buffers })
+        Ok(Self {
+            ring,
+            depth,
+            fixed_buffers,
+        })
     }
 
     pub fn run(mut self, w: &mut Worker) {
@@ -72,7 +80,9 @@ impl Queue {
         let mut pending: Vec<squeue::Entry> = Vec::with_capacity(depth);
 
         for slot in 0..self.depth {
-            let Some((op, offset)) = w.next(Instant::now()) else { break };
+            let Some((op, offset)) = w.next(Instant::now()) else {
+                break;
+            };
             w.prepare(op, slot, offset);
             slots[slot as usize] = (op, offset, start);
             pending.push(entry(self.fixed_buffers, w, op, slot, offset));
@@ -83,7 +93,10 @@ impl Queue {
         for e in &entries {
             // SAFETY: every entry points into this worker's Buffers at a distinct slot,
             // and the slot is not reused until its completion has been reaped.
-            unsafe { sq.push(e).expect("the ring has a slot per request in flight") };
+            unsafe {
+                sq.push(e)
+                    .expect("the ring has a slot per request in flight")
+            };
             inflight += 1;
         }
         while inflight > 0 {
@@ -97,12 +110,23 @@ impl Queue {
                 Ok(_) => {}
                 // Interrupted by a signal, or the kernel is short of resources: reap what
                 // completed and try again.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)) => {}
+                Err(e)
+                    if matches!(
+                        e.raw_os_error(),
+                        Some(libc::EINTR | libc::EAGAIN | libc::EBUSY)
+                    ) => {}
                 Err(e) => {
-                    w.fail(Op::Read, 0, e.raw_os_error(), format!("io_uring_enter failed: {e}"));
+                    w.fail(
+                        Op::Read,
+                        0,
+                        e.raw_os_error(),
+                        format!("io_uring_enter failed: {e}"),
+                    );
                     break;
                 }
             }
+            // Learn which entries the kernel consumed, so their slots can be refilled.
+            sq.sync();
             cq.sync();
             for cqe in &mut cq {
                 let now = Instant::now();
@@ -120,7 +144,10 @@ impl Queue {
                     slots[slot as usize] = (op, offset, now);
                     let e = entry(fixed, w, op, slot, offset);
                     // SAFETY: as above; this slot's previous request has completed.
-                    unsafe { sq.push(&e).expect("the ring has a slot per request in flight") };
+                    unsafe {
+                        sq.push(&e)
+                            .expect("the ring has a slot per request in flight")
+                    };
                     fresh.push(slot);
                     inflight += 1;
                 }

@@ -1,0 +1,35 @@
+# One entry point for people and CI. `make demo` and `make test` set everything up first.
+VENV := .venv/bin
+.PHONY: setup demo test lint fmt schemas test-rust test-python bench
+
+setup:
+	@scripts/setup
+
+demo: setup
+	@$(VENV)/python scripts/demo.py
+
+test: setup lint test-rust test-python
+
+lint:
+	cargo fmt --check
+	cargo clippy --release --all-targets --locked -- -D warnings
+	$(VENV)/ruff check python tests bench scripts
+	$(VENV)/ruff format --check python tests bench scripts
+	$(VENV)/mypy python/fslab
+
+test-rust:
+	cargo test --release --locked
+
+test-python:
+	$(VENV)/pytest
+
+fmt:
+	cargo fmt
+	$(VENV)/ruff format python tests bench scripts
+
+# Regenerates the committed JSON Schemas from the engine's types.
+schemas:
+	FSLAB_UPDATE_SCHEMAS=1 cargo test --release --locked --test schemas
+
+bench: setup
+	$(VENV)/python bench/vs-fio

@@ -1,0 +1,397 @@
+//! The engine as a user meets it: a job in, one JSON document out, an exit code.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::Value;
+
+fn engine() -> Command {
+    Command::new(cargo_bin("fslab-engine"))
+}
+
+/// Runs a job given as TOML text through stdin; returns (exit code, stdout, stderr).
+fn run(job: &str) -> (i32, String, String) {
+    let mut child = engine()
+        .args(["run", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(job.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn run_ok(job: &str) -> Value {
+    let (code, out, err) = run(job);
+    assert_eq!(code, 0, "stderr: {err}");
+    serde_json::from_str(&out).expect("stdout is one JSON document")
+}
+
+fn op<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["op"] == name)
+        .unwrap_or_else(|| panic!("no {name} result"))
+}
+
+fn u(v: &Value) -> u64 {
+    v.as_u64().unwrap()
+}
+
+/// A directory removed when the test ends, pass or fail.
+fn scratch(base: &Path) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix("fslab-engine-test-")
+        .tempdir_in(base)
+        .unwrap()
+}
+
+fn repo_disk() -> PathBuf {
+    // target/ lives on the repository's disk; CARGO_TARGET_TMPDIR is inside it.
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+}
+
+#[test]
+fn null_engine_measures_its_own_cost() {
+    let r = run_ok("ioengine = \"null\"\nruntime = \"300ms\"\ninterval = \"100ms\"");
+    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["status"], "ok");
+    assert_eq!(r["interrupted"], false);
+    assert_eq!(r["target"]["kind"], "none");
+    let read = op(&r, "read");
+    assert!(u(&read["ios"]) > 1000);
+    assert_eq!(u(&read["bytes"]), u(&read["ios"]) * 4096);
+    assert!(read["lat_ns"]["p50"].as_u64().unwrap() < 10_000);
+    assert!(!r["series"]["points"].as_array().unwrap().is_empty());
+    assert!(r["cpu"]["user_s"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn null_latency_is_what_was_asked() {
+    let r = run_ok("ioengine = \"null\"\nruntime = \"300ms\"\nnull_lat = \"20us\"");
+    let lat = &op(&r, "read")["lat_ns"];
+    // Spinning overshoots by a clock read at most; 20 us +/- 5% covers it.
+    assert!((19_000..21_000).contains(&u(&lat["p50"])), "{lat}");
+}
+
+#[test]
+fn size_based_job_does_exactly_its_bytes_on_tmpfs() {
+    let dir = scratch(Path::new("/dev/shm"));
+    let f = dir.path().join("f");
+    let job = format!(
+        "filename = {:?}\nsize = \"4m\"\nbs = \"16k\"\nrw = \"read\"\nioengine = \"sync\"",
+        f.display().to_string()
+    );
+    let r = run_ok(&job);
+    let read = op(&r, "read");
+    assert_eq!(u(&read["ios"]), 256);
+    assert_eq!(u(&read["bytes"]), 4 << 20);
+    assert_eq!(
+        u(&r["layout"]["bytes"]),
+        4 << 20,
+        "a file to read is laid out first"
+    );
+    let series_ios: u64 = r["series"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["read"]["ios"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(series_ios, 256, "the series adds up to the totals");
+}
+
+#[test]
+fn io_uring_direct_randrw_on_the_repository_disk() {
+    let dir = scratch(&repo_disk());
+    let f = dir.path().join("f");
+    let job = format!(
+        "filename = {:?}\nsize = \"8m\"\nrw = \"randrw\"\nrwmixread = 70\nbs = \"4k\"\niodepth = 8\ndirect = true\nio_size = \"8m\"\nnumjobs = 2",
+        f.display().to_string()
+    );
+    let r = run_ok(&job);
+    let (rd, wr) = (op(&r, "read"), op(&r, "write"));
+    let total = u(&rd["ios"]) + u(&wr["ios"]);
+    assert_eq!(total, 2 * 2048, "each thread does io_size / bs");
+    for o in [rd, wr] {
+        assert_eq!(u(&o["bytes"]), u(&o["ios"]) * 4096);
+    }
+    let share = u(&rd["ios"]) as f64 / total as f64;
+    assert!((share - 0.7).abs() < 0.04, "read share {share}");
+    assert_eq!(r["job"]["iodepth"], 8);
+    assert_eq!(r["job"]["direct"], true);
+}
+
+#[test]
+fn fsync_every_n_writes_and_at_the_end() {
+    let dir = scratch(Path::new("/dev/shm"));
+    let job = format!(
+        "directory = {:?}\nsize = \"256k\"\nrw = \"write\"\nioengine = \"sync\"\nfsync = 8\nend_fsync = true",
+        dir.path().display().to_string()
+    );
+    let r = run_ok(&job);
+    assert_eq!(u(&op(&r, "write")["ios"]), 64);
+    assert_eq!(u(&r["fsync"]["count"]), 64 / 8 + 1);
+    assert!(
+        dir.path().join("job.0.0").exists(),
+        "directory gives <name>.<thread>.0"
+    );
+}
+
+#[test]
+fn ramp_is_shown_in_the_series_but_not_counted() {
+    let r = run_ok(
+        "ioengine = \"null\"\nruntime = \"300ms\"\nramp_time = \"300ms\"\ninterval = \"100ms\"",
+    );
+    let points = r["series"]["points"].as_array().unwrap();
+    assert!(points.iter().any(|p| p["ramp"] == true));
+    assert!(points.iter().any(|p| p["ramp"] == false));
+    let runtime = r["runtime_s"].as_f64().unwrap();
+    assert!(
+        (0.29..0.4).contains(&runtime),
+        "runtime {runtime} excludes the ramp"
+    );
+    let series_ios: u64 = points
+        .iter()
+        .map(|p| p["read"]["ios"].as_u64().unwrap_or(0))
+        .sum();
+    assert!(
+        u(&op(&r, "read")["ios"]) < series_ios,
+        "ramp I/O is only in the series"
+    );
+}
+
+#[test]
+fn json_job_file_and_resolved_echo() {
+    let dir = scratch(Path::new("/dev/shm"));
+    let path = dir.path().join("job.json");
+    std::fs::write(
+        &path,
+        r#"{"ioengine": "null", "runtime": 0.2, "bs": "64KiB", "rw": "randwrite"}"#,
+    )
+    .unwrap();
+    let out = engine().arg("run").arg(&path).output().unwrap();
+    assert!(out.status.success());
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["job"]["bs"], 65536);
+    assert_eq!(r["job"]["iodepth"], 1, "defaults are filled in");
+    assert_eq!(r["job"]["buffer_content"], "random");
+    assert_eq!(r["results"].as_array().unwrap().len(), 1);
+}
+
+fn bad(job: &str) -> String {
+    let (code, out, err) = run(job);
+    assert_eq!(code, 2, "exit code for {job:?}; stderr: {err}");
+    assert!(out.is_empty(), "nothing on stdout for a bad job");
+    err
+}
+
+#[test]
+fn bad_jobs_exit_2_naming_the_key_and_what_is_allowed() {
+    let e = bad("filename = \"/dev/shm/x\"\nrww = \"read\"");
+    assert!(e.contains("error: <stdin>: `rww`: unknown key"), "{e}");
+    assert!(e.contains("hint: did you mean `rw`?"), "{e}");
+
+    let e = bad("filename = \"/dev/shm/x\"\niodepth = 0");
+    assert!(e.contains("`iodepth`: 0 is out of range (1..=4096)"), "{e}");
+
+    let e = bad("filename = \"/dev/shm/x\"\ndirect = true\nbs = 1000");
+    assert!(e.contains("`bs`: 1000 is not a multiple of 512"), "{e}");
+
+    let e = bad("rw = \"randread\"");
+    assert!(e.contains("missing target"), "{e}");
+    assert!(e.contains("hint: add `filename"), "{e}");
+
+    let e = bad("filename = \"/dev/shm/x\"\nrw = \"randred\"");
+    assert!(
+        e.contains("`randred` is not allowed; allowed: `read`, `write`"),
+        "{e}"
+    );
+    assert!(e.contains("did you mean `randread`?"), "{e}");
+
+    let e = bad("filename = \"/dev/shm/x\"\nbs = \"4 bananas\"");
+    assert!(e.contains("`bs`: `4 bananas` is not a size"), "{e}");
+
+    let e = bad("filename = \"/dev/shm/x\"\nruntime = \"soon\"");
+    assert!(e.contains("`runtime`: `soon` is not a duration"), "{e}");
+
+    let e = bad("filename = \"/dev/shm/x\"\ninterval = \"10ms\"");
+    assert!(e.contains("`interval`"), "{e}");
+
+    let e = bad("filename = \"/dev/shm/x\"\nioengine = \"sync\"\niodepth = 4");
+    assert!(e.contains("io_uring"), "{e}");
+
+    let e = bad("filename = \"/dev/shm/x\" nope");
+    assert!(e.contains("not valid TOML"), "{e}");
+
+    // Several mistakes: all reported in one go.
+    let e = bad("filename = \"/dev/shm/x\"\niodepth = 0\nnumjobs = 0\nrwmixread = 200");
+    assert_eq!(e.matches("error:").count(), 3, "{e}");
+}
+
+#[test]
+fn target_problems_exit_2_before_anything_is_created() {
+    let e = bad("filename = \"/dev/shm/fslab-no-such-dir/sub/f\"\nsize = \"1m\"");
+    assert!(e.contains("does not exist"), "{e}");
+    let dir = scratch(Path::new("/dev/shm"));
+    let f = dir.path().join("new");
+    let e = bad(&format!("filename = {:?}", f.display().to_string()));
+    assert!(e.contains("`size`: is required"), "{e}");
+    assert!(!f.exists(), "a refused job creates nothing");
+}
+
+#[test]
+fn unreadable_job_file_exits_2() {
+    let out = engine()
+        .args(["run", "/nonexistent/job.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the job"));
+}
+
+fn spawn_long_null_job() -> std::process::Child {
+    let mut child = engine()
+        .args(["run", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"ioengine = \"null\"\nruntime = \"60s\"\ninterval = \"100ms\"")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    child
+}
+
+fn signal(child: &std::process::Child, sig: i32) {
+    // SAFETY: kill() on a pid we spawned and have not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
+}
+
+#[test]
+fn interrupted_run_still_prints_valid_json() {
+    let child = spawn_long_null_job();
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r: Value = serde_json::from_slice(&out.stdout).expect("valid JSON after SIGINT");
+    assert_eq!(r["interrupted"], true);
+    assert_eq!(r["status"], "interrupted");
+    assert!(r["runtime_s"].as_f64().unwrap() < 10.0);
+    assert!(u(&op(&r, "read")["ios"]) > 0);
+}
+
+#[test]
+fn sigterm_is_handled_like_sigint() {
+    let child = spawn_long_null_job();
+    signal(&child, libc::SIGTERM);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["interrupted"], true);
+}
+
+#[test]
+fn version_and_schema_commands() {
+    let out = engine().arg("--version").output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("fslab-engine "));
+    let out = engine().args(["schema", "report"]).output().unwrap();
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(s["properties"]["results"].is_object());
+}
+
+/// A loop device over an image file, detached when dropped (also on panic).
+struct Loop {
+    dev: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Loop {
+    fn new() -> Option<Self> {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 || !Path::new("/dev/loop-control").exists() {
+            eprintln!("skipped: needs root and loop devices");
+            return None;
+        }
+        let dir = scratch(&repo_disk());
+        let img = dir.path().join("img");
+        std::fs::File::create(&img)
+            .unwrap()
+            .set_len(16 << 20)
+            .unwrap();
+        let out = Command::new("losetup")
+            .args(["--find", "--show"])
+            .arg(&img)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let dev = String::from_utf8(out.stdout).unwrap().trim().to_string();
+        Some(Self { dev, _dir: dir })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        // `losetup -d` on a device still busy returns 0 and only sets autoclear, so
+        // check sysfs and retry until the device is really gone.
+        let name = self.dev.trim_start_matches("/dev/");
+        let attached = PathBuf::from(format!("/sys/block/{name}/loop/backing_file"));
+        for _ in 0..50 {
+            let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+            if !attached.exists() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        eprintln!("warning: {} is still attached", self.dev);
+    }
+}
+
+#[test]
+fn writing_a_block_device_needs_the_explicit_flag() {
+    let Some(lo) = Loop::new() else { return };
+    let job = format!(
+        "filename = {:?}\nrw = \"randwrite\"\nio_size = \"1m\"",
+        lo.dev
+    );
+    let e = bad(&job);
+    assert!(e.contains("`allow_device_write`: is false"), "{e}");
+    let r = run_ok(&format!("{job}\nallow_device_write = true\ndirect = true"));
+    assert_eq!(r["target"]["kind"], "block");
+    assert_eq!(
+        u(&r["target"]["size_bytes"]),
+        16 << 20,
+        "size defaults to the device's"
+    );
+    assert_eq!(u(&op(&r, "write")["ios"]), 256);
+    // Reading needs no flag.
+    let r = run_ok(&format!(
+        "filename = {:?}\nrw = \"read\"\nio_size = \"1m\"",
+        lo.dev
+    ));
+    assert_eq!(u(&op(&r, "read")["bytes"]), 1 << 20);
+}
