@@ -3,11 +3,17 @@
 
 use std::path::PathBuf;
 
-fn check(name: &str, schema: serde_json::Value) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../schemas")
-        .join(name);
+use serde_json::Value;
+
+fn check(name: &str, schema: Value) {
     let fresh = serde_json::to_string_pretty(&schema).unwrap() + "\n";
+    check_file(&format!("schemas/{name}"), fresh);
+}
+
+fn check_file(name: &str, fresh: String) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(name);
     if std::env::var_os("FSLAB_UPDATE_SCHEMAS").is_some() {
         std::fs::write(&path, &fresh).unwrap();
         return;
@@ -15,7 +21,7 @@ fn check(name: &str, schema: serde_json::Value) {
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         committed == fresh,
-        "schemas/{name} is stale: the engine's types changed. Run `make schemas` and commit the result."
+        "{name} is stale: the engine's types changed. Run `make schemas` and commit the result."
     );
 }
 
@@ -27,4 +33,88 @@ fn job_schema_is_current() {
 #[test]
 fn report_schema_is_current() {
     check("report.schema.json", fslab_engine::report::report_schema());
+}
+
+/// The type of a job key, in words, from its schema.
+fn type_of(prop: &Value, defs: &Value) -> String {
+    let Some(any) = prop["anyOf"].as_array() else {
+        let types = prop["type"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| vec![prop["type"].clone()]);
+        let t: Vec<&str> = types
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
+            .collect();
+        return t.join(", ");
+    };
+    let mut kinds = Vec::new();
+    for alt in any {
+        if let Some(r) = alt["$ref"].as_str() {
+            let def = &defs[r.trim_start_matches("#/$defs/")];
+            if let Some(one) = def["oneOf"].as_array() {
+                kinds.push(
+                    one.iter()
+                        .filter_map(|v| v["const"].as_str().or(v["enum"][0].as_str()))
+                        .map(|v| format!("`{v}`"))
+                        .collect::<Vec<_>>()
+                        .join(" \\| "),
+                );
+            } else if def["anyOf"].is_array() {
+                kinds.push(
+                    if r.ends_with("SizeValue") {
+                        "size"
+                    } else {
+                        "duration"
+                    }
+                    .into(),
+                );
+            }
+        } else if let Some(t) = alt["type"].as_str() {
+            if t != "null" {
+                kinds.push(t.to_string());
+            }
+        } else if let Some(ts) = alt["type"].as_array() {
+            kinds.extend(
+                ts.iter()
+                    .filter_map(Value::as_str)
+                    .filter(|t| *t != "null")
+                    .map(String::from),
+            );
+        }
+    }
+    if kinds.is_empty() {
+        if let Some(ts) = prop["type"].as_array() {
+            kinds.extend(
+                ts.iter()
+                    .filter_map(Value::as_str)
+                    .filter(|t| *t != "null")
+                    .map(String::from),
+            );
+        }
+    }
+    kinds.join(", ")
+}
+
+/// docs/job-keys.md: the job reference, written from the same doc comments as the schema.
+#[test]
+fn job_key_reference_is_current() {
+    let schema = fslab_engine::report::job_schema();
+    let mut md = String::from(
+        "# Job keys\n\n<!-- Generated from engine/src/spec.rs by `make schemas`; do not edit. -->\n\n\
+         Sizes are bytes as a number or a string with a binary suffix (`4k` = `4KiB` = 4096).\n\
+         Durations are seconds as a number or a string with a unit (`500ms`, `30s`, `2m`).\n\n\
+         | key | type | meaning |\n|---|---|---|\n",
+    );
+    let props = schema["properties"].as_object().unwrap();
+    for (key, prop) in props {
+        let ty = type_of(prop, &schema["$defs"]);
+        let desc = prop["description"]
+            .as_str()
+            .unwrap_or("")
+            .replace('\n', " ");
+        md.push_str(&format!("| `{key}` | {ty} | {desc} |\n"));
+    }
+    check_file("docs/job-keys.md", md);
 }
