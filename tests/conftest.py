@@ -1,0 +1,97 @@
+"""Shared fixtures. Every test runs the real `fslab-engine` (`make setup` builds it) and
+the real `fslab` command in a subprocess, so exit statuses and streams are the real ones."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fslab.engine import find_engine
+from fslab.errors import EngineError
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def engine() -> Path:
+    """The engine under test; the suite fails at once, with the reason, without one."""
+    try:
+        return find_engine()
+    except EngineError as e:
+        pytest.exit(f"{e.message}\nhint: {e.hint}", returncode=2)
+
+
+def fslab_command() -> list[str]:
+    """`.venv/bin/fslab` (the installed entry point) beside this interpreter, else
+    `python -m fslab`."""
+    script = Path(sys.executable).parent / "fslab"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "fslab"]
+
+
+def fslab_env(**extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("FORCE_COLOR", None)
+    env["NO_COLOR"] = "1"
+    env.update(extra)
+    return env
+
+
+def run_fslab(
+    *args: str | Path,
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 30,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*fslab_command(), *map(str, args)],
+        input=input,
+        capture_output=True,
+        text=True,
+        env=dict(env) if env is not None else fslab_env(),
+        timeout=timeout,
+        check=False,
+    )
+
+
+def write_job(path: Path, job: Mapping[str, Any]) -> Path:
+    """Writes `job` as TOML (a `.toml` path) or JSON (anything else); values are plain
+    strings, integers and booleans."""
+    if path.suffix == ".toml":
+        path.write_text("".join(f"{k} = {json.dumps(v)}\n" for k, v in job.items()))
+    else:
+        path.write_text(json.dumps(dict(job)))
+    return path
+
+
+@pytest.fixture
+def shm_file() -> Iterator[Path]:
+    """A path on tmpfs (/dev/shm) for a job's file, removed afterwards whatever happens."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        pytest.skip("needs a writable /dev/shm (tmpfs)")
+    path = shm / f"fslab-test-{uuid.uuid4().hex}.dat"
+    try:
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
+
+
+@pytest.fixture
+def disk_dir() -> Iterator[Path]:
+    """A fresh folder on the repository's own disk (not tmpfs: O_DIRECT must reach a real
+    block device), removed afterwards whatever happens."""
+    path = Path(tempfile.mkdtemp(prefix=".fslab-test-", dir=REPO))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

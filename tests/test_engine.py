@@ -1,0 +1,160 @@
+"""fslab.engine: finding the engine, running jobs, and reading its report."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fslab import engine as fe
+from fslab.engine import (
+    SCHEMA_VERSION,
+    EngineRun,
+    Report,
+    decode_hist,
+    find_engine,
+    hist_percentile,
+    run_job,
+)
+from fslab.errors import EngineError, ExitStatus, JobError
+
+NULL_JOB = {"ioengine": "null", "runtime": "200ms"}
+
+
+@pytest.fixture(scope="module")
+def null_run() -> EngineRun:
+    return run_job(NULL_JOB)
+
+
+def test_find_engine_honours_fslab_engine(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, engine: Path
+) -> None:
+    named = tmp_path / "my-engine"
+    named.symlink_to(engine)
+    monkeypatch.setenv("FSLAB_ENGINE", str(named))
+    assert find_engine() == named
+
+
+def test_find_engine_fails_clearly_when_fslab_engine_points_nowhere(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no-such-engine"
+    monkeypatch.setenv("FSLAB_ENGINE", str(missing))
+    with pytest.raises(EngineError) as err:
+        find_engine()
+    assert str(missing) in err.value.message
+    assert err.value.hint is not None and "FSLAB_ENGINE" in err.value.hint
+
+
+def test_find_engine_lists_every_place_it_looked(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("FSLAB_ENGINE", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(fe, "_candidate_dirs", lambda: iter([tmp_path / "a", tmp_path / "b"]))
+    with pytest.raises(EngineError) as err:
+        find_engine()
+    message = err.value.message
+    for place in ("$FSLAB_ENGINE", str(tmp_path / "a"), str(tmp_path / "b"), "PATH"):
+        assert place in message
+    assert err.value.hint is not None and "make setup" in err.value.hint
+
+
+def test_run_job_returns_a_typed_report(null_run: EngineRun) -> None:
+    report = null_run.report
+    assert null_run.exit_code == 0
+    assert report.schema_version == SCHEMA_VERSION
+    assert report.status == "ok" and not report.interrupted
+    assert report.job.ioengine == "null" and report.target.kind == "none"
+    read = report.result("read")
+    assert read is not None and report.result("write") is None
+    assert read.ios > 0 and read.bytes == read.ios * report.job.bs
+    assert read.lat_ns.min <= read.lat_ns.p50 <= read.lat_ns.p99 <= read.lat_ns.max
+    assert report.series.points and report.series.points[-1].read is not None
+
+
+def test_run_job_streams_progress_lines_to_the_callback() -> None:
+    lines: list[str] = []
+    run = run_job({**NULL_JOB, "runtime": "350ms", "interval": "100ms"}, progress_cb=lines.append)
+    assert len(lines) >= 3
+    assert all(line.startswith("[") and "IOPS" in line for line in lines)
+    assert "IOPS" not in run.stderr
+
+
+def test_run_job_raises_job_error_with_the_engines_words() -> None:
+    with pytest.raises(JobError) as err:
+        run_job({"rww": "read", "ioengine": "null"})
+    assert err.value.exit_status == ExitStatus.USAGE
+    assert "error: <stdin>: `rww`: unknown key" in err.value.stderr
+    assert "did you mean `rw`" in err.value.stderr
+    assert "`rww`" in err.value.message
+
+
+def test_report_from_json_refuses_a_newer_schema_version(null_run: EngineRun) -> None:
+    doc = {**null_run.document, "schema_version": 999}
+    with pytest.raises(EngineError) as err:
+        Report.from_json(doc)
+    assert "999" in err.value.message
+    assert err.value.hint is not None and "upgrade fslab" in err.value.hint
+
+
+def test_report_from_json_names_the_malformed_field(null_run: EngineRun) -> None:
+    doc: dict[str, Any] = copy.deepcopy(dict(null_run.document))
+    doc["results"][0]["lat_ns"]["p99"] = "fast"
+    with pytest.raises(EngineError, match=r"`results\[0\]\.lat_ns\.p99`: expected an integer"):
+        Report.from_json(doc)
+    doc = copy.deepcopy(dict(null_run.document))
+    del doc["cpu"]
+    with pytest.raises(EngineError, match="`cpu`: missing"):
+        Report.from_json(doc)
+
+
+def test_report_from_json_round_trips_the_engines_document(null_run: EngineRun) -> None:
+    assert Report.from_json(null_run.document) == null_run.report
+
+
+def _assert_hist_matches(run: EngineRun) -> None:
+    assert run.report.results
+    for result in run.report.results:
+        hist = decode_hist(result.hist)
+        lat = result.lat_ns
+        assert hist.get_total_count() == result.ios
+        # The package's own readings agree exactly where its rank rule cannot differ...
+        assert hist.get_value_at_percentile(50) == lat.p50
+        assert hist.get_max_value() == lat.max
+        assert hist.get_min_value() == lat.min
+        assert hist.get_mean_value() == pytest.approx(lat.mean, rel=1e-9)
+        # ...and every percentile is identical with the engine's rank, ceil(q x count);
+        # the package rounds the rank to nearest and may land one bucket lower.
+        for name, pct in (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99)):
+            assert hist_percentile(hist, pct) == getattr(lat, name), name
+        assert hist_percentile(hist, 99.9) == lat.p999
+        assert hist_percentile(hist, 99.99) == lat.p9999
+
+
+def test_hist_decodes_to_the_reports_latencies_on_the_null_engine(null_run: EngineRun) -> None:
+    _assert_hist_matches(null_run)
+
+
+def test_hist_decodes_to_the_reports_latencies_on_a_tmpfs_file(shm_file: Path) -> None:
+    run = run_job(
+        {
+            "filename": str(shm_file),
+            "size": "8m",
+            "rw": "randrw",
+            "ioengine": "sync",
+            "runtime": "300ms",
+        }
+    )
+    assert {r.op for r in run.report.results} == {"read", "write"}
+    _assert_hist_matches(run)
+
+
+def test_run_job_reads_a_job_file(tmp_path: Path) -> None:
+    job = tmp_path / "job.toml"
+    job.write_text('ioengine = "null"\nruntime = "100ms"\nbs = "8k"\n')
+    run = run_job(job)
+    assert run.report.job.bs == 8192
+    assert run.report.job.name == "job"
