@@ -106,8 +106,11 @@ fn run(path: &PathBuf, progress: bool) -> ExitCode {
     for w in &warnings {
         eprintln!("warning: {place}: {}", w.message);
     }
+    // The sliver a job ends with past its last boundary is folded into the point
+    // before it in the report; live, it is just not shown.
+    let sliver = job.interval / 20.0;
     let mut on_point = |p: &SeriesPoint| {
-        if progress {
+        if progress && p.dur_s >= sliver {
             eprintln!("{}", progress_line(p));
         }
     };

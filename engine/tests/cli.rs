@@ -395,3 +395,51 @@ fn writing_a_block_device_needs_the_explicit_flag() {
     ));
     assert_eq!(u(&op(&r, "read")["bytes"]), 1 << 20);
 }
+
+/// A file system on `Loop`, unmounted when dropped.
+struct Mounted {
+    dir: tempfile::TempDir,
+    lo: Loop,
+}
+
+impl Mounted {
+    fn ext4() -> Option<Self> {
+        let lo = Loop::new()?;
+        let ok = Command::new("mkfs.ext4").args(["-q", "-F", &lo.dev]).status().map(|s| s.success());
+        if ok.is_err() {
+            eprintln!("skipped: needs mkfs.ext4");
+            return None;
+        }
+        let dir = scratch(&repo_disk());
+        let st = Command::new("mount").arg(&lo.dev).arg(dir.path()).status().unwrap();
+        assert!(st.success());
+        Some(Self { dir, lo })
+    }
+}
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if Command::new("umount").arg(self.dir.path()).status().is_ok_and(|s| s.success()) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        eprintln!("warning: {} is still mounted from {}", self.dir.path().display(), self.lo.dev);
+    }
+}
+
+#[test]
+fn file_system_can_be_unmounted_the_moment_an_io_uring_job_ends() {
+    // Regression: a ring closed at exit dropped its registered file later, in a kernel
+    // work queue, so `umount` right after the engine failed with "target is busy".
+    let Some(m) = Mounted::ext4() else { return };
+    let f = m.dir.path().join("f");
+    run_ok(&format!(
+        "filename = {:?}\nsize = \"4m\"\nrw = \"randread\"\niodepth = 16\ndirect = true\nio_size = \"4m\"",
+        f.display().to_string()
+    ));
+    let out = Command::new("umount").arg(m.dir.path()).output().unwrap();
+    assert!(out.status.success(), "umount: {}", String::from_utf8_lossy(&out.stderr));
+    Command::new("mount").arg(&m.lo.dev).arg(m.dir.path()).status().unwrap();
+}

@@ -153,5 +153,13 @@ impl Queue {
                 }
             }
         }
+        // Closing a ring releases its registered file in a kernel work queue, after the
+        // process may have exited: a file system unmounted right after the engine
+        // would then still be busy. Unregistering waits for nothing in flight (none
+        // is) and drops the file here and now.
+        let _ = submitter.unregister_files();
+        if fixed {
+            let _ = submitter.unregister_buffers();
+        }
     }
 }
