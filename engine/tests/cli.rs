@@ -405,13 +405,20 @@ struct Mounted {
 impl Mounted {
     fn ext4() -> Option<Self> {
         let lo = Loop::new()?;
-        let ok = Command::new("mkfs.ext4").args(["-q", "-F", &lo.dev]).status().map(|s| s.success());
+        let ok = Command::new("mkfs.ext4")
+            .args(["-q", "-F", &lo.dev])
+            .status()
+            .map(|s| s.success());
         if ok.is_err() {
             eprintln!("skipped: needs mkfs.ext4");
             return None;
         }
         let dir = scratch(&repo_disk());
-        let st = Command::new("mount").arg(&lo.dev).arg(dir.path()).status().unwrap();
+        let st = Command::new("mount")
+            .arg(&lo.dev)
+            .arg(dir.path())
+            .status()
+            .unwrap();
         assert!(st.success());
         Some(Self { dir, lo })
     }
@@ -420,12 +427,20 @@ impl Mounted {
 impl Drop for Mounted {
     fn drop(&mut self) {
         for _ in 0..50 {
-            if Command::new("umount").arg(self.dir.path()).status().is_ok_and(|s| s.success()) {
+            if Command::new("umount")
+                .arg(self.dir.path())
+                .status()
+                .is_ok_and(|s| s.success())
+            {
                 return;
             }
             std::thread::sleep(Duration::from_millis(100));
         }
-        eprintln!("warning: {} is still mounted from {}", self.dir.path().display(), self.lo.dev);
+        eprintln!(
+            "warning: {} is still mounted from {}",
+            self.dir.path().display(),
+            self.lo.dev
+        );
     }
 }
 
@@ -440,6 +455,14 @@ fn file_system_can_be_unmounted_the_moment_an_io_uring_job_ends() {
         f.display().to_string()
     ));
     let out = Command::new("umount").arg(m.dir.path()).output().unwrap();
-    assert!(out.status.success(), "umount: {}", String::from_utf8_lossy(&out.stderr));
-    Command::new("mount").arg(&m.lo.dev).arg(m.dir.path()).status().unwrap();
+    assert!(
+        out.status.success(),
+        "umount: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Command::new("mount")
+        .arg(&m.lo.dev)
+        .arg(m.dir.path())
+        .status()
+        .unwrap();
 }
