@@ -16,6 +16,7 @@ lint:
 	$(VENV)/ruff check python tests bench scripts
 	$(VENV)/ruff format --check python tests bench scripts
 	$(VENV)/mypy python/fslab
+	$(VENV)/mypy --strict scripts/demo.py bench/vs-fio
 
 test-rust:
 	cargo test --release --locked

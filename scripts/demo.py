@@ -99,14 +99,22 @@ def main() -> int:
     row(table, "none", {"ioengine": "null", "rw": "randread"})
     row(table, "none", {"ioengine": "null", "rw": "randread", "numjobs": 2})
     with tempfile.TemporaryDirectory(prefix="fslab-demo-", dir="/dev/shm") as shm:
-        base = {"filename": str(Path(shm) / "demo.dat"), "size": "256m", "ioengine": "sync"}
+        base: dict[str, Any] = {
+            "filename": str(Path(shm) / "demo.dat"),
+            "size": "256m",
+            "ioengine": "sync",
+        }
         row(table, "tmpfs", {**base, "rw": "randread"})
         row(table, "tmpfs", {**base, "rw": "randwrite"})
     if os.geteuid() != 0:
         print("demo: not root, so no loop device: skipping ext4", file=sys.stderr)
     else:
         with ext4_on_loop() as mnt:
-            base = {"filename": str(mnt / "demo.dat"), "size": "512m", "direct": True}
+            base = {
+                "filename": str(mnt / "demo.dat"),
+                "size": "512m",
+                "direct": True,
+            }
             row(table, "ext4/loop", {**base, "rw": "randread"})
             row(table, "ext4/loop", {**base, "rw": "randread", "iodepth": 32})
             row(table, "ext4/loop", {**base, "rw": "randwrite", "iodepth": 32})

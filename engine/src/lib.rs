@@ -55,13 +55,12 @@ pub fn run(
     let go = Barrier::new(threads as usize + 1);
     let start_cell: OnceLock<Instant> = OnceLock::new();
     let setup_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
-    let cpu_before = cpu::usage();
     let start_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
 
-    let (outcomes, points, start) = std::thread::scope(|s| {
+    let (outcomes, points, start, cpu) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (t, file) in target.files.into_iter().enumerate() {
             let tx = tx.clone();
@@ -126,6 +125,8 @@ pub fn run(
         let start = Instant::now();
         start_cell.set(start).expect("set once");
         go.wait();
+        // Rings and buffers are set up by now: the CPU counted is the run's.
+        let cpu_before = cpu::usage();
         let mut series = SeriesBuilder::new(threads, start, job.interval(), job.ramp_time());
         for msg in rx {
             if let Some(p) = series.add(msg) {
@@ -136,9 +137,9 @@ pub fn run(
             .into_iter()
             .map(|h| h.join().expect("a worker thread panicked"))
             .collect();
-        (outcomes, series.finish(), start)
+        let cpu = cpu::since(&cpu_before, start.elapsed());
+        (outcomes, series.finish(), start, cpu)
     });
-    let cpu = cpu::since(&cpu_before, start.elapsed());
 
     if let Some(e) = setup_errors
         .into_inner()
