@@ -94,7 +94,7 @@ pub fn run(
                     match job.ioengine {
                         IoEngine::IoUring => {
                             if let Some(q) = queue {
-                                q.run(&mut w);
+                                q.run(&mut w, job.iodepth_batch_complete_min as usize);
                             }
                         }
                         IoEngine::Sync => io::sync::run(&mut w),
