@@ -38,6 +38,12 @@ enum Command {
         #[arg(long)]
         progress: bool,
     },
+    /// Check a job without running it: print it resolved (every default filled in) as
+    /// JSON, or its problems (exit 2). The target is not looked at.
+    Check {
+        /// The job file (`.toml`, `.json`) or `-`.
+        job: PathBuf,
+    },
     /// Print the JSON Schema of a job or of the report.
     Schema {
         #[arg(value_enum)]
@@ -71,15 +77,18 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run { job, progress } => run(&job, progress),
+        Command::Check { job } => match read_job(&job) {
+            Ok((_, resolved)) => {
+                println!("{}", serde_json::to_string(&resolved).expect("a job serializes"));
+                ExitCode::SUCCESS
+            }
+            Err(errors) => usage_error(&place_of(&job), &errors),
+        },
     }
 }
 
 fn run(path: &PathBuf, progress: bool) -> ExitCode {
-    let place = if path.as_os_str() == "-" {
-        "<stdin>".to_string()
-    } else {
-        path.display().to_string()
-    };
+    let place = place_of(path);
     let (spec, job) = match read_job(path) {
         Ok(j) => j,
         Err(errors) => return usage_error(&place, &errors),
@@ -140,6 +149,14 @@ fn run(path: &PathBuf, progress: bool) -> ExitCode {
             eprintln!("error: {place}: {e}");
             ExitCode::from(EXIT_FAILED)
         }
+    }
+}
+
+fn place_of(path: &PathBuf) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
     }
 }
 

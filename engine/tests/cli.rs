@@ -466,3 +466,26 @@ fn file_system_can_be_unmounted_the_moment_an_io_uring_job_ends() {
         .status()
         .unwrap();
 }
+
+#[test]
+fn check_resolves_a_job_without_running_it() {
+    let mut child = engine()
+        .args(["check", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"filename = \"/nonexistent/dir/f\"\nbs = \"8k\"\nruntime = \"1h\"")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let job: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(job["bs"], 8192);
+    assert_eq!(job["runtime"], 3600.0);
+    let out = engine().args(["check", "/nonexistent.toml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -13,8 +13,12 @@ from rich.console import Console
 from rich.text import Text
 
 from fslab import __version__
+from fslab.cli import cleanup as cleanup_cli
+from fslab.cli import plan as plan_cli
+from fslab.cli import run as run_cli
 from fslab.cli.job import job
 from fslab.errors import EngineError, ExitStatus, FslabError
+from fslab.study.load import StudyError
 
 _EXIT_TABLE = "\b\nExit status:\n" + "\n".join(
     f"  {status.value:<4} {status.name.lower():<12} {doc}"
@@ -47,6 +51,10 @@ def print_error(message: str, hint: str | None = None) -> None:
 
 
 def _report(e: FslabError) -> None:
+    if isinstance(e, StudyError):
+        for p in e.problems:
+            print_error(f"{p.where}: {p.what}", p.hint)
+        return
     if isinstance(e, EngineError) and e.stderr:
         # The engine's own words, as it said them (already `error: ...` / `hint: ...`).
         sys.stderr.write(e.stderr if e.stderr.endswith("\n") else e.stderr + "\n")
@@ -95,3 +103,5 @@ def main(traceback: bool) -> None:
 
 
 main.add_command(job)
+for _module in (plan_cli, run_cli, cleanup_cli):
+    main.add_command(_module.command)

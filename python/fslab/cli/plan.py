@@ -1,0 +1,104 @@
+"""`fslab plan STUDY`: validate, expand, and show what a run would do. Touches nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from fslab.errors import ExitStatus
+from fslab.study.check import engine_problems, param_problems, target_problems
+from fslab.study.load import StudyError, load_study
+from fslab.study.plan import Plan, expand
+from fslab.targets.provision import side_effects
+from fslab.targets.system import System
+from fslab.units import format_s
+
+
+def checked_plan(study_path: Path, scale: float) -> tuple[Plan, str]:
+    """Loads, expands and checks a study; raises StudyError listing every problem."""
+    study, text = load_study(study_path)
+    place = str(study_path)
+    problems = param_problems(study, place)
+    if problems:
+        raise StudyError(problems)
+    plan = expand(study, scale)
+    problems = target_problems(plan, System.probe(), place) + engine_problems(plan, place)
+    if problems:
+        raise StudyError(problems)
+    return plan, text
+
+
+def default_workdir(results: Path) -> Path:
+    return results.resolve().parent / "fslab-work"
+
+
+def _scale(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    if not 0 < value <= 1:
+        raise click.BadParameter(f"{value} is out of range (more than 0, at most 1)")
+    return value
+
+
+scale_option = click.option(
+    "--scale", type=float, default=1.0, show_default=True, callback=_scale,
+    help="Shrink file sizes, runtimes and images by this factor for a quick run.",
+)  # fmt: skip
+results_option = click.option(
+    "--results", type=click.Path(path_type=Path), default=Path("fslab-results.db"),
+    show_default=True, help="The results database.",
+)  # fmt: skip
+
+
+@click.command()
+@click.argument("study", type=click.Path(path_type=Path))
+@scale_option
+@results_option
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+def plan(study: Path, scale: float, results: Path, as_json: bool) -> ExitStatus:
+    """Check a study and show its points, time estimate and side effects; touch nothing."""
+    p, _ = checked_plan(study, scale)
+    workdir = default_workdir(results)
+    effects = {t.name: side_effects(t, workdir, scale) for t in p.targets()}
+    if as_json:
+        doc = {
+            "study": p.study.name,
+            "scale": scale,
+            "repeat": p.repeat,
+            "runs": len(p.runs()),
+            "estimate_s": round(p.estimate_s(), 1),
+            "points": [
+                {
+                    "id": pt.id,
+                    "target": pt.target.name,
+                    "workload": pt.workload,
+                    "kind": pt.kind,
+                    "params": pt.params,
+                }
+                for pt in p.points
+            ],
+            "side_effects": effects,
+        }
+        click.echo(json.dumps(doc, indent=2))
+        return ExitStatus.OK
+    out = Console(highlight=False)
+    table = Table(title=f"{p.study.name}: {len(p.points)} points x {p.repeat} repeats")
+    keys = sorted({k for pt in p.points for k in pt.params})
+    for col in ["#", "target", "workload", *keys]:
+        table.add_column(col)
+    for pt in p.points:
+        table.add_row(str(pt.seq + 1), pt.target.name, pt.workload,
+                      *[str(pt.params.get(k, "")) for k in keys])  # fmt: skip
+    out.print(table)
+    out.print(f"runs: {len(p.runs())}, estimated time: {format_s(p.estimate_s())}")
+    out.print(f"work directory: {workdir}")
+    for name, lines in effects.items():
+        out.print(f"target {name}:")
+        for line in lines:
+            out.print(f"  - {line}")
+    return ExitStatus.OK
+
+
+command = plan

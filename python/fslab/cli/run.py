@@ -1,0 +1,77 @@
+"""`fslab run STUDY`: run every point not yet done, store results, clean up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from fslab.cli.plan import checked_plan, default_workdir, results_option, scale_option
+from fslab.errors import ExitStatus
+from fslab.run import Progress as RunProgress
+from fslab.run import Runner
+from fslab.store.db import Results
+
+
+@click.command()
+@click.argument("study", type=click.Path(path_type=Path))
+@scale_option
+@results_option
+@click.option(
+    "--workdir", type=click.Path(path_type=Path), default=None,
+    help="Where images and mount points go. Default: fslab-work beside the results.",
+)  # fmt: skip
+def run(study: Path, scale: float, results: Path, workdir: Path | None) -> ExitStatus:
+    """Run a study (resuming: finished runs are skipped) and store the results."""
+    plan, text = checked_plan(study, scale)
+    db = Results.open(results)
+    try:
+        db.mark_stale_runs()
+        study_id = db.upsert_study(plan.study.name, str(study), text)
+        err = Console(stderr=True, highlight=False)
+        bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[live]}"),
+            console=err,
+        )
+        task = bar.add_task(plan.study.name, total=len(plan.runs()), live="")
+        hooks = RunProgress(
+            start=lambda total, done: bar.update(task, total=total, completed=done),
+            point=lambda label: bar.update(task, description=label, live=""),
+            live=lambda line: bar.update(task, live=line),
+            advance=lambda status: bar.advance(task),
+        )
+        runner = Runner(plan, db, study_id, workdir or default_workdir(results), hooks)
+        with bar:
+            outcome = runner.run()
+        for f in outcome.failures:
+            err.print(f"failed: {f}")
+        err.print(
+            f"{outcome.ok} runs ok, {outcome.failed} failed, {outcome.skipped} already done"
+            f"{', interrupted' if outcome.interrupted else ''}; results in {results}"
+        )
+        if outcome.interrupted:
+            err.print("hint: run the same command again to resume")
+            return ExitStatus.INTERRUPTED
+        if outcome.failed:
+            return ExitStatus.FAILED
+        err.print(f"next: fslab compare --results {results}")
+        return ExitStatus.OK
+    finally:
+        db.close()
+
+
+command = run

@@ -1,0 +1,202 @@
+"""Runs a plan: for each (repetition, point) provision the target, drop caches, run the
+engine, store, tear down. Every side effect is journaled before it happens (by
+`fslab.targets`, into the results database); finished runs are committed at once, so a
+re-run resumes where the last one stopped.
+
+Interruption: a first SIGINT/SIGTERM while the engine runs is passed to it, it reports
+what ran, the run is stored as `interrupted`, the target is torn down and the study
+stops. Outside the engine the same signal stops at the next safe place. During teardown
+signals are held off until it is complete; `fslab cleanup` undoes what a SIGKILL left.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from fslab.cleanup import undo_open
+from fslab.engine import EngineError, JobError, find_engine, run_job
+from fslab.environment import describe, drop_caches
+from fslab.errors import ExitStatus, FslabError
+from fslab.store.db import Results
+from fslab.study.model import TargetSpec
+from fslab.study.plan import Plan, Point
+from fslab.targets.provision import Provisioned, provision, teardown
+
+
+class Interrupted(FslabError):
+    exit_status = ExitStatus.INTERRUPTED
+
+
+@dataclass
+class Outcome:
+    ok: int = 0
+    failed: int = 0
+    skipped: int = 0
+    interrupted: bool = False
+    failures: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Progress:
+    """What the runner tells whoever shows progress (the CLI's rich bar)."""
+
+    start: Callable[[int, int], None] = lambda total, done: None
+    point: Callable[[str], None] = lambda label: None
+    live: Callable[[str], None] = lambda line: None
+    advance: Callable[[str], None] = lambda status: None
+
+
+_LIVE = re.compile(r"(read|write) (\d+) IOPS ([\d.]+) MiB/s")
+
+
+def live_summary(line: str) -> str:
+    """`read 52k IOPS 203 MiB/s` from an engine progress line."""
+    parts = [
+        f"{op} {int(iops):,} IOPS {float(mib):.0f} MiB/s" for op, iops, mib in _LIVE.findall(line)
+    ]
+    return "  ".join(parts)
+
+
+class _Signals:
+    """SIGINT/SIGTERM outside the engine: remember, stop at the next safe place."""
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+        self.holding = False
+
+    def handler(self, signum: int, _frame: FrameType | None) -> None:
+        self.received = signum
+        if not self.holding:
+            raise KeyboardInterrupt
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        old = {s: signal.signal(s, self.handler) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for s, h in old.items():
+                signal.signal(s, h)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Teardown must finish: signals only mark that the user wants to stop."""
+        was, self.holding = self.holding, True
+        try:
+            yield
+        finally:
+            self.holding = was
+
+
+class Runner:
+    def __init__(
+        self,
+        plan: Plan,
+        db: Results,
+        study_id: int,
+        workdir: Path,
+        progress: Progress | None = None,
+    ) -> None:
+        self.plan = plan
+        self.db = db
+        self.study_id = study_id
+        self.workdir = workdir
+        self.progress = progress or Progress()
+        self.signals = _Signals()
+        self.engine = find_engine()
+        self.env_id = db.environment_id(describe(self.engine))
+        self.kept: dict[str, Provisioned] = {}
+
+    def run(self) -> Outcome:
+        out = Outcome()
+        for p in self.plan.points:
+            spec = p.target.model_dump(mode="json", exclude_none=True)
+            self.db.add_point(
+                p.id, self.study_id, p.seq, p.target.name, p.workload, p.kind, spec, p.params
+            )
+        todo = [(rep, p) for rep, p in self.plan.runs() if rep not in self.db.done_reps(p.id)]
+        out.skipped = len(self.plan.runs()) - len(todo)
+        self.progress.start(len(self.plan.runs()), out.skipped)
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        with self.signals.installed():
+            try:
+                for rep, point in todo:
+                    if self.signals.received:
+                        out.interrupted = True
+                        break
+                    status = self._one(rep, point, out)
+                    self.progress.advance(status)
+                    if status == "interrupted":
+                        out.interrupted = True
+                        break
+            except KeyboardInterrupt:
+                out.interrupted = True
+            finally:
+                with self.signals.held():
+                    for p in self.kept.values():
+                        teardown(p, self.db.journal(None))
+                    self.kept.clear()
+        return out
+
+    def _target(self, spec: TargetSpec, run_id: int) -> tuple[Provisioned, bool]:
+        """The provisioned target for a run, and whether to tear it down after it."""
+        if self.plan.study.reuse:
+            if spec.name not in self.kept:
+                self.kept[spec.name] = provision(spec, self.workdir, self.db.journal(run_id),
+                                                 scale=self.plan.scale)  # fmt: skip
+            return self.kept[spec.name], False
+        return provision(spec, self.workdir, self.db.journal(run_id), scale=self.plan.scale), True
+
+    def _one(self, rep: int, point: Point, out: Outcome) -> str:
+        label = f"{point.label()} #{rep + 1}"
+        self.progress.point(label)
+        run_id = self.db.start_run(point.id, rep, self.env_id)
+        prov: Provisioned | None = None
+        owned = False
+        status = "failed"
+        try:
+            prov, owned = self._target(point.target, run_id)
+            caches = drop_caches()
+            self.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
+            result = run_job(
+                point.job(prov.workdir),
+                engine=self.engine,
+                progress_cb=lambda line: self.progress.live(live_summary(line)),
+            )
+            status = {0: "ok", 130: "interrupted"}.get(result.exit_code, "failed")
+            err = None if status == "ok" else (result.stderr.strip() or result.report.status)
+            self.db.finish_run(
+                run_id, status, report=result.report, engine_json=result.stdout, error=err
+            )
+            if status == "failed":
+                out.failed += 1
+                out.failures.append(f"{label}: {err}")
+            elif status == "ok":
+                out.ok += 1
+            return status
+        except KeyboardInterrupt:
+            status = "interrupted"
+            self.db.finish_run(run_id, status, error="interrupted before the engine reported")
+            raise
+        except (JobError, EngineError, FslabError) as e:
+            # A point that cannot run is recorded and the study goes on.
+            msg = e.message + (f" ({e.hint})" if e.hint else "")
+            if isinstance(e, EngineError) and e.stderr:
+                msg = e.stderr.strip()
+            self.db.finish_run(run_id, "failed", error=msg)
+            out.failed += 1
+            out.failures.append(f"{label}: {msg}")
+            return "failed"
+        finally:
+            with self.signals.held():
+                if prov is not None and owned:
+                    teardown(prov, self.db.journal(run_id))
+                if prov is None or owned:
+                    # Whatever a half-made target left behind.
+                    undo_open(self.db, run_id)

@@ -1,0 +1,280 @@
+"""The results database: one SQLite file (WAL), schema in schema.sql, versioned by
+`PRAGMA user_version` and migrated forward; a file from a newer fslab is refused.
+
+Every point is committed as soon as it completes, so a study can be resumed, and every
+side effect is journaled before it happens, so `fslab cleanup` can undo a killed run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+from fslab.engine import Report
+from fslab.errors import FslabError
+from fslab.store.migrations import MIGRATIONS
+
+SCHEMA_VERSION = 1
+
+
+class StoreError(FslabError):
+    """The results database cannot be used."""
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    id: int
+    run_id: int | None
+    action: str
+    subject: str
+    details: dict[str, Any]
+    state: str
+
+
+def _schema_sql() -> str:
+    return files("fslab.store").joinpath("schema.sql").read_text()
+
+
+class Results:
+    """An open results database."""
+
+    def __init__(self, con: sqlite3.Connection, path: Path) -> None:
+        self.con = con
+        self.path = path
+
+    @classmethod
+    def open(cls, path: Path, *, create: bool = True) -> Results:
+        if not path.exists() and not create:
+            raise StoreError(
+                f"{path}: no results database here",
+                hint="run a study first: `fslab run STUDY.toml`, or pass `--results DB`",
+            )
+        if not path.parent.is_dir():
+            raise StoreError(
+                f"{path}: the directory `{path.parent}` does not exist",
+                hint="create it, or pass `--results` with a path in an existing directory",
+            )
+        try:
+            con = sqlite3.connect(path, isolation_level=None, timeout=30)
+            con.execute("PRAGMA journal_mode = WAL")
+            con.execute("PRAGMA foreign_keys = ON")
+            con.execute("PRAGMA synchronous = NORMAL")
+            version = con.execute("PRAGMA user_version").fetchone()[0]
+        except sqlite3.DatabaseError as e:
+            raise StoreError(
+                f"{path}: not a results database ({e})",
+                hint="pass `--results` with another path",
+            ) from e
+        if version > SCHEMA_VERSION:
+            con.close()
+            raise StoreError(
+                f"{path}: written by a newer fslab (schema {version}, this one reads up to "
+                f"{SCHEMA_VERSION})",
+                hint="upgrade fslab to read it",
+            )
+        db = cls(con, path)
+        if version == 0:
+            if con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                con.close()
+                raise StoreError(
+                    f"{path}: an SQLite file that is not a fslab results database",
+                    hint="pass `--results` with another path",
+                )
+            with db.tx():
+                con.executescript(_schema_sql())
+                con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        else:
+            for to in range(version + 1, SCHEMA_VERSION + 1):
+                with db.tx():
+                    MIGRATIONS[to](con)
+                    con.execute(f"PRAGMA user_version = {to}")
+        return db
+
+    def close(self) -> None:
+        self.con.close()
+
+    @contextmanager
+    def tx(self) -> Iterator[sqlite3.Connection]:
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.con
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    # ------------------------------------------------------------------ studies, points
+
+    def upsert_study(self, name: str, path: str | None, toml_text: str) -> int:
+        with self.tx() as c:
+            row = c.execute("SELECT id FROM study WHERE name = ?", (name,)).fetchone()
+            if row:
+                c.execute(
+                    "UPDATE study SET path = ?, toml = ? WHERE id = ?", (path, toml_text, row[0])
+                )
+                return int(row[0])
+            cur = c.execute(
+                "INSERT INTO study (name, path, toml, created_at) VALUES (?, ?, ?, ?)",
+                (name, path, toml_text, time.time()),
+            )
+            return int(cur.lastrowid or 0)
+
+    def add_point(
+        self,
+        point_id: str,
+        study_id: int,
+        seq: int,
+        target: str,
+        workload: str,
+        kind: str,
+        target_spec: Mapping[str, Any],
+        params: Mapping[str, Any],
+    ) -> None:
+        with self.tx() as c:
+            c.execute(
+                "INSERT INTO point (id, study_id, seq, target, workload, kind, target_spec, params)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, study_id = excluded.study_id",
+                (point_id, study_id, seq, target, workload, kind,
+                 json.dumps(target_spec, sort_keys=True), json.dumps(params, sort_keys=True)),
+            )  # fmt: skip
+
+    def done_reps(self, point_id: str) -> set[int]:
+        rows = self.con.execute(
+            "SELECT rep FROM run WHERE point_id = ? AND status = 'ok'", (point_id,)
+        ).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def environment_id(self, env: Mapping[str, Any]) -> int:
+        key = json.dumps(env, sort_keys=True)
+        h = hashlib.sha256(key.encode()).hexdigest()[:16]
+        with self.tx() as c:
+            row = c.execute("SELECT id FROM environment WHERE hash = ?", (h,)).fetchone()
+            if row:
+                return int(row[0])
+            cur = c.execute(
+                "INSERT INTO environment (hash, kernel, cpu_model, cores, mem_bytes, tools)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                (h, env["kernel"], env["cpu_model"], env["cores"], env["mem_bytes"],
+                 json.dumps(env.get("tools", {}), sort_keys=True)),
+            )  # fmt: skip
+            return int(cur.lastrowid or 0)
+
+    # ------------------------------------------------------------------------- runs
+
+    def start_run(self, point_id: str, rep: int, environment_id: int) -> int:
+        """A new run of `point_id`; an earlier failed or interrupted run of the same
+        repetition is replaced."""
+        with self.tx() as c:
+            old = c.execute(
+                "SELECT id FROM run WHERE point_id = ? AND rep = ?", (point_id, rep)
+            ).fetchone()
+            if old:
+                c.execute("UPDATE journal SET run_id = NULL WHERE run_id = ?", (old[0],))
+                c.execute("DELETE FROM run WHERE id = ?", (old[0],))
+            cur = c.execute(
+                "INSERT INTO run (point_id, rep, status, started_at, environment_id)"
+                " VALUES (?, ?, 'running', ?, ?)",
+                (point_id, rep, time.time(), environment_id),
+            )
+            return int(cur.lastrowid or 0)
+
+    def set_effective(self, run_id: int, effective: Mapping[str, Any]) -> None:
+        with self.tx() as c:
+            c.execute(
+                "UPDATE run SET effective = ? WHERE id = ?",
+                (json.dumps(effective, sort_keys=True, default=str), run_id),
+            )
+
+    def finish_run(
+        self,
+        run_id: int,
+        status: str,
+        *,
+        report: Report | None = None,
+        engine_json: str | None = None,
+        error: str | None = None,
+    ) -> None:
+        with self.tx() as c:
+            c.execute(
+                "UPDATE run SET status = ?, ended_at = ?, engine_json = ?, runtime_s = ?,"
+                " error = ? WHERE id = ?",
+                (status, time.time(), engine_json, report.runtime_s if report else None,
+                 error, run_id),
+            )  # fmt: skip
+            if report is None:
+                return
+            for r in report.results:
+                lat = r.lat_ns
+                c.execute(
+                    "INSERT INTO metric VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (run_id, r.op, r.ios, r.bytes, r.iops, r.bw_bytes, lat.min, lat.mean,
+                     lat.stdev, lat.max, lat.p50, lat.p90, lat.p95, lat.p99, lat.p999,
+                     lat.p9999, r.hist),
+                )  # fmt: skip
+            for p in report.series.points:
+                for op, o in (("read", p.read), ("write", p.write)):
+                    if o is None:
+                        continue
+                    c.execute(
+                        "INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        (run_id, p.t_s, op, int(p.ramp), o.iops, o.bw_bytes, o.lat_mean_ns,
+                         o.lat_p99_ns),
+                    )  # fmt: skip
+
+    def mark_stale_runs(self) -> int:
+        """Runs left `running` by a killed fslab become `interrupted`."""
+        with self.tx() as c:
+            cur = c.execute(
+                "UPDATE run SET status = 'interrupted', ended_at = ? WHERE status = 'running'",
+                (time.time(),),
+            )
+            return cur.rowcount
+
+    # ---------------------------------------------------------------------- journal
+
+    def journal(self, run_id: int | None) -> SQLiteJournal:
+        return SQLiteJournal(self, run_id)
+
+    def open_journal_entries(self) -> list[JournalEntry]:
+        """Side effects not yet undone, newest first (the order to undo them in)."""
+        rows = self.con.execute(
+            "SELECT id, run_id, action, subject, details, state FROM journal"
+            " WHERE state != 'undone' ORDER BY id DESC"
+        ).fetchall()
+        return [JournalEntry(int(r[0]), r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+
+
+class SQLiteJournal:
+    """`fslab.targets.journal.Journal` backed by the results database."""
+
+    def __init__(self, db: Results, run_id: int | None) -> None:
+        self.db = db
+        self.run_id = run_id
+
+    def record(self, action: str, subject: str, details: dict[str, Any]) -> int:
+        with self.db.tx() as c:
+            cur = c.execute(
+                "INSERT INTO journal (run_id, action, subject, details, state, created_at)"
+                " VALUES (?, ?, ?, ?, 'pending', ?)",
+                (self.run_id, action, subject, json.dumps(details, default=str), time.time()),
+            )
+            return int(cur.lastrowid or 0)
+
+    def done(self, entry_id: int) -> None:
+        self._set(entry_id, "done")
+
+    def undone(self, entry_id: int) -> None:
+        self._set(entry_id, "undone")
+
+    def _set(self, entry_id: int, state: str) -> None:
+        with self.db.tx() as c:
+            c.execute("UPDATE journal SET state = ? WHERE id = ?", (state, entry_id))

@@ -1,0 +1,101 @@
+-- fslab results database, schema version 1 (PRAGMA user_version).
+-- The readable source of truth; migrations.py moves older files forward.
+-- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
+
+CREATE TABLE study (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    path        TEXT,               -- the study file as given
+    toml        TEXT NOT NULL,      -- its text, so results carry what produced them
+    created_at  REAL NOT NULL       -- unix seconds
+) STRICT;
+
+-- The machine a run ran on: kernel, CPU, memory, tool versions.
+CREATE TABLE environment (
+    id          INTEGER PRIMARY KEY,
+    hash        TEXT NOT NULL UNIQUE,
+    kernel      TEXT NOT NULL,
+    cpu_model   TEXT NOT NULL,
+    cores       INTEGER NOT NULL,
+    mem_bytes   INTEGER NOT NULL,
+    tools       TEXT NOT NULL       -- JSON {"fio": "3.33", "mkfs.ext4": "1.47.0", ...}
+) STRICT;
+
+-- One point of the plan: a target x a workload x one value per sweep axis.
+-- `id` is a hash of the normalized configuration: the resume key.
+CREATE TABLE point (
+    id          TEXT PRIMARY KEY,
+    study_id    INTEGER NOT NULL REFERENCES study(id),
+    seq         INTEGER NOT NULL,   -- order in the plan
+    target      TEXT NOT NULL,      -- target name
+    workload    TEXT NOT NULL,      -- workload name
+    kind        TEXT NOT NULL,      -- block | files | oltp | ...
+    target_spec TEXT NOT NULL,      -- JSON of the target as written (normalized)
+    params      TEXT NOT NULL       -- JSON {"rw": "randread", "bs": 8192, "threads": 4, ...}
+) STRICT;
+
+-- One repetition of a point.
+CREATE TABLE run (
+    id          INTEGER PRIMARY KEY,
+    point_id    TEXT NOT NULL REFERENCES point(id),
+    rep         INTEGER NOT NULL,   -- 0-based repetition
+    status      TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed', 'interrupted')),
+    started_at  REAL NOT NULL,
+    ended_at    REAL,
+    environment_id INTEGER REFERENCES environment(id),
+    effective   TEXT,               -- JSON: mkfs/mount options in effect, tool output
+    engine_json TEXT,               -- the engine's report, as it printed it
+    runtime_s   REAL,
+    error       TEXT,
+    UNIQUE (point_id, rep)
+) STRICT;
+
+-- Per-operation results of a run (op: read | write).
+CREATE TABLE metric (
+    run_id      INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+    op          TEXT NOT NULL,
+    ios         INTEGER NOT NULL,
+    bytes       INTEGER NOT NULL,
+    iops        REAL NOT NULL,
+    bw_bytes    REAL NOT NULL,
+    lat_min_ns  INTEGER NOT NULL,
+    lat_mean_ns REAL NOT NULL,
+    lat_stdev_ns REAL NOT NULL,
+    lat_max_ns  INTEGER NOT NULL,
+    lat_p50_ns  INTEGER NOT NULL,
+    lat_p90_ns  INTEGER NOT NULL,
+    lat_p95_ns  INTEGER NOT NULL,
+    lat_p99_ns  INTEGER NOT NULL,
+    lat_p999_ns INTEGER NOT NULL,
+    lat_p9999_ns INTEGER NOT NULL,
+    hist        TEXT NOT NULL,      -- HdrHistogram V2+DEFLATE base64, mergeable
+    PRIMARY KEY (run_id, op)
+) STRICT;
+
+-- The engine's time series (one row per interval and op).
+CREATE TABLE series (
+    run_id      INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+    t_s         REAL NOT NULL,
+    op          TEXT NOT NULL,
+    ramp        INTEGER NOT NULL,
+    iops        REAL NOT NULL,
+    bw_bytes    REAL NOT NULL,
+    lat_mean_ns REAL NOT NULL,
+    lat_p99_ns  INTEGER NOT NULL,
+    PRIMARY KEY (run_id, t_s, op)
+) STRICT;
+
+-- Every side effect, written BEFORE it happens, so a killed run can be undone
+-- (`fslab cleanup`). state: pending (about to happen, may have), done, undone.
+CREATE TABLE journal (
+    id          INTEGER PRIMARY KEY,
+    run_id      INTEGER REFERENCES run(id),
+    action      TEXT NOT NULL,      -- image | loop | mkfs | mount | mkdir | fscrypt_key
+    subject     TEXT NOT NULL,      -- the path or device it concerns
+    details     TEXT NOT NULL,      -- JSON: what undo needs (e.g. the image behind a loop device)
+    state       TEXT NOT NULL CHECK (state IN ('pending', 'done', 'undone')),
+    created_at  REAL NOT NULL
+) STRICT;
+
+CREATE INDEX run_point ON run(point_id);
+CREATE INDEX journal_open ON journal(state) WHERE state != 'undone';

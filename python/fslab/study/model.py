@@ -1,0 +1,225 @@
+"""A study as written: targets x workloads, typed and checked (pydantic, all errors at once).
+
+Sizes are kept as the user wrote them (`"8GiB"`) and parsed with `parse_size`; the
+resolved byte counts live in the plan. Workload keys are the engine's job keys (fio's
+names), except two that read better in a study: `threads` (the engine's `numjobs`) and
+`file_size` (the engine's `size`). Any workload parameter given as a list is a sweep axis.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+FS_KINDS = ("ext4", "xfs", "btrfs")
+BTRFS_PROFILES = (
+    "single",
+    "dup",
+    "raid0",
+    "raid1",
+    "raid1c3",
+    "raid1c4",
+    "raid10",
+    "raid5",
+    "raid6",
+)
+# Devices each btrfs profile needs at least (mkfs.btrfs refuses fewer).
+BTRFS_MIN_DEVICES = {
+    "single": 1, "dup": 1, "raid0": 2, "raid1": 2, "raid1c3": 3, "raid1c4": 4,
+    "raid10": 2, "raid5": 2, "raid6": 3,
+}  # fmt: skip
+ENCRYPTIONS = ("fscrypt", "dm-crypt")
+
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+
+
+def parse_size(value: str | int) -> int:
+    """`4k`, `64KiB`, `1g`, `1.5GiB` or a byte count -> bytes (binary units, like the engine)."""
+    if isinstance(value, bool):
+        raise ValueError(f"`{value}` is not a size")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"`{value}` is not a size")
+        return value
+    m = _SIZE_RE.match(value)
+    if not m:
+        raise ValueError(f"`{value}` is not a size (write e.g. `4KiB`, `64k`, `8GiB`)")
+    number, unit, _ = m.groups()
+    n = float(number) * _UNITS[unit.lower()]
+    if n != int(n):
+        raise ValueError(f"`{value}` is not a whole number of bytes")
+    return int(n)
+
+
+Size = Annotated[str | int, Field(description="bytes, or a string such as `4KiB`, `8GiB`")]
+
+
+def _check_size(v: str | int | None) -> str | int | None:
+    if v is not None:
+        parse_size(v)
+    return v
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class LoopSpec(Strict):
+    """Image files in the work directory, attached as loop devices."""
+
+    size: Size = "4GiB"
+    count: int = Field(1, ge=1, le=16)
+    # The loop driver's own direct I/O to its backing file (`losetup --direct-io=on`):
+    # I/O then reaches the backing disk instead of stopping in the page cache.
+    direct_io: bool = False
+
+    _size = field_validator("size")(_check_size)
+
+
+class TargetSpec(Strict):
+    """Where workloads run: a provisioned file system, an existing directory, or devices."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
+    fs: Literal["ext4", "xfs", "btrfs"] | None = None
+    loop: LoopSpec | None = None
+    dir: str | None = None
+    device: list[str] | None = None
+    block_size: Size | None = None
+    cluster_size: Size | None = None
+    checksums: bool | None = None
+    profile: str | None = None
+    metadata_profile: str | None = None
+    encryption: Literal["fscrypt", "dm-crypt"] | None = None
+    mkfs_args: list[str] = []
+    mount_options: list[str] = []
+
+    _sizes = field_validator("block_size", "cluster_size")(_check_size)
+
+    @field_validator("profile", "metadata_profile")
+    @classmethod
+    def _profile(cls, v: str | None) -> str | None:
+        if v is not None and v not in BTRFS_PROFILES:
+            raise ValueError(f"`{v}` is not a btrfs profile; allowed: {', '.join(BTRFS_PROFILES)}")
+        return v
+
+    @model_validator(mode="after")
+    def _combinations(self) -> TargetSpec:
+        places = [k for k in ("loop", "dir", "device") if getattr(self, k) is not None]
+        if len(places) > 1:
+            raise ValueError(f"give one of `loop`, `dir`, `device`, not {' and '.join(places)}")
+        if self.dir is not None:
+            extra = [
+                k
+                for k in ("fs", "block_size", "cluster_size", "checksums", "profile",
+                          "metadata_profile", "encryption")
+                if getattr(self, k) is not None
+            ] + [k for k in ("mkfs_args", "mount_options") if getattr(self, k)]  # fmt: skip
+            if extra:
+                raise ValueError(
+                    f"a `dir` target is used as it is: {', '.join(extra)} cannot apply to it"
+                )
+        elif self.fs is None:
+            raise ValueError("needs `fs` (ext4, xfs, btrfs), or `dir` for an existing directory")
+        fs = self.fs
+        if (self.profile or self.metadata_profile) and fs != "btrfs":
+            raise ValueError("`profile` and `metadata_profile` are btrfs settings")
+        if self.cluster_size is not None and fs != "ext4":
+            raise ValueError(
+                "`cluster_size` is ext4's bigalloc; for xfs and btrfs use `block_size`"
+            )
+        if self.encryption == "fscrypt" and fs != "ext4":
+            raise ValueError('`encryption = "fscrypt"` is supported on ext4 here')
+        devices = self.device_count
+        for key in ("profile", "metadata_profile"):
+            p = getattr(self, key)
+            if p is not None and devices < BTRFS_MIN_DEVICES[p]:
+                raise ValueError(
+                    f"btrfs {key} `{p}` needs at least {BTRFS_MIN_DEVICES[p]} devices, "
+                    f"the target has {devices} (set `loop.count`)"
+                )
+        if devices > 1 and fs != "btrfs":
+            raise ValueError(
+                f"{fs} uses one device; several devices need btrfs (md RAID is not supported yet)"
+            )
+        return self
+
+    @property
+    def device_count(self) -> int:
+        if self.device is not None:
+            return len(self.device)
+        return self.loop.count if self.loop is not None else 1
+
+    @property
+    def effective_loop(self) -> LoopSpec | None:
+        """The loop devices to make: the spec's, or the default when nothing else is given."""
+        if self.dir is not None or self.device is not None:
+            return None
+        return self.loop or LoopSpec()
+
+
+Scalar = str | int | float | bool
+Param = Scalar | list[Scalar]
+
+
+class WorkloadSpec(Strict):
+    """A block workload; each list-valued key is a sweep axis."""
+
+    kind: Literal["block"] = "block"
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
+    rw: Param = "randread"
+    bs: Param = "4KiB"
+    threads: Param = 1
+    iodepth: Param = 1
+    file_size: Param = "1GiB"
+    runtime: Param = "10s"
+    ramp_time: Param = "0s"
+    direct: Param = True
+    ioengine: Param = "io_uring"
+    rwmixread: Param | None = None
+    io_size: Param | None = None
+    fsync: Param | None = None
+    end_fsync: Param | None = None
+    iodepth_batch_complete_min: Param | None = None
+    buffer_content: Param | None = None
+    randseed: Param | None = None
+    interval: Param | None = None
+
+    def params(self) -> dict[str, list[Scalar]]:
+        """Every parameter as a list of values (a sweep axis of length 1 when scalar)."""
+        out: dict[str, list[Scalar]] = {}
+        for key, value in self.model_dump(exclude={"kind", "name"}).items():
+            if value is None:
+                continue
+            out[key] = list(value) if isinstance(value, list) else [value]
+        return out
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_empty_axes(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for k, v in data.items():
+                if isinstance(v, list) and not v:
+                    raise ValueError(f"`{k}` is an empty list: a sweep axis needs a value")
+        return data
+
+
+class Study(Strict):
+    name: str
+    description: str | None = None
+    repeat: int = Field(1, ge=1, le=100)
+    # A fresh file system for every run (the default), or one per target kept for all.
+    reuse: bool = False
+    workdir: str | None = None
+    target: list[TargetSpec] = Field(min_length=1)
+    workload: list[WorkloadSpec] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> Study:
+        names = [t.name for t in self.target]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"target names must be unique: {', '.join(dupes)} repeated")
+        return self

@@ -1,0 +1,172 @@
+"""A study expanded into points: targets x workloads x one value per sweep axis.
+
+Each point has a stable id, a hash of its normalized configuration (the target as
+written, the workload kind, every parameter with sizes in bytes and durations in
+seconds), so a re-run finds what is done and skips it. Repetitions are interleaved
+(every point once, then every point again) so a slow drift of the machine spreads
+over all targets instead of landing on the last one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fslab.study.model import Scalar, Study, TargetSpec, WorkloadSpec, parse_size
+
+# Study words that the engine spells the fio way.
+ENGINE_KEY = {"threads": "numjobs", "file_size": "size"}
+SIZE_KEYS = ("bs", "file_size", "io_size")
+DURATION_KEYS = ("runtime", "ramp_time", "interval")
+MIN_RUNTIME_S = 1.0
+MIN_FILE_SIZE = 16 << 20
+# Seconds a run costs besides its runtime and ramp: mkfs, mount, layout start, teardown.
+RUN_OVERHEAD_S = 3.0
+LAYOUT_BYTES_PER_S = 400 << 20
+
+_DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s|m|min|h)?\s*$")
+_DURATION_UNIT = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0, None: 1.0, "m": 60.0,
+                  "min": 60.0, "h": 3600.0}  # fmt: skip
+
+
+def parse_duration(value: Scalar) -> float:
+    """`30s`, `500ms`, `2m` or a number of seconds -> seconds."""
+    if isinstance(value, bool):
+        raise ValueError(f"`{value}` is not a duration")
+    if isinstance(value, int | float):
+        return float(value)
+    m = _DURATION_RE.match(value)
+    if not m:
+        raise ValueError(f"`{value}` is not a duration (write e.g. `500ms`, `30s`, `2m`)")
+    return float(m.group(1)) * _DURATION_UNIT[m.group(2)]
+
+
+def normalize(key: str, value: Scalar) -> Scalar:
+    """A parameter in canonical form: sizes in bytes, durations in seconds."""
+    if key in SIZE_KEYS:
+        return parse_size(value) if not isinstance(value, float | bool) else value
+    if key in DURATION_KEYS:
+        return parse_duration(value)
+    return value
+
+
+def _scale_params(params: dict[str, Scalar], scale: float) -> dict[str, Scalar]:
+    if scale == 1.0:
+        return params
+    out = dict(params)
+    for key in ("file_size", "io_size"):
+        if isinstance(out.get(key), int):
+            v = int(out[key]) * scale
+            out[key] = max(MIN_FILE_SIZE, int(v) // (1 << 20) * (1 << 20))
+    for key in ("runtime", "ramp_time"):
+        v = out.get(key)
+        if isinstance(v, float) and v > 0:
+            out[key] = max(MIN_RUNTIME_S if key == "runtime" else 0.0, round(v * scale, 3))
+    return out
+
+
+@dataclass(frozen=True)
+class Point:
+    id: str
+    seq: int
+    target: TargetSpec
+    workload: str
+    kind: str
+    params: dict[str, Scalar] = field(hash=False)
+    """Canonical values, scaled: sizes in bytes, durations in seconds."""
+
+    def label(self) -> str:
+        p = self.params
+        parts = [str(p.get("rw", "")), _human_size(p.get("bs")), f"QD{p.get('iodepth', 1)}"]
+        if p.get("threads", 1) != 1:
+            parts.append(f"x{p['threads']}")
+        return f"{self.target.name} {self.workload} " + " ".join(x for x in parts if x)
+
+    def job(self, directory: Path) -> dict[str, Any]:
+        """The engine job for this point, its file inside `directory`."""
+        job: dict[str, Any] = {"name": "fslab", "filename": str(directory / "fslab.dat")}
+        for key, value in self.params.items():
+            job[ENGINE_KEY.get(key, key)] = value
+        return job
+
+    def estimate_s(self) -> float:
+        runtime = float(self.params.get("runtime", 0) or 0)
+        ramp = float(self.params.get("ramp_time", 0) or 0)
+        layout = int(self.params.get("file_size", 0) or 0) / LAYOUT_BYTES_PER_S
+        return runtime + ramp + layout + RUN_OVERHEAD_S
+
+
+def _human_size(v: Scalar | None) -> str:
+    if not isinstance(v, int) or isinstance(v, bool):
+        return ""
+    for unit, mult in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if v >= mult and v % mult == 0:
+            return f"{v // mult}{unit}"
+    return str(v)
+
+
+@dataclass(frozen=True)
+class Plan:
+    study: Study
+    points: list[Point]
+    scale: float
+
+    @property
+    def repeat(self) -> int:
+        return self.study.repeat
+
+    def runs(self) -> list[tuple[int, Point]]:
+        """(repetition, point) in the order they run: repetitions interleaved."""
+        return [(rep, p) for rep in range(self.repeat) for p in self.points]
+
+    def estimate_s(self) -> float:
+        return sum(p.estimate_s() for p in self.points) * self.repeat
+
+    def targets(self) -> list[TargetSpec]:
+        return list(self.study.target)
+
+
+def workload_name(w: WorkloadSpec, i: int, all_: list[WorkloadSpec]) -> str:
+    if w.name:
+        return w.name
+    same_kind = [x for x in all_ if x.kind == w.kind]
+    return w.kind if len(same_kind) == 1 else f"{w.kind}{i + 1}"
+
+
+def point_id(target: TargetSpec, kind: str, params: dict[str, Scalar]) -> str:
+    key = {
+        "target": target.model_dump(mode="json", exclude_none=True),
+        "kind": kind,
+        "params": params,
+    }
+    blob = json.dumps(key, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def expand(study: Study, scale: float = 1.0) -> Plan:
+    """Every point of the study, in order: target-major, then workload, then sweeps."""
+    points: list[Point] = []
+    for target in study.target:
+        for wi, w in enumerate(study.workload):
+            name = workload_name(w, wi, study.workload)
+            axes = w.params()
+            keys = list(axes)
+            for combo in itertools.product(*(axes[k] for k in keys)):
+                params = {k: normalize(k, v) for k, v in zip(keys, combo, strict=True)}
+                params = _scale_params(params, scale)
+                points.append(
+                    Point(
+                        id=point_id(target, w.kind, params),
+                        seq=len(points),
+                        target=target,
+                        workload=name,
+                        kind=w.kind,
+                        params=params,
+                    )
+                )
+    return Plan(study=study, points=points, scale=scale)

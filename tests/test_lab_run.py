@@ -1,0 +1,178 @@
+"""`fslab run` end to end on real loop devices: results stored, resume, interruption,
+SIGKILL + `fslab cleanup`. Needs root (CI runs as root)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.root
+
+STUDY = """
+name = "tiny"
+repeat = 2
+
+[[target]]
+name = "ext4"
+fs = "ext4"
+loop = {{ size = "256MiB" }}
+
+[[target]]
+name = "btrfs-raid1"
+fs = "btrfs"
+loop = {{ size = "256MiB", count = 2 }}
+profile = "raid1"
+
+[[workload]]
+rw = ["randread", "randwrite"]
+bs = "4k"
+iodepth = 4
+file_size = "16MiB"
+runtime = "{runtime}"
+"""
+
+
+def _mounts_under(root: Path) -> list[str]:
+    out = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        mp = line.split()[4].replace("\\040", " ")
+        if mp.startswith(str(root)):
+            out.append(mp)
+    return out
+
+
+def _loops_under(root: Path) -> list[str]:
+    out = []
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        if backing.read_text().strip().startswith(str(root)):
+            out.append("/dev/" + backing.parent.parent.name)
+    return out
+
+
+@pytest.fixture
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A directory for the study, results and work tree; whatever a failing test left
+    mounted or attached under it is removed afterwards, then the test fails on it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (loop devices, mkfs, mount)")
+    root = Path(str(tmp_path_factory.mktemp("lab", numbered=True))).resolve()
+    yield root
+    leaked = _mounts_under(root) + _loops_under(root)
+    for mp in sorted(_mounts_under(root), reverse=True):
+        subprocess.run(["umount", "-l", mp], check=False)
+    for dev in _loops_under(root):
+        subprocess.run(["losetup", "-d", dev], check=False)
+    assert not leaked, f"left behind: {leaked}"
+
+
+def fslab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fslab", *args], cwd=cwd, capture_output=True, text=True,
+        check=False, timeout=600,
+    )  # fmt: skip
+
+
+def write_study(root: Path, runtime: str = "1s") -> Path:
+    study = root / "study.toml"
+    study.write_text(STUDY.format(runtime=runtime))
+    return study
+
+
+def runs(db: Path) -> list[tuple[str, str, int]]:
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(
+            "SELECT p.target, r.status, r.rep FROM run r JOIN point p ON p.id = r.point_id"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
+    study = write_study(lab)
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    rows = runs(lab / "r.db")
+    assert len(rows) == 2 * 2 * 2 and {s for _, s, _ in rows} == {"ok"}
+    con = sqlite3.connect(lab / "r.db")
+    eff = json.loads(con.execute("SELECT effective FROM run LIMIT 1").fetchone()[0])
+    n_metric = con.execute("SELECT count(*) FROM metric").fetchone()[0]
+    open_journal = con.execute("SELECT count(*) FROM journal WHERE state != 'undone'").fetchone()
+    con.close()
+    assert n_metric == 8
+    assert "caches" in eff
+    assert open_journal[0] == 0, "every side effect was undone"
+    assert not _mounts_under(lab) and not _loops_under(lab)
+    assert not list((lab / "fslab-work").rglob("*.img"))
+
+    again = fslab("run", str(study), "--results", "r.db", cwd=lab)
+    assert again.returncode == 0, again.stderr
+    assert "0 runs ok, 0 failed, 8 already done" in again.stderr
+    assert len(runs(lab / "r.db")) == 8
+
+    cmp = fslab("compare", "--results", "r.db", cwd=lab)
+    assert cmp.returncode == 0, cmp.stderr
+    assert "btrfs-raid1" in cmp.stdout and "IOPS" in cmp.stdout
+
+
+def _wait_for_mount(root: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if _mounts_under(root):
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError("no mount appeared")
+
+
+def test_sigint_stops_cleans_up_and_resumes(lab: Path) -> None:
+    study = write_study(lab, runtime="30s")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fslab", "run", str(study), "--results", "r.db"],
+        cwd=lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        _wait_for_mount(lab, proc)
+        time.sleep(1.5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert not _mounts_under(lab) and not _loops_under(lab)
+    statuses = [s for _, s, _ in runs(lab / "r.db")]
+    assert statuses == ["interrupted"], statuses
+
+
+def test_sigkill_then_cleanup_removes_everything(lab: Path) -> None:
+    study = write_study(lab, runtime="30s")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fslab", "run", str(study), "--results", "r.db"],
+        cwd=lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        _wait_for_mount(lab, proc)
+        time.sleep(1.0)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    # The engine was killed too; its process may take a moment to release the mount.
+    assert _mounts_under(lab) and _loops_under(lab), "the kill left things for cleanup"
+    done = fslab("cleanup", "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    assert not _mounts_under(lab) and not _loops_under(lab)
+    assert not list((lab / "fslab-work").rglob("*.img"))
+    assert [s for _, s, _ in runs(lab / "r.db")] == ["interrupted"]
+    again = fslab("cleanup", "--results", "r.db", cwd=lab)
+    assert again.returncode == 0 and "0 side effects undone" in again.stderr

@@ -1,0 +1,153 @@
+"""Study files: parsing, every problem reported at once, expansion into points."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fslab.study.load import StudyError, load_study, parse_study
+from fslab.study.plan import expand
+
+EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.toml"))
+
+GOOD = """
+name = "tiny"
+repeat = 2
+
+[[target]]
+name = "ext4"
+fs = "ext4"
+loop = { size = "1GiB" }
+
+[[target]]
+name = "b1"
+fs = "btrfs"
+loop = { size = "1GiB", count = 2 }
+profile = "raid1"
+
+[[workload]]
+rw = ["randread", "randwrite"]
+bs = ["4k", "64KiB"]
+iodepth = 4
+file_size = "64m"
+runtime = "2s"
+"""
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(StudyError) as e:
+        parse_study(text, "s.toml")
+    return [f"{p.where}: {p.what}" + (f" | {p.hint}" if p.hint else "") for p in e.value.problems]
+
+
+def test_sweep_axes_make_the_cartesian_product() -> None:
+    plan = expand(parse_study(GOOD, "s.toml"))
+    assert len(plan.points) == 2 * 2 * 2  # targets x rw x bs
+    assert len(plan.runs()) == 16
+    p = plan.points[0]
+    assert p.params["bs"] == 4096 and p.params["file_size"] == 64 << 20
+    assert p.params["runtime"] == 2.0
+    job = p.job(Path("/mnt/x"))
+    assert job["size"] == 64 << 20 and job["filename"] == "/mnt/x/fslab.dat"
+    assert "file_size" not in job and job["iodepth"] == 4
+
+
+def test_repetitions_are_interleaved() -> None:
+    plan = expand(parse_study(GOOD, "s.toml"))
+    reps = [rep for rep, _ in plan.runs()]
+    assert reps[: len(plan.points)] == [0] * len(plan.points)
+
+
+def test_point_ids_are_stable_and_distinct() -> None:
+    a = expand(parse_study(GOOD, "s.toml"))
+    b = expand(parse_study(GOOD.replace("repeat = 2", "repeat = 3"), "s.toml"))
+    assert [p.id for p in a.points] == [p.id for p in b.points]
+    assert len({p.id for p in a.points}) == len(a.points)
+    c = expand(parse_study(GOOD.replace('"2s"', '"3s"'), "s.toml"))
+    assert not {p.id for p in a.points} & {p.id for p in c.points}
+
+
+def test_scale_shrinks_sizes_and_times_with_floors() -> None:
+    plan = expand(parse_study(GOOD, "s.toml"), scale=0.1)
+    p = plan.points[0]
+    assert p.params["file_size"] == 16 << 20  # floor
+    assert p.params["runtime"] == 1.0  # floor
+
+
+def test_unknown_key_gives_line_and_suggestion() -> None:
+    text = GOOD.replace('fs = "ext4"', 'fss = "ext4"')
+    got = problems(text)
+    assert any("s.toml:7: target[0] (ext4).fss: unknown key `fss` | did you mean `fs`?" in g
+               for g in got), got  # fmt: skip
+
+
+def test_every_problem_is_reported_at_once() -> None:
+    text = (
+        GOOD.replace('profile = "raid1"', 'profile = "raid7"')
+        .replace('rw = ["randread"', 'rww = ["randread"')
+        .replace('name = "ext4"', 'name = "ext 4"')
+    )
+    got = problems(text)
+    assert len(got) >= 3, got
+    joined = "\n".join(got)
+    assert "raid7" in joined and "rww" in joined and "name" in joined
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (('profile = "raid1"', 'profile = "raid5"\n'), None),
+        (("count = 2", "count = 1"), "needs at least 2 devices"),
+        (('fs = "ext4"', 'fs = "ntfs"'), "`ntfs` is not allowed"),
+        (
+            ('fs = "ext4"\n', 'fs = "ext4"\ncluster_size = "64k"\nprofile = "raid1"\n'),
+            "btrfs settings",
+        ),
+        (('name = "b1"', 'name = "ext4"'), "must be unique"),
+        (('loop = { size = "1GiB" }', 'loop = { size = "lots" }'), "is not a size"),
+        (('bs = ["4k", "64KiB"]', "bs = []"), "empty list"),
+        (('fs = "ext4"\n', 'fs = "xfs"\ncluster_size = "64k"\n'), "bigalloc"),
+        (('fs = "ext4"\n', 'dir = "/tmp"\n'), "used as it is"),
+    ],
+)
+def test_malformed_targets(change: tuple[str, str], expected: str | None) -> None:
+    text = GOOD.replace(*change)
+    if expected is None:
+        parse_study(text, "s.toml")  # raid5 on 2 devices is fine
+        return
+    assert any(expected in g for g in problems(text)), problems(text)
+
+
+def test_bad_toml_is_one_clear_problem() -> None:
+    got = problems("name = \n")
+    assert len(got) == 1 and "not valid TOML" in got[0]
+
+
+def test_missing_study_file() -> None:
+    with pytest.raises(StudyError, match="cannot read the study"):
+        load_study(Path("/nonexistent/study.toml"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_examples_parse_and_expand(path: Path) -> None:
+    study, _ = load_study(path)
+    plan = expand(study, scale=0.02)
+    assert plan.points
+
+
+def test_plan_refuses_a_bad_study_and_creates_nothing(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(GOOD.replace('fs = "ext4"', 'fss = "ext4"'))
+    results = tmp_path / "r.db"
+    for cmd in ("plan", "run"):
+        done = subprocess.run(
+            [sys.executable, "-m", "fslab", cmd, str(bad), "--results", str(results)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr
+        assert "did you mean `fs`?" in done.stderr
+        assert done.stdout == ""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
