@@ -145,6 +145,14 @@ def parse_study(text: str, place: str) -> Study:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise StudyError([Problem(place, f"not valid TOML: {e}")]) from e
+    defaults = data.pop("defaults", None)
+    if isinstance(defaults, dict) and isinstance(data.get("workload"), list):
+        # `[defaults]` holds workload keys shared by every workload; a workload's own win.
+        data["workload"] = [
+            {**defaults, **w} if isinstance(w, dict) else w for w in data["workload"]
+        ]
+    elif defaults is not None and not isinstance(defaults, dict):
+        raise StudyError([Problem(f"{place}: defaults", "must be a table of workload keys")])
     try:
         return Study.model_validate(data)
     except ValidationError as e:

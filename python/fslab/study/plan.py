@@ -25,8 +25,10 @@ SIZE_KEYS = ("bs", "file_size", "io_size")
 DURATION_KEYS = ("runtime", "ramp_time", "interval")
 MIN_RUNTIME_S = 1.0
 MIN_FILE_SIZE = 16 << 20
-# Seconds a run costs besides its runtime and ramp: mkfs, mount, layout start, teardown.
-RUN_OVERHEAD_S = 3.0
+# Seconds a run costs besides its runtime and ramp: dropping caches, starting the engine;
+# and what making and removing a file system adds (measured on loop devices here).
+RUN_OVERHEAD_S = 0.5
+PROVISION_S = 2.5
 LAYOUT_BYTES_PER_S = 400 << 20
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ns|us|ms|s|m|min|h)?\s*$")
@@ -94,11 +96,11 @@ class Point:
             job[ENGINE_KEY.get(key, key)] = value
         return job
 
-    def estimate_s(self) -> float:
+    def estimate_s(self, fresh_target: bool = True) -> float:
         runtime = float(self.params.get("runtime", 0) or 0)
         ramp = float(self.params.get("ramp_time", 0) or 0)
         layout = int(self.params.get("file_size", 0) or 0) / LAYOUT_BYTES_PER_S
-        return runtime + ramp + layout + RUN_OVERHEAD_S
+        return runtime + ramp + layout + RUN_OVERHEAD_S + (PROVISION_S if fresh_target else 0)
 
 
 def _human_size(v: Scalar | None) -> str:
@@ -125,7 +127,10 @@ class Plan:
         return [(rep, p) for rep in range(self.repeat) for p in self.points]
 
     def estimate_s(self) -> float:
-        return sum(p.estimate_s() for p in self.points) * self.repeat
+        fresh = not self.study.reuse
+        per_rep = sum(p.estimate_s(fresh) for p in self.points)
+        kept = 0.0 if fresh else PROVISION_S * len(self.study.target)
+        return per_rep * self.repeat + kept
 
     def targets(self) -> list[TargetSpec]:
         return list(self.study.target)
