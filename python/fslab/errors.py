@@ -64,3 +64,14 @@ class JobError(EngineError):
     range, a job that does not fit its target. `stderr` holds every problem it found."""
 
     exit_status = ExitStatus.USAGE
+
+
+class TargetError(FslabError):
+    """A target could not be provisioned, inspected or torn down: a tool failed, the
+    kernel lacks a feature, something fslab made is still in use."""
+
+
+class SafetyError(FslabError):
+    """The safety gate refused a device: mounted, claimed, swap, or carrying data."""
+
+    exit_status = ExitStatus.REFUSED

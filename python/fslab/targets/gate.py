@@ -1,0 +1,227 @@
+"""The safety gate for `device` targets: block devices a user names, which fslab will
+format.
+
+A device passes only when all of this holds (device numbers, never names, are compared,
+so a symlink alias or another name for the same device is caught):
+
+- the path resolves to a block device;
+- neither it nor any of its partitions is mounted (the major:minor of each entry in
+  /proc/self/mountinfo and the device behind each mount source), used as swap
+  (/proc/swaps) or held by another kernel device (sysfs `holders/`: md, dm, ...);
+- the kernel grants an exclusive open (O_EXCL): this also catches what the lists above
+  cannot see, e.g. the second member of a mounted multi-device btrfs, or a device
+  another program opened exclusively;
+- it carries no signature (file system, partition table, swap, RAID member...) besides
+  file systems labelled `fslab-...` by fslab itself; a device with data on it passes
+  only with `force` and when the user named it again (`confirmed`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import stat
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+from fslab.errors import SafetyError
+from fslab.targets._proc import run
+from fslab.targets.mkfs import LABEL_PREFIX
+from fslab.targets.mount import block_rdev, mountinfo, unescape
+
+# The hint for refusals that force can override.
+FORCE_HINT = (
+    "fslab formats a device that holds data only when told twice: pass `--force` and name "
+    "the device again with `--confirm {path}`"
+)
+
+
+def _sys_dir(rdev: int) -> Path:
+    return Path("/sys/dev/block") / f"{os.major(rdev)}:{os.minor(rdev)}"
+
+
+def _read_dev(path: Path) -> int | None:
+    try:
+        major, minor = path.read_text().strip().split(":")
+        return os.makedev(int(major), int(minor))
+    except (OSError, ValueError):
+        return None
+
+
+def partitions(rdev: int) -> dict[str, int]:
+    """Partitions of the whole disk `rdev`: name -> device number."""
+    out: dict[str, int] = {}
+    base = _sys_dir(rdev)
+    try:
+        entries = list(base.iterdir())
+    except OSError:
+        return out
+    for entry in entries:
+        if (entry / "partition").is_file():
+            dev = _read_dev(entry / "dev")
+            if dev is not None:
+                out[entry.name] = dev
+    return out
+
+
+def holders(rdev: int) -> list[str]:
+    try:
+        return sorted(p.name for p in (_sys_dir(rdev) / "holders").iterdir())
+    except OSError:
+        return []
+
+
+def swap_devices() -> dict[int, str]:
+    """Device number -> name of each block device used as swap."""
+    out: dict[int, str] = {}
+    try:
+        lines = Path("/proc/swaps").read_text().splitlines()[1:]
+    except OSError:
+        return out
+    for line in lines:
+        if not line.strip():
+            continue
+        name = unescape(line.split()[0])
+        rdev = block_rdev(name)
+        if rdev is not None:
+            out[rdev] = name
+    return out
+
+
+def device_size(path: str) -> int | None:
+    """Size of block device `path` in bytes, or None when unknown."""
+    rdev = block_rdev(path)
+    if rdev is None:
+        return None
+    try:
+        return int((_sys_dir(rdev) / "size").read_text()) * 512
+    except (OSError, ValueError):
+        return None
+
+
+def signatures(path: str) -> list[dict[str, str]]:
+    """Every signature `wipefs` finds on `path` (read only): type, label, offset, ..."""
+    proc = run(["wipefs", "--no-act", "--json", path], check=True, timeout=60)
+    if not proc.stdout.strip():
+        return []
+    data = json.loads(proc.stdout)
+    return [
+        {k: str(v) for k, v in sig.items() if v is not None}
+        for sig in data.get("signatures", [])
+        if isinstance(sig, dict)
+    ]
+
+
+def _is_confirmed(path: str, confirmed: Collection[str]) -> bool:
+    real = os.path.realpath(path)
+    return any(c == path or os.path.realpath(c) == real for c in confirmed)
+
+
+def _exclusive_problem(real: str) -> str | None:
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.EBUSY:
+            return (
+                "is in use: the kernel refuses an exclusive open (EBUSY), so a mounted "
+                "file system (e.g. as a member of a multi-device btrfs), md/dm or another "
+                "program holds it"
+            )
+        return f"cannot be opened: {e.strerror}"
+    os.close(fd)
+    return None
+
+
+def device_problems(
+    path: str, *, force: bool = False, confirmed: Collection[str] = ()
+) -> list[str]:
+    """Every reason the gate refuses `path` (empty: it passes). Reads only."""
+    real = os.path.realpath(path)
+    alias = f" (it is {real})" if real != path else ""
+    try:
+        st = Path(real).stat()
+    except OSError as e:
+        return [f"does not exist{alias}" if e.errno == errno.ENOENT else f"{e.strerror}{alias}"]
+    if not stat.S_ISBLK(st.st_mode):
+        return [f"is not a block device{alias}"]
+    rdev = st.st_rdev
+    parts = partitions(rdev)
+    names = {rdev: Path(real).name} | {dev: name for name, dev in parts.items()}
+
+    problems: list[str] = []
+    for m in mountinfo():
+        hit = m.rdev if m.rdev in names else None
+        if hit is None and m.source.startswith("/"):
+            src = block_rdev(m.source)
+            hit = src if src in names else None
+        if hit is not None:
+            what = "is" if hit == rdev else f"has partition {names[hit]} which is"
+            problems.append(f"{what} mounted at {m.mountpoint}{alias}")
+    for dev, name in swap_devices().items():
+        if dev in names:
+            what = "is" if dev == rdev else f"has partition {names[dev]} which is"
+            problems.append(f"{what} used as swap ({name}){alias}")
+    for dev, name in names.items():
+        held = holders(dev)
+        if held:
+            what = "is" if dev == rdev else f"has partition {name} which is"
+            problems.append(f"{what} held by {', '.join(held)} (sysfs holders){alias}")
+    try:
+        if (_sys_dir(rdev) / "ro").read_text().strip() == "1":
+            problems.append(f"is read-only{alias}")
+    except OSError:
+        pass
+    busy = _exclusive_problem(real)
+    if busy:
+        problems.append(busy + alias)
+    if problems:
+        return problems  # in use: do not even probe its contents
+
+    foreign = [
+        s
+        for s in signatures(real)
+        if not s.get("label", "").startswith(LABEL_PREFIX)
+        or s.get("type", "") in ("swap", "dos", "gpt", "PMBR")
+    ]
+    if foreign and not (force and _is_confirmed(path, confirmed)):
+        kinds = ", ".join(
+            s.get("type", "?") + (f" labelled {s['label']!r}" if s.get("label") else "")
+            for s in foreign
+        )
+        need = "and is not named again in `confirmed`" if force else "and `force` is not set"
+        problems.append(f"holds data (signatures: {kinds}) {need}{alias}")
+    return problems
+
+
+def check_device(path: str, *, force: bool, confirmed: Collection[str]) -> None:
+    """Raises `SafetyError` unless `path` passes the gate (see the module text)."""
+    problems = device_problems(path, force=force, confirmed=confirmed)
+    if problems:
+        holds_data = any(p.startswith("holds data") for p in problems)
+        raise SafetyError(
+            f"refusing to format {path}: it {'; it '.join(problems)}",
+            hint=FORCE_HINT.format(path=path)
+            if holds_data and len(problems) == 1
+            else "fslab formats only devices nothing else uses; unmount or release it first",
+        )
+
+
+@contextlib.contextmanager
+def hold(path: str) -> Iterator[int]:
+    """Keeps `path` open with O_EXCL while the block runs, so no file system, md/dm or
+    other program can claim it meanwhile. Note that mkfs and mount claim the device
+    exclusively themselves: hold it around work on the raw device, not around those."""
+    real = os.path.realpath(path)
+    try:
+        fd = os.open(real, os.O_RDWR | os.O_EXCL | os.O_CLOEXEC)
+    except OSError as e:
+        raise SafetyError(
+            f"cannot hold {path} exclusively: {e.strerror}",
+            hint="something else uses the device; release it first",
+        ) from e
+    try:
+        yield fd
+    finally:
+        os.close(fd)
