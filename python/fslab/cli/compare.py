@@ -1,0 +1,92 @@
+"""`fslab compare`: a study's targets side by side, with the statistics to say which
+differences are real. The tables (or Markdown, CSV, JSON) go to stdout; notes to stderr."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from fslab.compare import DEFAULT_RESULTS, Comparison, build_comparison
+from fslab.report.terminal import render_csv, render_json, render_markdown, render_table
+
+
+@click.command("compare")
+@click.option(
+    "--results",
+    "results",
+    metavar="DB",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_RESULTS,
+    show_default=True,
+    help="The results database `fslab run` wrote.",
+)
+@click.option("--study", metavar="NAME", help="The study to compare; default: the most recent.")
+@click.option(
+    "--baseline",
+    metavar="NAME",
+    help="The target the others are compared with; default: the study's first.",
+)
+@click.option(
+    "--where",
+    "where",
+    metavar="KEY=VALUE",
+    multiple=True,
+    help="Keep the points whose parameter KEY is VALUE (sizes compare in bytes: 8k = 8KiB); "
+    "repeat for several keys (all must match) or values (any may match).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="table for people; md, csv and json (one row per group, target, op and metric).",
+)
+def compare(
+    results: Path, study: str | None, baseline: str | None, where: tuple[str, ...], fmt: str
+) -> None:
+    """Compare the targets of a study: one table per workload point, one column per target.
+
+    Each cell is the mean over the completed runs ± the half-width of its 95% confidence
+    interval (Student's t). For each target but the baseline, Δ is the change of the mean;
+    it is marked better or worse only when Welch's t-test finds it significant (p < 0.05),
+    and ? when a side has a single run and cannot be tested.
+    """
+    comparison = build_comparison(results, study=study, baseline=baseline, where=where)
+    _notes(comparison, study_given=study is not None)
+    if fmt == "md":
+        text = render_markdown(comparison)
+    elif fmt == "csv":
+        text = render_csv(comparison)
+    elif fmt == "json":
+        text = render_json(comparison)
+    else:
+        tty = sys.stdout.isatty()
+        text = render_table(
+            comparison,
+            width=shutil.get_terminal_size().columns if tty else None,
+            color=tty and not os.environ.get("NO_COLOR"),
+        )
+    click.echo(text, nl=False)
+
+
+def _notes(c: Comparison, *, study_given: bool) -> None:
+    """What people should know about what was (not) compared, on stderr."""
+    if len(c.studies) > 1 and not study_given:
+        others = len(c.studies) - 1
+        click.echo(
+            f"note: comparing `{c.study}`, the most recent of {len(c.studies)} studies in "
+            f"{c.db_path} ({others} other{'s' if others > 1 else ''}: choose with --study)",
+            err=True,
+        )
+    if c.skipped_runs:
+        total = sum(c.skipped_runs.values())
+        detail = ", ".join(f"{n} {status}" for status, n in sorted(c.skipped_runs.items()))
+        click.echo(f"note: {total} run{'s' if total > 1 else ''} not counted ({detail})", err=True)
+
+
+command = compare

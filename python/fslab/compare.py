@@ -1,0 +1,529 @@
+"""The results of one study side by side: per workload point-group, one row per operation
+and metric, one column per target, each cell a summary of the repetitions and, for targets
+other than the baseline, its difference with the baseline (`fslab.stats.summary` says how).
+
+Pure data: this module reads the results database with plain, read-only SQL queries and
+returns typed dataclasses; `fslab.report` turns them into tables, Markdown, CSV and JSON.
+
+A *group* is one workload with one value per sweep axis (`rw`, `bs`, `threads`, ...), run on
+every target: the same job across file systems, which is what a column comparison means.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fslab.errors import ExitStatus, FslabError
+from fslab.stats.summary import ALPHA, CONFIDENCE, Difference, Summary, compare_samples, summarize
+from fslab.study.model import parse_size
+from fslab.study.plan import DURATION_KEYS, SIZE_KEYS, parse_duration
+from fslab.units import format_bytes
+
+DEFAULT_RESULTS = Path("fslab-results.db")
+"""Where `fslab run` writes and `fslab compare` reads when `--results` is not given."""
+
+SCHEMA_VERSION = 1
+"""The newest results-database layout this module reads (`PRAGMA user_version`)."""
+
+_RUN_HINT = "run a study first: `fslab run STUDY.toml`"
+# Operations in the order people expect them; others follow in order of appearance.
+_OP_ORDER = ("read", "write", "trim")
+# The study's words first, in the order people read a job; others follow as stored.
+_PARAM_ORDER = (
+    "rw", "rwmixread", "bs", "threads", "iodepth", "file_size", "io_size", "runtime", "ramp_time",
+)  # fmt: skip
+
+
+class CompareError(FslabError):
+    """The comparison asked for cannot be made as asked: an unknown study, baseline or
+    `--where` key, or a filter that matches nothing."""
+
+    exit_status = ExitStatus.USAGE
+
+
+class ResultsError(FslabError):
+    """The results database is missing, unreadable, or holds nothing to compare."""
+
+    exit_status = ExitStatus.FAILED
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One compared metric: its column in the `metric` table (and its name in CSV/JSON),
+    its label for people, its unit and which direction is an improvement."""
+
+    name: str
+    label: str
+    unit: str
+    """`count` (per second), `bytes_per_s` or `ns`."""
+    higher_is_better: bool
+
+
+METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("iops", "IOPS", "count", higher_is_better=True),
+    MetricSpec("bw_bytes", "MiB/s", "bytes_per_s", higher_is_better=True),
+    MetricSpec("lat_mean_ns", "lat mean", "ns", higher_is_better=False),
+    MetricSpec("lat_p99_ns", "lat p99", "ns", higher_is_better=False),
+)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One target's repetitions of one metric. `summary` is None when no completed run of
+    the target has this operation; `diff` is None for the baseline and when either side
+    has no data."""
+
+    target: str
+    samples: tuple[float, ...]
+    summary: Summary | None
+    diff: Difference | None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One operation's metric across the targets (cells in column order)."""
+
+    op: str
+    metric: MetricSpec
+    cells: tuple[Cell, ...]
+
+    def cell(self, target: str) -> Cell:
+        for c in self.cells:
+            if c.target == target:
+                return c
+        raise KeyError(target)
+
+
+@dataclass(frozen=True)
+class Group:
+    """One workload with one value per parameter, across the targets.
+
+    `params` are the point's parameters as stored (sizes in bytes), in stored order;
+    `runs` the number of completed repetitions per target (0 when none completed)."""
+
+    workload: str
+    kind: str
+    params: tuple[tuple[str, Any], ...]
+    runs: Mapping[str, int]
+    rows: tuple[Row, ...]
+
+    def row(self, op: str, metric: str) -> Row:
+        for r in self.rows:
+            if r.op == op and r.metric.name == metric:
+                return r
+        raise KeyError((op, metric))
+
+    @property
+    def ops(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(r.op for r in self.rows))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A study's results, grouped and compared with the baseline target.
+
+    `targets` are the columns, in study order; `studies` every study in the database, most
+    recent first; `skipped_runs` counts the runs not used, by status (failed, interrupted,
+    running)."""
+
+    db_path: Path
+    study: str
+    studies: tuple[str, ...]
+    targets: tuple[str, ...]
+    baseline: str
+    where: tuple[tuple[str, str], ...]
+    groups: tuple[Group, ...]
+    skipped_runs: Mapping[str, int] = field(default_factory=dict)
+    confidence: float = CONFIDENCE
+    alpha: float = ALPHA
+
+    @property
+    def param_keys(self) -> tuple[str, ...]:
+        """Every parameter name of the groups, in order of appearance."""
+        return tuple(dict.fromkeys(k for g in self.groups for k, _ in g.params))
+
+    def common_params(self) -> tuple[tuple[str, Any], ...]:
+        """The parameters with one value in every group (said once, above the tables)."""
+        if not self.groups:
+            return ()
+        first = self.groups[0].params
+        return tuple(
+            (k, v)
+            for k, v in first
+            if all(
+                _canonical(dict(g.params).get(k, _MISSING)) == _canonical(v) for g in self.groups
+            )
+        )
+
+    def varying_params(self, group: Group) -> tuple[tuple[str, Any], ...]:
+        """The group's parameters that are not common to all groups (its title)."""
+        common = {k for k, _ in self.common_params()}
+        return tuple((k, v) for k, v in group.params if k not in common)
+
+
+_MISSING = object()
+
+
+def _is_size_key(key: str) -> bool:
+    return key in SIZE_KEYS or key.endswith("_size")
+
+
+def format_param(key: str, value: Any) -> str:
+    """A parameter value for people: sizes as `8KiB`, durations as `10s`, booleans as
+    `true`, lists with commas (the plan stores sizes in bytes, durations in seconds)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and _is_size_key(key):
+        return format_bytes(value)
+    if isinstance(value, int | float) and key in DURATION_KEYS:
+        return f"{value:g}s"
+    if isinstance(value, list):
+        return ",".join(format_param(key, v) for v in value)
+    return str(value)
+
+
+def parse_where(exprs: Iterable[str | tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """`["bs=8k", "rw=randread"]` -> `(("bs", "8k"), ("rw", "randread"))`."""
+    out: list[tuple[str, str]] = []
+    for e in exprs:
+        if isinstance(e, tuple):
+            key, value = e
+        else:
+            key, sep, value = e.partition("=")
+            if not sep:
+                raise CompareError(
+                    f"`{e}` is not a filter", hint="write `--where KEY=VALUE`, e.g. `--where bs=8k`"
+                )
+        key, value = key.strip(), value.strip()
+        if not key:
+            raise CompareError(
+                f"`{e}` is not a filter", hint="write `--where KEY=VALUE`, e.g. `--where bs=8k`"
+            )
+        out.append((key, value))
+    return tuple(out)
+
+
+def param_matches(key: str, stored: Any, wanted: str) -> bool:
+    """Whether the stored value of parameter `key` equals a `--where` value.
+
+    Sizes are compared in bytes when both sides read as sizes (`8k`, `8KiB` and `8192` are
+    one value); durations in seconds (`runtime=30s` matches a stored 30.0); booleans accept
+    `true/false/1/0/yes/no`; anything else compares as text."""
+    if isinstance(stored, bool):
+        truthy, falsy = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+        return wanted.lower() in (truthy if stored else falsy)
+    a, b = _as_size(stored), _as_size(wanted)
+    if a is not None and b is not None:
+        return a == b
+    if key in DURATION_KEYS and isinstance(stored, int | float):
+        try:
+            return math.isclose(parse_duration(wanted), stored, rel_tol=1e-9)
+        except ValueError:
+            return False
+    if isinstance(stored, float):
+        try:
+            return float(wanted) == stored
+        except ValueError:
+            return False
+    if isinstance(stored, list):
+        return ",".join(map(str, stored)) == wanted
+    return str(stored) == wanted
+
+
+def _as_size(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    try:
+        return parse_size(value)
+    except ValueError:
+        return None
+
+
+def build_comparison(
+    db_path: Path | str = DEFAULT_RESULTS,
+    study: str | None = None,
+    baseline: str | None = None,
+    where: Iterable[str | tuple[str, str]] = (),
+    *,
+    confidence: float = CONFIDENCE,
+    alpha: float = ALPHA,
+) -> Comparison:
+    """Reads the results database at `db_path` and compares the targets of one study.
+
+    `study` defaults to the most recent one; `baseline` to the study's first target;
+    `where` keeps the points whose parameters match every `KEY=VALUE` (a key given
+    several times matches any of its values). Only runs with status `ok` count.
+    Raises `ResultsError` or `CompareError` with a hint."""
+    db_path = Path(db_path)
+    filters = parse_where(where)
+    with closing(_connect(db_path)) as con:
+        studies = con.execute(
+            "SELECT id, name FROM study ORDER BY created_at DESC, id DESC"
+        ).fetchall()
+        if not studies:
+            raise ResultsError(f"{db_path}: no studies in this results database", hint=_RUN_HINT)
+        study_id, study_name = _pick_study(studies, study, db_path)
+        points = _load_points(con, study_id, db_path)
+        if not points:
+            raise ResultsError(f"study `{study_name}` has no points yet", hint=_RUN_HINT)
+        targets = tuple(dict.fromkeys(p.target for p in points))
+        base = _pick_baseline(targets, baseline, study_name)
+        points = _filter_points(points, filters)
+        ids = {p.id for p in points}
+        runs = [
+            (run_id, point_id, status)
+            for run_id, point_id, status in con.execute(
+                "SELECT run.id, run.point_id, run.status FROM run"
+                " JOIN point ON point.id = run.point_id WHERE point.study_id = ?",
+                (study_id,),
+            )
+            if point_id in ids
+        ]
+        metric_rows = con.execute(
+            "SELECT metric.run_id, metric.op, "
+            + ", ".join(f"metric.{m.name}" for m in METRICS)
+            + " FROM metric JOIN run ON run.id = metric.run_id"
+            " JOIN point ON point.id = run.point_id"
+            " WHERE point.study_id = ? AND run.status = 'ok'",
+            (study_id,),
+        ).fetchall()
+
+    skipped: dict[str, int] = {}
+    ok_runs: dict[int, str] = {}
+    for run_id, point_id, status in runs:
+        if status == "ok":
+            ok_runs[run_id] = point_id
+        else:
+            skipped[status] = skipped.get(status, 0) + 1
+    if not ok_runs:
+        scope = " matching the filter" if filters else ""
+        done = ", ".join(f"{n} {s}" for s, n in sorted(skipped.items()))
+        raise ResultsError(
+            f"study `{study_name}` has no completed runs{scope}" + (f" ({done})" if done else ""),
+            hint="`fslab run STUDY.toml` runs the points still to do (it resumes)",
+        )
+    by_run: dict[int, list[tuple[str, tuple[float, ...]]]] = {}
+    for run_id, op, *values in metric_rows:
+        if run_id in ok_runs:
+            by_run.setdefault(run_id, []).append((op, tuple(float(v) for v in values)))
+
+    groups = _build_groups(points, targets, base, ok_runs, by_run, confidence, alpha)
+    return Comparison(
+        db_path=db_path,
+        study=study_name,
+        studies=tuple(name for _, name in studies),
+        targets=targets,
+        baseline=base,
+        where=filters,
+        groups=groups,
+        skipped_runs=skipped,
+        confidence=confidence,
+        alpha=alpha,
+    )
+
+
+@dataclass(frozen=True)
+class _Point:
+    id: str
+    seq: int
+    target: str
+    workload: str
+    kind: str
+    params: dict[str, Any]
+
+
+def _connect(db_path: Path) -> sqlite3.Connection:
+    if not db_path.exists():
+        raise ResultsError(f"{db_path}: no results database here", hint=_RUN_HINT)
+    if not db_path.is_file():
+        raise ResultsError(
+            f"{db_path}: not a file", hint="give the results database with --results"
+        )
+    try:
+        con = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as e:
+        raise ResultsError(f"{db_path}: cannot open it ({e})", hint="check its permissions") from e
+    try:
+        version = con.execute("PRAGMA user_version").fetchone()[0]
+        tables = {
+            name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+    except sqlite3.DatabaseError as e:
+        con.close()
+        raise ResultsError(
+            f"{db_path}: cannot read it as a results database ({e})",
+            hint="give the database `fslab run` wrote with --results",
+        ) from e
+    missing = {"study", "point", "run", "metric"} - tables
+    if missing:
+        con.close()
+        raise ResultsError(
+            f"{db_path}: not an fslab results database (no {', '.join(sorted(missing))} table)",
+            hint="give the database `fslab run` wrote with --results",
+        )
+    if version > SCHEMA_VERSION:
+        con.close()
+        raise ResultsError(
+            f"{db_path}: written by a newer fslab (layout {version}, this one reads up to "
+            f"{SCHEMA_VERSION})",
+            hint="upgrade fslab",
+        )
+    return con
+
+
+def _suggest(name: str, choices: Sequence[str], what: str) -> str:
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
+    listed = ", ".join(f"`{c}`" for c in choices)
+    if close:
+        return f"did you mean `{close[0]}`? {what}: {listed}"
+    return f"{what}: {listed}"
+
+
+def _pick_study(
+    studies: Sequence[tuple[int, str]], wanted: str | None, db: Path
+) -> tuple[int, str]:
+    for sid, name in studies:
+        if wanted is None or name == wanted:
+            return int(sid), str(name)
+    assert wanted is not None  # the first study matches when none is asked for
+    raise CompareError(
+        f"no study `{wanted}` in {db}", hint=_suggest(wanted, [n for _, n in studies], "studies")
+    )
+
+
+def _pick_baseline(targets: tuple[str, ...], wanted: str | None, study: str) -> str:
+    if wanted is None:
+        return targets[0]
+    if wanted in targets:
+        return wanted
+    raise CompareError(
+        f"unknown baseline `{wanted}`: study `{study}` has no such target",
+        hint=_suggest(wanted, targets, "targets"),
+    )
+
+
+def _load_points(con: sqlite3.Connection, study_id: int, db: Path) -> list[_Point]:
+    points: list[_Point] = []
+    for pid, seq, target, workload, kind, params_json in con.execute(
+        "SELECT id, seq, target, workload, kind, params FROM point"
+        " WHERE study_id = ? ORDER BY seq, id",
+        (study_id,),
+    ):
+        try:
+            params = json.loads(params_json)
+        except json.JSONDecodeError as e:
+            raise ResultsError(f"{db}: point `{pid}`: its params are not JSON ({e})") from e
+        if not isinstance(params, dict):
+            raise ResultsError(f"{db}: point `{pid}`: its params are not a JSON object")
+        params.pop("target", None)
+        first = [k for k in _PARAM_ORDER if k in params]
+        params = {k: params[k] for k in [*first, *(k for k in params if k not in first)]}
+        points.append(_Point(pid, seq, target, workload, kind, params))
+    return points
+
+
+def _filter_points(points: list[_Point], filters: tuple[tuple[str, str], ...]) -> list[_Point]:
+    if not filters:
+        return points
+    keys = tuple(dict.fromkeys(k for p in points for k in p.params))
+    wanted: dict[str, list[str]] = {}
+    for key, value in filters:
+        if key not in keys:
+            raise CompareError(
+                f"unknown --where key `{key}`: no point has this parameter",
+                hint=_suggest(key, keys, "the parameters are"),
+            )
+        wanted.setdefault(key, []).append(value)
+    kept = [
+        p
+        for p in points
+        if all(
+            k in p.params and any(param_matches(k, p.params[k], v) for v in vs)
+            for k, vs in wanted.items()
+        )
+    ]
+    if not kept:
+        present = "; ".join(
+            f"`{k}` is "
+            + ", ".join(
+                dict.fromkeys(format_param(k, p.params[k]) for p in points if k in p.params)
+            )
+            for k in wanted
+        )
+        expr = " ".join(f"{k}={v}" for k, v in filters)
+        raise CompareError(f"no point matches `{expr}`", hint=f"in this study {present}")
+    return kept
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True) if value is not _MISSING else "\0missing"
+
+
+def _build_groups(
+    points: list[_Point],
+    targets: tuple[str, ...],
+    baseline: str,
+    ok_runs: Mapping[int, str],
+    by_run: Mapping[int, list[tuple[str, tuple[float, ...]]]],
+    confidence: float,
+    alpha: float,
+) -> tuple[Group, ...]:
+    # (workload, params) -> the points of each target; dicts keep first-appearance order.
+    keyed: dict[tuple[str, str], list[_Point]] = {}
+    for p in points:
+        keyed.setdefault((p.workload, _canonical(p.params)), []).append(p)
+    runs_of: dict[str, list[int]] = {}
+    for run_id, point_id in sorted(ok_runs.items()):
+        runs_of.setdefault(point_id, []).append(run_id)
+
+    groups: list[Group] = []
+    for group_points in keyed.values():
+        first = group_points[0]
+        n_runs = dict.fromkeys(targets, 0)
+        # (target, op) -> one tuple of metric values per completed run
+        samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+        ops: list[str] = []
+        for p in group_points:
+            for run_id in runs_of.get(p.id, []):
+                n_runs[p.target] += 1
+                for op, values in by_run.get(run_id, []):
+                    if op not in ops:
+                        ops.append(op)
+                    samples.setdefault((p.target, op), []).append(values)
+        if not ops:
+            continue
+        rows: list[Row] = []
+        ordered = [o for o in _OP_ORDER if o in ops] + [o for o in ops if o not in _OP_ORDER]
+        for op in ordered:
+            for i, metric in enumerate(METRICS):
+                per_target = {t: tuple(v[i] for v in samples.get((t, op), [])) for t in targets}
+                base = per_target[baseline]
+                cells: list[Cell] = []
+                for t in targets:
+                    s = per_target[t]
+                    diff = None
+                    if t != baseline and s and base:
+                        diff = compare_samples(
+                            base, s, higher_is_better=metric.higher_is_better, alpha=alpha
+                        )
+                    summary = summarize(s, confidence) if s else None
+                    cells.append(Cell(target=t, samples=s, summary=summary, diff=diff))
+                rows.append(Row(op=op, metric=metric, cells=tuple(cells)))
+        groups.append(
+            Group(
+                workload=first.workload,
+                kind=first.kind,
+                params=tuple(first.params.items()),
+                runs=n_runs,
+                rows=tuple(rows),
+            )
+        )
+    return tuple(groups)

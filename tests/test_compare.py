@@ -1,0 +1,649 @@
+"""`fslab compare`: statistics against hand-computed numbers, the comparison built from a
+results database made here with the real schema, its renderers, and the command."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import sqlite3
+import statistics
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from scipy import stats  # type: ignore[import-untyped]
+
+import fslab
+from fslab.cli import FslabGroup
+from fslab.cli.compare import command
+from fslab.compare import (
+    CompareError,
+    Comparison,
+    ResultsError,
+    build_comparison,
+    param_matches,
+    parse_where,
+)
+from fslab.errors import ExitStatus, FslabError
+from fslab.report.terminal import (
+    format_stat,
+    render_csv,
+    render_json,
+    render_markdown,
+    render_table,
+)
+from fslab.stats.summary import Verdict, compare_samples, summarize, t_quantile, welch_p_value
+
+SCHEMA = Path(fslab.__file__).parent / "store" / "schema.sql"
+
+# -- statistics -----------------------------------------------------------------------------
+
+
+def test_summary_of_three_runs_is_mean_and_student_t_half_width() -> None:
+    s = summarize([10, 12, 14])
+    assert s.n == 3
+    assert s.mean == 12
+    assert s.stdev == pytest.approx(2.0)
+    assert t_quantile(0.95, 3) == pytest.approx(4.303, abs=5e-4)
+    # 4.303 * 2 / sqrt(3)
+    assert s.ci_half == pytest.approx(4.9683, abs=1e-3)
+    assert s.ci == pytest.approx((12 - 4.9683, 12 + 4.9683), abs=1e-3)
+
+
+def test_summary_of_one_run_has_no_interval() -> None:
+    s = summarize([7.5])
+    assert (s.n, s.mean, s.stdev, s.ci_half, s.ci) == (1, 7.5, None, None, None)
+
+
+def test_welch_p_value_matches_the_closed_form() -> None:
+    # means 12 and 22, variances 4 and 4, n 3 and 3: t = 10 / sqrt(8/3) = 6.1237 and the
+    # Welch-Satterthwaite df = (8/3)^2 / (2 * (4/3)^2 / 2) = 4. For df = 4 the two-sided
+    # p is 1 - sin(a) * (1 + cos(a)^2 / 2) with a = atan(t / 2).
+    t = 10 / math.sqrt(8 / 3)
+    a = math.atan(t / 2)
+    by_hand = 1 - math.sin(a) * (1 + math.cos(a) ** 2 / 2)
+    assert by_hand == pytest.approx(0.003602, abs=1e-6)
+    assert welch_p_value([20, 22, 24], [10, 12, 14]) == pytest.approx(by_hand, rel=1e-9)
+
+
+def test_welch_differs_from_the_pooled_test_when_variances_differ() -> None:
+    # a: mean 12, var 4, n 3; b: mean 20, var 100, n 5 (hand: se^2 = 4/3 + 20 = 21.333,
+    # t = 8 / 4.6188 = 1.7321, df = 21.333^2 / ((4/3)^2 / 2 + 20^2 / 4) = 4.511).
+    a, b = [10, 12, 14], [10, 10, 20, 30, 30]
+    se2 = 4 / 3 + 100 / 5
+    df = se2**2 / ((4 / 3) ** 2 / 2 + (100 / 5) ** 2 / 4)
+    assert df == pytest.approx(4.511, abs=1e-3)
+    welch = 2 * stats.t.sf(8 / math.sqrt(se2), df)
+    assert welch_p_value(b, a) == pytest.approx(welch, rel=1e-9)
+    pooled = stats.ttest_ind(b, a).pvalue
+    assert welch_p_value(b, a) != pytest.approx(pooled, rel=1e-3)
+
+
+def test_significant_increase_in_iops_is_better() -> None:
+    d = compare_samples([10, 12, 14], [20, 22, 24], higher_is_better=True)
+    assert d.verdict is Verdict.BETTER
+    assert d.significant
+    assert d.delta_pct == pytest.approx(100 * 10 / 12)
+    assert d.p_value == pytest.approx(0.003602, abs=1e-6)
+
+
+def test_significant_decrease_in_iops_is_worse() -> None:
+    d = compare_samples([20, 22, 24], [10, 12, 14], higher_is_better=True)
+    assert d.verdict is Verdict.WORSE
+    assert d.delta_pct == pytest.approx(-100 * 10 / 22)
+
+
+def test_latency_direction_is_inverted() -> None:
+    slower = compare_samples([100, 101, 102], [120, 121, 122], higher_is_better=False)
+    faster = compare_samples([120, 121, 122], [100, 101, 102], higher_is_better=False)
+    assert slower.verdict is Verdict.WORSE
+    assert faster.verdict is Verdict.BETTER
+
+
+def test_overlapping_samples_are_no_significant_difference() -> None:
+    d = compare_samples([10, 12, 14], [11, 13, 15], higher_is_better=True)
+    assert d.verdict is Verdict.SAME
+    assert not d.significant
+    assert d.p_value is not None and d.p_value > 0.05
+    assert d.delta_pct == pytest.approx(100 / 12)
+
+
+def test_one_run_on_either_side_is_not_tested() -> None:
+    for base, other in (([10], [20, 22, 24]), ([10, 12, 14], [20])):
+        d = compare_samples(base, other, higher_is_better=True)
+        assert d.verdict is Verdict.UNTESTED
+        assert d.p_value is None
+        assert d.delta_pct is not None
+    assert Verdict.UNTESTED.label == "n=1: not tested"
+
+
+def test_constant_samples_are_judged_without_warnings() -> None:
+    # p99 latencies are histogram buckets: exact repeats happen.
+    same = compare_samples([5, 5, 5], [5, 5, 5], higher_is_better=False)
+    assert (same.verdict, same.p_value, same.delta_pct) == (Verdict.SAME, 1.0, 0.0)
+    worse = compare_samples([5, 5, 5], [6, 6, 6], higher_is_better=False)
+    assert (worse.verdict, worse.p_value) == (Verdict.WORSE, 0.0)
+
+
+def test_a_zero_baseline_has_no_percentage() -> None:
+    d = compare_samples([0, 0, 0], [10, 11, 12], higher_is_better=True)
+    assert d.delta_pct is None
+    assert d.verdict is Verdict.BETTER
+
+
+# -- a results database made with the real schema ---------------------------------------
+
+
+class ResultsDb:
+    """Writes studies, points, runs and metrics with known numbers into a fresh database."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.con = sqlite3.connect(path)
+        self.con.executescript(SCHEMA.read_text())
+        self._seq: dict[int, int] = {}
+
+    def study(self, name: str, created_at: float = 1_700_000_000.0) -> int:
+        cur = self.con.execute(
+            "INSERT INTO study (name, path, toml, created_at) VALUES (?, ?, ?, ?)",
+            (name, f"{name}.toml", f'name = "{name}"\n', created_at),
+        )
+        assert cur.lastrowid is not None
+        return cur.lastrowid
+
+    def point(
+        self,
+        study_id: int,
+        target: str,
+        params: Mapping[str, object],
+        workload: str = "randio",
+        kind: str = "block",
+    ) -> str:
+        seq = self._seq.get(study_id, 0)
+        self._seq[study_id] = seq + 1
+        pid = f"s{study_id}-p{seq}"
+        self.con.execute(
+            "INSERT INTO point (id, study_id, seq, target, workload, kind, target_spec, params)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            # sorted keys, as the store writes them
+            (pid, study_id, seq, target, workload, kind, "{}", json.dumps(params, sort_keys=True)),
+        )
+        return pid
+
+    def run(
+        self,
+        point_id: str,
+        rep: int,
+        ops: Mapping[str, tuple[float, float, float, float]],
+        status: str = "ok",
+    ) -> int:
+        """`ops`: op -> (iops, bw_bytes, lat_mean_ns, lat_p99_ns)."""
+        cur = self.con.execute(
+            "INSERT INTO run (point_id, rep, status, started_at, ended_at, runtime_s)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (point_id, rep, status, 1_700_000_100.0 + rep, 1_700_000_110.0 + rep, 10.0),
+        )
+        run_id = cur.lastrowid
+        assert run_id is not None
+        for op, (iops, bw, lat_mean, lat_p99) in ops.items():
+            self.con.execute(
+                "INSERT INTO metric (run_id, op, ios, bytes, iops, bw_bytes, lat_min_ns,"
+                " lat_mean_ns, lat_stdev_ns, lat_max_ns, lat_p50_ns, lat_p90_ns, lat_p95_ns,"
+                " lat_p99_ns, lat_p999_ns, lat_p9999_ns, hist)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id, op, int(iops * 10), int(bw * 10), iops, bw, 1000, lat_mean, 100.0,
+                    int(lat_p99 * 4), int(lat_mean), int(lat_p99 * 0.8), int(lat_p99 * 0.9),
+                    int(lat_p99), int(lat_p99 * 2), int(lat_p99 * 3), "",
+                ),
+            )  # fmt: skip
+        return run_id
+
+    def close(self) -> None:
+        self.con.commit()
+        self.con.close()
+
+
+PARAMS = {
+    "rw": "randread",
+    "bs": 8192,
+    "threads": 1,
+    "iodepth": 8,
+    "file_size": 2 << 30,
+    "runtime": 10.0,
+}
+
+# iops per repetition, per (target, rw); 8 KiB blocks; mean latency ~ iodepth / iops.
+IOPS: dict[tuple[str, str], Sequence[float]] = {
+    ("ext4", "randread"): [70_000, 72_000, 74_000],
+    ("xfs", "randread"): [98_000, 99_000, 100_000],
+    ("btrfs", "randread"): [71_000, 73_000, 72_000],
+    ("ext4", "randwrite"): [50_000, 52_000, 54_000],
+    ("xfs", "randwrite"): [60_000, 61_000, 62_000],
+    ("btrfs", "randwrite"): [10_600],  # one ok run (and one failed below): not tested
+}
+
+
+def _ops(rw: str, iops: float) -> dict[str, tuple[float, float, float, float]]:
+    op = "read" if rw == "randread" else "write"
+    lat = 8 / iops * 1e9
+    return {op: (iops, iops * 8192, lat, lat * 3)}
+
+
+def make_study(db: ResultsDb, name: str = "small-random", created_at: float = 1.7e9) -> int:
+    sid = db.study(name, created_at)
+    for target in ("ext4", "xfs", "btrfs"):
+        for rw in ("randread", "randwrite"):
+            pid = db.point(sid, target, {**PARAMS, "rw": rw})
+            reps = IOPS[(target, rw)]
+            for rep, iops in enumerate(reps):
+                db.run(pid, rep, _ops(rw, iops))
+            if target == "btrfs" and rw == "randwrite":
+                db.run(pid, len(reps), {}, status="failed")
+    return sid
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> Path:
+    db = ResultsDb(tmp_path / "fslab-results.db")
+    make_study(db)
+    db.close()
+    return db.path
+
+
+# -- the comparison -------------------------------------------------------------------------
+
+
+def test_groups_targets_and_baseline(results: Path) -> None:
+    c = build_comparison(results)
+    assert c.study == "small-random"
+    assert c.targets == ("ext4", "xfs", "btrfs")
+    assert c.baseline == "ext4"
+    assert [dict(g.params)["rw"] for g in c.groups] == ["randread", "randwrite"]
+    assert [g.ops for g in c.groups] == [("read",), ("write",)]
+    read, write = c.groups
+    assert dict(read.runs) == {"ext4": 3, "xfs": 3, "btrfs": 3}
+    assert dict(write.runs) == {"ext4": 3, "xfs": 3, "btrfs": 1}
+    assert dict(c.skipped_runs) == {"failed": 1}
+    assert [r.metric.name for r in read.rows] == ["iops", "bw_bytes", "lat_mean_ns", "lat_p99_ns"]
+
+
+def test_cells_hold_mean_ci_delta_and_verdict(results: Path) -> None:
+    read = build_comparison(results).groups[0]
+    iops = read.row("read", "iops")
+    ext4, xfs, btrfs = (iops.cell(t) for t in ("ext4", "xfs", "btrfs"))
+    assert ext4.summary is not None and ext4.diff is None
+    assert ext4.summary.mean == 72_000
+    assert ext4.summary.ci_half == pytest.approx(4.3027 * 2000 / math.sqrt(3), rel=1e-4)
+    assert xfs.diff is not None and btrfs.diff is not None
+    assert xfs.diff.delta_pct == pytest.approx(100 * (99_000 - 72_000) / 72_000)
+    assert xfs.diff.verdict is Verdict.BETTER
+    assert btrfs.diff.delta_pct == pytest.approx(0.0)
+    assert btrfs.diff.verdict is Verdict.SAME
+    # bandwidth follows IOPS; latency goes down where IOPS go up, and that is better too
+    bw = read.row("read", "bw_bytes").cell("xfs").diff
+    assert bw is not None and bw.verdict is Verdict.BETTER
+    lat = read.row("read", "lat_mean_ns").cell("xfs").diff
+    assert lat is not None and lat.delta_pct is not None
+    assert lat.delta_pct < 0 and lat.verdict is Verdict.BETTER
+
+
+def test_single_run_is_shown_but_not_tested(results: Path) -> None:
+    write = build_comparison(results).groups[1]
+    cell = write.row("write", "iops").cell("btrfs")
+    assert cell.summary is not None
+    assert (cell.summary.n, cell.summary.mean, cell.summary.ci_half) == (1, 10_600, None)
+    assert cell.diff is not None and cell.diff.verdict is Verdict.UNTESTED
+    assert cell.diff.delta_pct == pytest.approx(100 * (10_600 - 52_000) / 52_000)
+
+
+def test_another_baseline_turns_the_verdicts_around(results: Path) -> None:
+    c = build_comparison(results, baseline="xfs")
+    assert c.baseline == "xfs"
+    cell = c.groups[0].row("read", "iops").cell("ext4")
+    assert cell.diff is not None and cell.diff.verdict is Verdict.WORSE
+    assert c.groups[0].row("read", "iops").cell("xfs").diff is None
+
+
+def test_unknown_baseline_names_the_targets_and_suggests(results: Path) -> None:
+    with pytest.raises(CompareError) as e:
+        build_comparison(results, baseline="xsf")
+    assert "`xsf`" in e.value.message
+    assert e.value.hint is not None
+    assert "did you mean `xfs`?" in e.value.hint
+    assert "`ext4`, `xfs`, `btrfs`" in e.value.hint
+    assert e.value.exit_status is ExitStatus.USAGE
+
+
+@pytest.mark.parametrize("bs", ["8k", "8KiB", "8192", "8K", "8kib"])
+def test_where_compares_sizes_in_bytes(results: Path, bs: str) -> None:
+    c = build_comparison(results, where=[f"bs={bs}"])
+    assert len(c.groups) == 2
+    c = build_comparison(results, where=[f"bs={bs}", "rw=randwrite"])
+    assert [dict(g.params)["rw"] for g in c.groups] == ["randwrite"]
+    assert c.where == (("bs", bs), ("rw", "randwrite"))
+
+
+def test_where_reads_durations_in_seconds(results: Path) -> None:
+    assert len(build_comparison(results, where=["runtime=10s", "threads=1"]).groups) == 2
+    with pytest.raises(CompareError) as e:
+        build_comparison(results, where=["runtime=30s"])
+    assert e.value.hint == "in this study `runtime` is 10s"
+
+
+def test_where_with_one_key_twice_matches_either_value(results: Path) -> None:
+    c = build_comparison(results, where=["rw=randread", "rw=randwrite"])
+    assert len(c.groups) == 2
+
+
+def test_param_matches() -> None:
+    assert param_matches("bs", 8192, "8k")
+    assert param_matches("bs", "8KiB", "8192")
+    assert param_matches("bs", "8KiB", "8k")
+    assert not param_matches("bs", 8192, "4k")
+    assert param_matches("rw", "randread", "randread")
+    assert not param_matches("rw", "randread", "randwrite")
+    assert param_matches("direct", True, "true") and param_matches("direct", False, "0")
+    assert not param_matches("direct", True, "false")
+    # the plan stores durations in seconds
+    assert param_matches("runtime", 30.0, "30s") and param_matches("runtime", 30.0, "30")
+    assert param_matches("ramp_time", 0.5, "500ms")
+    assert not param_matches("runtime", 30.0, "1m")
+    assert param_matches("runtime", "10s", "10s")
+    assert param_matches("rwmixread", 0.5, "0.5")
+    assert parse_where(["bs = 8k"]) == (("bs", "8k"),)
+    with pytest.raises(CompareError, match="is not a filter"):
+        parse_where(["bs"])
+
+
+def test_where_with_an_unknown_key_lists_the_keys_and_suggests(results: Path) -> None:
+    with pytest.raises(CompareError) as e:
+        build_comparison(results, where=["iodepht=8"])
+    assert "`iodepht`" in e.value.message
+    assert e.value.hint is not None
+    assert "did you mean `iodepth`?" in e.value.hint
+    assert "`rw`, `bs`, `threads`, `iodepth`, `file_size`, `runtime`" in e.value.hint
+
+
+def test_where_that_matches_nothing_says_what_there_is(results: Path) -> None:
+    with pytest.raises(CompareError) as e:
+        build_comparison(results, where=["bs=64k"])
+    assert e.value.message == "no point matches `bs=64k`"
+    assert e.value.hint == "in this study `bs` is 8KiB"
+
+
+def test_missing_database_names_the_path(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere.db"
+    with pytest.raises(ResultsError) as e:
+        build_comparison(path)
+    assert str(path) in e.value.message
+    assert e.value.hint == "run a study first: `fslab run STUDY.toml`"
+    assert not path.exists()  # a read-only open creates nothing
+
+
+def test_empty_database_says_to_run_a_study(tmp_path: Path) -> None:
+    db = ResultsDb(tmp_path / "empty.db")
+    db.close()
+    with pytest.raises(ResultsError) as e:
+        build_comparison(db.path)
+    assert "no studies" in e.value.message
+    assert e.value.hint == "run a study first: `fslab run STUDY.toml`"
+
+
+def test_study_with_only_failed_runs(tmp_path: Path) -> None:
+    db = ResultsDb(tmp_path / "failed.db")
+    sid = db.study("broken")
+    db.run(db.point(sid, "ext4", PARAMS), 0, {}, status="failed")
+    db.run(db.point(sid, "xfs", PARAMS), 0, {}, status="interrupted")
+    db.close()
+    with pytest.raises(ResultsError) as e:
+        build_comparison(db.path)
+    assert e.value.message == "study `broken` has no completed runs (1 failed, 1 interrupted)"
+    assert e.value.hint is not None and "resumes" in e.value.hint
+
+
+def test_a_file_that_is_not_a_results_database(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_text("hello, this is not SQLite\n" * 100)
+    with pytest.raises(ResultsError, match="cannot read it as a results database"):
+        build_comparison(path)
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("CREATE TABLE notes (text TEXT)")
+    con.commit()
+    con.close()
+    with pytest.raises(ResultsError, match="not an fslab results database"):
+        build_comparison(other)
+
+
+def test_most_recent_study_by_default_and_study_picks(tmp_path: Path) -> None:
+    db = ResultsDb(tmp_path / "two.db")
+    make_study(db, "older", created_at=1.6e9)
+    sid = db.study("newer", created_at=1.8e9)
+    for target, iops in (("xfs", [1.0, 2.0]), ("ext4", [3.0, 4.0])):
+        pid = db.point(sid, target, PARAMS)
+        for rep, v in enumerate(iops):
+            db.run(pid, rep, _ops("randread", v))
+    db.close()
+    newer = build_comparison(db.path)
+    assert (newer.study, newer.studies) == ("newer", ("newer", "older"))
+    assert newer.targets == ("xfs", "ext4")  # study order, not alphabetical
+    assert build_comparison(db.path, study="older").targets == ("ext4", "xfs", "btrfs")
+    with pytest.raises(CompareError) as e:
+        build_comparison(db.path, study="olde")
+    assert e.value.hint is not None and "did you mean `older`?" in e.value.hint
+
+
+def test_groups_keep_their_workload_apart(tmp_path: Path) -> None:
+    # Same params, two workloads: two groups; a target missing in a group shows no data.
+    db = ResultsDb(tmp_path / "w.db")
+    sid = db.study("two-workloads")
+    for workload in ("a", "b"):
+        for target in ("ext4", "xfs") if workload == "a" else ("ext4",):
+            pid = db.point(sid, target, PARAMS, workload=workload)
+            db.run(pid, 0, _ops("randread", 100.0))
+    db.close()
+    c = build_comparison(db.path)
+    assert [g.workload for g in c.groups] == ["a", "b"]
+    cell = c.groups[1].row("read", "iops").cell("xfs")
+    assert (cell.summary, cell.diff, cell.samples) == (None, None, ())
+    assert "| — | — |" in render_markdown(c)
+
+
+# -- renderers ------------------------------------------------------------------------------
+
+
+def test_format_stat_units() -> None:
+    from fslab.compare import METRICS
+
+    iops, bw, lat, _ = METRICS
+    assert format_stat(iops, 72_000, 4968.3) == "72.0k ± 4.97k"
+    assert format_stat(iops, 950, None) == "950"
+    assert format_stat(bw, 100 * 2**20, 2.5 * 2**20) == "100 ± 2.50"
+    assert format_stat(lat, 111_111, 7_000) == "111us ± 7.00us"
+    assert format_stat(lat, 850, 20) == "850ns ± 20ns"
+    assert format_stat(lat, 2_500_000, None) == "2.50ms"
+    # the half-width keeps three digits however small beside the mean
+    assert format_stat(iops, 1000, 63.5) == "1.00k ± 0.0635k"
+    assert format_stat(iops, 9996, 0) == "10.0k ± 0k"
+
+
+def _by(rows: list[dict[str, str]], **keys: str) -> dict[str, str]:
+    found = [r for r in rows if all(r[k] == v for k, v in keys.items())]
+    assert len(found) == 1, (keys, found)
+    return found[0]
+
+
+def test_csv_is_tidy_and_parses(results: Path) -> None:
+    c = build_comparison(results)
+    rows = list(csv.DictReader(io.StringIO(render_csv(c))))
+    assert list(rows[0]) == [
+        "study", "workload", "kind", "rw", "bs", "threads", "iodepth", "file_size", "runtime",
+        "target", "baseline", "op", "metric",
+        "mean", "stdev", "ci_half", "n", "delta_pct", "p_value", "verdict",
+    ]  # fmt: skip
+    # 2 groups x 4 metrics x 3 targets
+    assert len(rows) == 24
+    xfs = _by(rows, rw="randread", target="xfs", metric="iops")
+    assert float(xfs["delta_pct"]) == pytest.approx(37.5)
+    assert xfs["verdict"] == "better"
+    assert float(xfs["p_value"]) < 0.05
+    assert (xfs["bs"], xfs["baseline"], xfs["n"], xfs["op"]) == ("8192", "ext4", "3", "read")
+    base = _by(rows, rw="randread", target="ext4", metric="iops")
+    assert (base["verdict"], base["delta_pct"], base["p_value"]) == ("baseline", "", "")
+    assert float(base["ci_half"]) == pytest.approx(4968.3, abs=0.1)
+    one = _by(rows, rw="randwrite", target="btrfs", metric="iops")
+    assert (one["n"], one["ci_half"], one["stdev"], one["verdict"]) == ("1", "", "", "untested")
+
+
+def test_json_is_tidy_and_parses(results: Path) -> None:
+    doc = json.loads(render_json(build_comparison(results)))
+    assert doc["schema_version"] == 1
+    assert (doc["study"], doc["baseline"]) == ("small-random", "ext4")
+    assert doc["targets"] == ["ext4", "xfs", "btrfs"]
+    assert (doc["confidence"], doc["alpha"]) == (0.95, 0.05)
+    assert "Welch" in doc["method"]
+    assert doc["skipped_runs"] == {"failed": 1}
+    rows = doc["rows"]
+    assert len(rows) == 24
+    [lat] = [
+        r for r in rows if (r["rw"], r["target"], r["metric"]) == ("randread", "xfs", "lat_mean_ns")
+    ]
+    assert lat["bs"] == 8192 and lat["op"] == "read" and lat["n"] == 3
+    ext4_lat = statistics.fmean(8e9 / v for v in IOPS[("ext4", "randread")])
+    xfs_lat = statistics.fmean(8e9 / v for v in IOPS[("xfs", "randread")])
+    assert lat["delta_pct"] == pytest.approx(100 * (xfs_lat - ext4_lat) / ext4_lat)
+    assert lat["delta_pct"] < 0 and lat["verdict"] == "better"
+    [same] = [
+        r for r in rows if (r["rw"], r["target"], r["metric"]) == ("randread", "btrfs", "iops")
+    ]
+    assert same["verdict"] == "same" and same["p_value"] > 0.05
+
+
+def test_markdown_has_one_table_per_group_with_marks(results: Path) -> None:
+    md = render_markdown(build_comparison(results))
+    lines = md.splitlines()
+    assert lines[0] == (
+        "study `small-random` · baseline `ext4` · bs=8KiB threads=1 iodepth=8 "
+        "file_size=2GiB runtime=10s"
+    )
+    assert "### randio: rw=randread" in lines
+    assert "### randio: rw=randwrite" in lines
+    assert "| | ext4 (baseline) | xfs | Δ | btrfs | Δ |" in lines
+    assert "| runs | 3 | 3 |  | 3 |  |" in lines
+    iops = next(line for line in lines if line.startswith("| read IOPS |"))
+    assert iops == (
+        "| read IOPS | 72.0k ± 4.97k | 99.0k ± 2.48k | +37.5% **better** | 72.0k ± 2.48k | +0.0% |"
+    )
+    wiops = next(line for line in lines if line.startswith("| write IOPS |"))
+    assert wiops.endswith("| 10.6k | -79.6% ? |")
+    assert lines[-1].startswith("_mean ± 95% CI half-width (Student's t)")
+    assert "Welch's t-test, p < 0.05" in lines[-1]
+
+
+def test_terminal_table(results: Path) -> None:
+    text = render_table(build_comparison(results))
+    assert "\x1b[" not in text
+    assert "ext4 (baseline)" in text
+    assert "randio: rw=randread" in text
+    iops = next(line for line in text.splitlines() if line.lstrip().startswith("read IOPS"))
+    assert iops.split() == [
+        "read", "IOPS", "72.0k", "±", "4.97k", "99.0k", "±", "2.48k", "+37.5%", "better",
+        "72.0k", "±", "2.48k", "+0.0%",
+    ]  # fmt: skip
+    assert "Welch's t-test" in text.splitlines()[-1]
+    assert "-0.0%" not in text  # btrfs latency: -0.004%
+    assert "\x1b[" in render_table(build_comparison(results), width=200, color=True)
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def _fslab() -> click.Group:
+    """The command inside the real `fslab` group, which turns errors into exit statuses."""
+    return FslabGroup(name="fslab", commands={"compare": command})
+
+
+def test_cli_prints_the_table(results: Path) -> None:
+    done = CliRunner().invoke(command, ["--results", str(results)])
+    assert done.exit_code == 0, done.output
+    assert "ext4 (baseline)" in done.stdout
+    assert "+37.5% better" in done.stdout
+    assert done.stderr == "note: 1 run not counted (1 failed)\n"
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv", "json"])
+def test_cli_formats_write_data_to_stdout(results: Path, fmt: str) -> None:
+    done = CliRunner().invoke(command, ["--results", str(results), "--format", fmt])
+    assert done.exit_code == 0, done.output
+    c = build_comparison(results)
+    expected = {"md": render_markdown, "csv": render_csv, "json": render_json}[fmt](c)
+    assert done.stdout == expected
+
+
+def test_cli_defaults_to_the_database_in_the_current_folder(
+    results: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "fslab-results.db").write_bytes(results.read_bytes())
+    monkeypatch.chdir(here)
+    done = CliRunner().invoke(command, ["--format", "json", "--where", "rw=randread"])
+    assert done.exit_code == 0, done.output
+    assert {r["rw"] for r in json.loads(done.stdout)["rows"]} == {"randread"}
+
+
+def test_cli_notes_the_study_it_chose(tmp_path: Path) -> None:
+    db = ResultsDb(tmp_path / "two.db")
+    make_study(db, "older", created_at=1.6e9)
+    make_study(db, "newer", created_at=1.8e9)
+    db.close()
+    done = CliRunner().invoke(command, ["--results", str(db.path), "--format", "csv"])
+    assert done.exit_code == 0, done.output
+    assert "note: comparing `newer`, the most recent of 2 studies" in done.stderr
+    picked = CliRunner().invoke(command, ["--results", str(db.path), "--study", "older"])
+    assert "most recent" not in picked.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "error", "hint"),
+    [
+        (["--baseline", "zzz"], 2, "error: unknown baseline `zzz`", "hint: targets: `ext4`"),
+        (["--where", "qd=8"], 2, "error: unknown --where key `qd`", "hint: the parameters are"),
+        (["--where", "bs=1m"], 2, "error: no point matches `bs=1m`", "hint: in this study"),
+        (["--study", "x"], 2, "error: no study `x` in", "hint: studies: `small-random`"),
+    ],
+)
+def test_cli_errors_exit_with_a_hint(
+    results: Path, args: list[str], status: int, error: str, hint: str
+) -> None:
+    done = CliRunner().invoke(_fslab(), ["compare", "--results", str(results), *args])
+    assert done.exit_code == status, done.output
+    assert done.stdout == ""
+    assert done.stderr.startswith(error)
+    assert hint in done.stderr
+
+
+def test_cli_missing_database(tmp_path: Path) -> None:
+    path = tmp_path / "none.db"
+    done = CliRunner().invoke(_fslab(), ["compare", "--results", str(path)])
+    assert done.exit_code == 1
+    assert done.stderr == (
+        f"error: {path}: no results database here\n\n"
+        "hint: run a study first: `fslab run STUDY.toml`\n"
+    )
+
+
+def test_cli_bad_format_is_a_usage_error(results: Path) -> None:
+    done = CliRunner().invoke(command, ["--results", str(results), "--format", "html"])
+    assert done.exit_code == 2
+    assert "Invalid value for '--format'" in done.stderr
+
+
+def test_errors_are_fslab_errors() -> None:
+    assert issubclass(CompareError, FslabError) and issubclass(ResultsError, FslabError)
+    assert Comparison.__dataclass_params__.frozen  # type: ignore[attr-defined]
