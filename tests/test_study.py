@@ -110,7 +110,8 @@ def test_every_problem_is_reported_at_once() -> None:
         (('loop = { size = "1GiB" }', 'loop = { size = "lots" }'), "is not a size"),
         (('bs = ["4k", "64KiB"]', "bs = []"), "empty list"),
         (('fs = "ext4"\n', 'fs = "xfs"\ncluster_size = "64k"\n'), "bigalloc"),
-        (('fs = "ext4"\n', 'dir = "/tmp"\n'), "used as it is"),
+        (('fs = "ext4"\nloop = { size = "1GiB" }', 'fs = "ext4"\ndir = "/tmp"'), "used as it is"),
+        (('fs = "ext4"\n', 'dir = "/tmp"\n'), "not loop and dir"),
     ],
 )
 def test_malformed_targets(change: tuple[str, str], expected: str | None) -> None:

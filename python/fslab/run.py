@@ -20,9 +20,9 @@ from pathlib import Path
 from types import FrameType
 
 from fslab.cleanup import undo_open
-from fslab.engine import EngineError, JobError, find_engine, run_job
+from fslab.engine import find_engine, run_job
 from fslab.environment import describe, drop_caches
-from fslab.errors import ExitStatus, FslabError
+from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.store.db import Results
 from fslab.study.model import TargetSpec
 from fslab.study.plan import Plan, Point
@@ -102,7 +102,12 @@ class Runner:
         study_id: int,
         workdir: Path,
         progress: Progress | None = None,
+        *,
+        force: bool = False,
+        confirmed: frozenset[str] = frozenset(),
     ) -> None:
+        self.force = force
+        self.confirmed = confirmed
         self.plan = plan
         self.db = db
         self.study_id = study_id
@@ -139,8 +144,8 @@ class Runner:
                 out.interrupted = True
             finally:
                 with self.signals.held():
-                    for p in self.kept.values():
-                        teardown(p, self.db.journal(None))
+                    for kept in self.kept.values():
+                        teardown(kept, self.db.journal(None))
                     self.kept.clear()
         return out
 
@@ -148,10 +153,19 @@ class Runner:
         """The provisioned target for a run, and whether to tear it down after it."""
         if self.plan.study.reuse:
             if spec.name not in self.kept:
-                self.kept[spec.name] = provision(spec, self.workdir, self.db.journal(run_id),
-                                                 scale=self.plan.scale)  # fmt: skip
+                self.kept[spec.name] = self._provision(spec, run_id)
             return self.kept[spec.name], False
-        return provision(spec, self.workdir, self.db.journal(run_id), scale=self.plan.scale), True
+        return self._provision(spec, run_id), True
+
+    def _provision(self, spec: TargetSpec, run_id: int) -> Provisioned:
+        return provision(
+            spec,
+            self.workdir,
+            self.db.journal(run_id),
+            scale=self.plan.scale,
+            force=self.force,
+            confirmed=self.confirmed,
+        )
 
     def _one(self, rep: int, point: Point, out: Outcome) -> str:
         label = f"{point.label()} #{rep + 1}"

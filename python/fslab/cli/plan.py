@@ -18,7 +18,13 @@ from fslab.targets.system import System
 from fslab.units import format_s
 
 
-def checked_plan(study_path: Path, scale: float) -> tuple[Plan, str]:
+def checked_plan(
+    study_path: Path,
+    scale: float,
+    *,
+    force: bool = False,
+    confirmed: frozenset[str] = frozenset(),
+) -> tuple[Plan, str]:
     """Loads, expands and checks a study; raises StudyError listing every problem."""
     study, text = load_study(study_path)
     place = str(study_path)
@@ -26,7 +32,9 @@ def checked_plan(study_path: Path, scale: float) -> tuple[Plan, str]:
     if problems:
         raise StudyError(problems)
     plan = expand(study, scale)
-    problems = target_problems(plan, System.probe(), place) + engine_problems(plan, place)
+    system = System.probe()
+    problems = target_problems(plan, system, place, force=force, confirmed=confirmed)
+    problems += engine_problems(plan, place)
     if problems:
         raise StudyError(problems)
     return plan, text
@@ -46,6 +54,15 @@ scale_option = click.option(
     "--scale", type=float, default=1.0, show_default=True, callback=_scale,
     help="Shrink file sizes, runtimes and images by this factor for a quick run.",
 )  # fmt: skip
+force_option = click.option(
+    "--force", is_flag=True,
+    help="Let the safety gate accept a `device` that carries a signature, if it is also "
+    "named with --device.",
+)  # fmt: skip
+device_option = click.option(
+    "--device", "devices", multiple=True, metavar="PATH",
+    help="Name a `device` target's device again to confirm overwriting it (with --force).",
+)  # fmt: skip
 results_option = click.option(
     "--results", type=click.Path(path_type=Path), default=Path("fslab-results.db"),
     show_default=True, help="The results database.",
@@ -56,10 +73,14 @@ results_option = click.option(
 @click.argument("study", type=click.Path(path_type=Path))
 @scale_option
 @results_option
+@force_option
+@device_option
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
-def plan(study: Path, scale: float, results: Path, as_json: bool) -> ExitStatus:
+def plan(
+    study: Path, scale: float, results: Path, force: bool, devices: tuple[str, ...], as_json: bool
+) -> ExitStatus:
     """Check a study and show its points, time estimate and side effects; touch nothing."""
-    p, _ = checked_plan(study, scale)
+    p, _ = checked_plan(study, scale, force=force, confirmed=frozenset(devices))
     workdir = default_workdir(results)
     effects = {t.name: side_effects(t, workdir, scale) for t in p.targets()}
     if as_json:
@@ -97,7 +118,7 @@ def plan(study: Path, scale: float, results: Path, as_json: bool) -> ExitStatus:
     for name, lines in effects.items():
         out.print(f"target {name}:")
         for line in lines:
-            out.print(f"  - {line}")
+            out.print(f"  - {line}", soft_wrap=True)
     return ExitStatus.OK
 
 

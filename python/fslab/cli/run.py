@@ -15,7 +15,14 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from fslab.cli.plan import checked_plan, default_workdir, results_option, scale_option
+from fslab.cli.plan import (
+    checked_plan,
+    default_workdir,
+    device_option,
+    force_option,
+    results_option,
+    scale_option,
+)
 from fslab.errors import ExitStatus
 from fslab.run import Progress as RunProgress
 from fslab.run import Runner
@@ -30,9 +37,19 @@ from fslab.store.db import Results
     "--workdir", type=click.Path(path_type=Path), default=None,
     help="Where images and mount points go. Default: fslab-work beside the results.",
 )  # fmt: skip
-def run(study: Path, scale: float, results: Path, workdir: Path | None) -> ExitStatus:
+@force_option
+@device_option
+def run(
+    study: Path,
+    scale: float,
+    results: Path,
+    workdir: Path | None,
+    force: bool,
+    devices: tuple[str, ...],
+) -> ExitStatus:
     """Run a study (resuming: finished runs are skipped) and store the results."""
-    plan, text = checked_plan(study, scale)
+    confirmed = frozenset(devices)
+    plan, text = checked_plan(study, scale, force=force, confirmed=confirmed)
     db = Results.open(results)
     try:
         db.mark_stale_runs()
@@ -54,7 +71,8 @@ def run(study: Path, scale: float, results: Path, workdir: Path | None) -> ExitS
             live=lambda line: bar.update(task, live=line),
             advance=lambda status: bar.advance(task),
         )
-        runner = Runner(plan, db, study_id, workdir or default_workdir(results), hooks)
+        runner = Runner(plan, db, study_id, workdir or default_workdir(results), hooks,
+                        force=force, confirmed=confirmed)  # fmt: skip
         with bar:
             outcome = runner.run()
         for f in outcome.failures:

@@ -88,9 +88,10 @@ class Results:
                     f"{path}: an SQLite file that is not a fslab results database",
                     hint="pass `--results` with another path",
                 )
-            with db.tx():
-                con.executescript(_schema_sql())
-                con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            # executescript commits on its own, so the transaction is part of the script.
+            con.executescript(
+                f"BEGIN;\n{_schema_sql()}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;"
+            )
         else:
             for to in range(version + 1, SCHEMA_VERSION + 1):
                 with db.tx():

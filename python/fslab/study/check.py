@@ -55,9 +55,16 @@ def engine_problems(plan: Plan, place: str) -> list[Problem]:
     return problems
 
 
-def target_problems(plan: Plan, system: System, place: str) -> list[Problem]:
+def target_problems(
+    plan: Plan,
+    system: System,
+    place: str,
+    *,
+    force: bool = False,
+    confirmed: frozenset[str] = frozenset(),
+) -> list[Problem]:
     problems = []
     for i, t in enumerate(plan.study.target):
-        for msg in check(t, system, plan.scale):
+        for msg in check(t, system, plan.scale, force=force, confirmed=confirmed):
             problems.append(Problem(f"{place}: target[{i}] ({t.name})", msg))
     return problems

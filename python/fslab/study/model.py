@@ -157,7 +157,7 @@ class TargetSpec(Strict):
         """The loop devices to make: the spec's, or the default when nothing else is given."""
         if self.dir is not None or self.device is not None:
             return None
-        return self.loop or LoopSpec()
+        return self.loop or LoopSpec.model_validate({})
 
 
 Scalar = str | int | float | bool

@@ -62,13 +62,14 @@ def _scale_params(params: dict[str, Scalar], scale: float) -> dict[str, Scalar]:
         return params
     out = dict(params)
     for key in ("file_size", "io_size"):
-        if isinstance(out.get(key), int):
-            v = int(out[key]) * scale
-            out[key] = max(MIN_FILE_SIZE, int(v) // (1 << 20) * (1 << 20))
+        size = out.get(key)
+        if isinstance(size, int):
+            scaled = int(size * scale) // (1 << 20) * (1 << 20)
+            out[key] = max(MIN_FILE_SIZE, scaled)
     for key in ("runtime", "ramp_time"):
-        v = out.get(key)
-        if isinstance(v, float) and v > 0:
-            out[key] = max(MIN_RUNTIME_S if key == "runtime" else 0.0, round(v * scale, 3))
+        secs = out.get(key)
+        if isinstance(secs, float) and secs > 0:
+            out[key] = max(MIN_RUNTIME_S if key == "runtime" else 0.0, round(secs * scale, 3))
     return out
 
 
