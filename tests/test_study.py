@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -152,3 +154,36 @@ def test_plan_refuses_a_bad_study_and_creates_nothing(tmp_path: Path) -> None:
         assert "did you mean `fs`?" in done.stderr
         assert done.stdout == ""
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
+
+
+def _fslab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fslab", *args], cwd=cwd, capture_output=True, text=True,
+        check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.root
+def test_plan_shows_points_estimate_and_side_effects(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root: provisioning loop targets does")
+    study = tmp_path / "s.toml"
+    study.write_text(GOOD)
+    done = _fslab("plan", str(study), "--json", "--results", str(tmp_path / "r.db"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["runs"] == 16 and len(doc["points"]) == 8 and doc["estimate_s"] > 0
+    effects = "\n".join(doc["side_effects"]["b1"])
+    assert "mkfs.btrfs" in effects and "-d raid1" in effects
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"], "plan touches nothing"
+
+
+@pytest.mark.root
+def test_a_test_file_that_does_not_fit_is_refused_by_plan(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root: provisioning loop targets does")
+    study = tmp_path / "s.toml"
+    study.write_text(GOOD.replace('file_size = "64m"', 'file_size = "1GiB"'))
+    done = _fslab("plan", str(study), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "target `b1`" in done.stderr and "does not fit" in done.stderr

@@ -10,7 +10,12 @@ from rich.console import Console
 from rich.table import Table
 
 from fslab.errors import ExitStatus
-from fslab.study.check import engine_problems, param_problems, target_problems
+from fslab.study.check import (
+    capacity_problems,
+    engine_problems,
+    param_problems,
+    target_problems,
+)
 from fslab.study.load import StudyError, load_study
 from fslab.study.plan import Plan, expand
 from fslab.targets.provision import side_effects
@@ -34,6 +39,8 @@ def checked_plan(
     plan = expand(study, scale)
     system = System.probe()
     problems = target_problems(plan, system, place, force=force, confirmed=confirmed)
+    if not problems:
+        problems += capacity_problems(plan, place)
     problems += engine_problems(plan, place)
     if problems:
         raise StudyError(problems)

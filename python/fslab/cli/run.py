@@ -29,6 +29,29 @@ from fslab.run import Runner
 from fslab.store.db import Results
 
 
+def _log_lines(err: Console) -> RunProgress:
+    counts = {"done": 0, "total": 0}
+    text = {"label": "", "live": ""}
+
+    def start(total: int, done: int) -> None:
+        counts.update(total=total, done=done)
+
+    def point(label: str) -> None:
+        text.update(label=label, live="")
+
+    def live(line: str) -> None:
+        text["live"] = line
+
+    def advance(status: str) -> None:
+        counts["done"] += 1
+        err.print(
+            f"[{counts['done']}/{counts['total']}] {text['label']}: {status}  {text['live']}",
+            soft_wrap=True,
+        )
+
+    return RunProgress(start=start, point=point, live=live, advance=advance)
+
+
 @click.command()
 @click.argument("study", type=click.Path(path_type=Path))
 @scale_option
@@ -65,12 +88,17 @@ def run(
             console=err,
         )
         task = bar.add_task(plan.study.name, total=len(plan.runs()), live="")
-        hooks = RunProgress(
-            start=lambda total, done: bar.update(task, total=total, completed=done),
-            point=lambda label: bar.update(task, description=label, live=""),
-            live=lambda line: bar.update(task, live=line),
-            advance=lambda status: bar.advance(task),
-        )
+        if err.is_terminal:
+            hooks = RunProgress(
+                start=lambda total, done: bar.update(task, total=total, completed=done),
+                point=lambda label: bar.update(task, description=label, live=""),
+                live=lambda line: bar.update(task, live=line),
+                advance=lambda status: bar.advance(task),
+            )
+        else:
+            # A log (CI, a pipe): one line per run instead of a redrawn bar.
+            hooks = _log_lines(err)
+            bar.disable = True
         runner = Runner(plan, db, study_id, workdir or default_workdir(results), hooks,
                         force=force, confirmed=confirmed)  # fmt: skip
         with bar:

@@ -9,9 +9,16 @@ from pathlib import Path
 
 from fslab.engine import find_engine
 from fslab.study.load import Problem
-from fslab.study.model import Study
+from fslab.study.model import Study, TargetSpec
 from fslab.study.plan import Plan, normalize
+from fslab.targets.mkfs import loop_image_size
 from fslab.targets.system import System, check
+
+# Copies of the data each btrfs profile keeps; parity profiles are handled apart.
+_COPIES = {"single": 1, "dup": 2, "raid0": 1, "raid1": 2, "raid1c3": 3, "raid1c4": 4, "raid10": 2}
+# Share of a file system a test file may fill: journals, metadata and free-space
+# reserves take the rest, and a file system filled to the brim measures something else.
+_FILL = 0.8
 
 
 def param_problems(study: Study, place: str) -> list[Problem]:
@@ -67,4 +74,42 @@ def target_problems(
     for i, t in enumerate(plan.study.target):
         for msg in check(t, system, plan.scale, force=force, confirmed=confirmed):
             problems.append(Problem(f"{place}: target[{i}] ({t.name})", msg))
+    return problems
+
+
+def capacity_bytes(spec: TargetSpec, scale: float) -> int | None:
+    """About how much data a loop target holds, or None when fslab does not make it."""
+    loop = spec.effective_loop
+    if loop is None or spec.fs is None:
+        return None
+    per_device = loop_image_size(spec, scale)
+    n = loop.count
+    profile = spec.profile or "single"
+    if profile == "raid5":
+        return per_device * (n - 1)
+    if profile == "raid6":
+        return per_device * (n - 2)
+    return per_device * n // _COPIES.get(profile, 1)
+
+
+def capacity_problems(plan: Plan, place: str) -> list[Problem]:
+    """A test file that would not fit (or would fill) its target, caught before any mkfs."""
+    problems = []
+    seen: set[tuple[str, int]] = set()
+    for p in plan.points:
+        size = p.params.get("file_size")
+        cap = capacity_bytes(p.target, plan.scale)
+        if not isinstance(size, int) or cap is None or (p.target.name, size) in seen:
+            continue
+        seen.add((p.target.name, size))
+        if size > cap * _FILL:
+            problems.append(
+                Problem(
+                    f"{place}: workload `{p.workload}` on target `{p.target.name}`",
+                    f"file_size {size >> 20} MiB does not fit: the target holds about "
+                    f"{cap >> 20} MiB, and a test file may fill {_FILL:.0%} of it",
+                    hint="give the target a larger `loop.size` (or more devices), or the "
+                    "workload a smaller `file_size`",
+                )
+            )
     return problems
