@@ -158,3 +158,50 @@ def test_run_job_reads_a_job_file(tmp_path: Path) -> None:
     run = run_job(job)
     assert run.report.job.bs == 8192
     assert run.report.job.name == "job"
+
+
+def test_report_from_json_ignores_keys_it_does_not_know(null_run: EngineRun) -> None:
+    # The engine may add keys without a schema bump (`fslab-engine schema report`).
+    doc: dict[str, Any] = copy.deepcopy(dict(null_run.document))
+    doc["new_key"] = 1
+    doc["job"]["new_job_key"] = "x"
+    doc["results"][0]["lat_ns"]["p99999"] = 5
+    assert Report.from_json(doc) == null_run.report
+
+
+def test_report_from_json_is_strict_about_scalar_types(null_run: EngineRun) -> None:
+    for where, key, value, problem in (
+        ("job", "bs", True, "expected an integer"),
+        ("job", "bs", 4096.0, "expected an integer"),
+        ("job", "direct", 0, "expected true or false"),
+        ("cpu", "user_s", False, "expected a number"),
+        ("cpu", "user_s", "0.1", "expected a number"),
+        ("engine", "name", 7, "expected a string"),
+    ):
+        doc: dict[str, Any] = copy.deepcopy(dict(null_run.document))
+        doc[where][key] = value
+        with pytest.raises(EngineError, match=rf"`{where}\.{key}`: {problem}"):
+            Report.from_json(doc)
+
+
+def test_report_from_json_reads_absent_or_null_optional_fields_as_none(
+    null_run: EngineRun,
+) -> None:
+    doc: dict[str, Any] = copy.deepcopy(dict(null_run.document))
+    doc["job"].pop("size")
+    doc["target"]["dio_align_bytes"] = None
+    doc.pop("layout", None)
+    report = Report.from_json(doc)
+    assert report.job.size is None and report.target.dio_align_bytes is None
+    assert report.layout is None
+    assert isinstance(report.cpu.user_s, float) and isinstance(report.results, tuple)
+
+
+def test_report_from_json_checks_the_version_before_the_layout(null_run: EngineRun) -> None:
+    doc: dict[str, Any] = {**null_run.document, "schema_version": SCHEMA_VERSION + 1}
+    del doc["results"]  # a newer layout: refused as newer, not as malformed
+    with pytest.raises(EngineError, match="newer than this fslab understands"):
+        Report.from_json(doc)
+    for version, problem in ((0, "expected 1 or more"), (True, "expected an integer")):
+        with pytest.raises(EngineError, match=f"`schema_version`: {problem}"):
+            Report.from_json({**null_run.document, "schema_version": version})

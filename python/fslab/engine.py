@@ -18,7 +18,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic_core import ErrorDetails
 
 from fslab.errors import EngineError, ExitStatus, JobError
 
@@ -38,7 +41,6 @@ EXIT_KILLED = 131
 _PROGRESS_PREFIX = "["
 
 Status = Literal["ok", "interrupted", "failed"]
-_STATUSES: tuple[Status, ...] = ("ok", "interrupted", "failed")
 
 # The repository root when running from a checkout (python/fslab/engine.py -> ../../..).
 _REPO = Path(__file__).resolve().parents[2]
@@ -96,115 +98,41 @@ def _is_executable(path: Path) -> bool:
 # --------------------------------------------------------------------------- the report
 
 
-class _Fields:
-    """Reads one JSON object of the report with its types checked; a wrong or missing
-    field names its path, e.g. `results[0].lat_ns.p99`."""
+class _Model(BaseModel):
+    """One JSON object of the report. Scalars are strict (an integer is never a bool or
+    `1.0`, a string never a number); keys the engine adds without a schema bump are
+    ignored (`fslab-engine schema report`: new keys keep `schema_version`)."""
 
-    def __init__(self, data: object, where: str) -> None:
-        if not isinstance(data, Mapping):
-            raise _malformed(where, "expected an object", data)
-        self._data = cast(Mapping[str, object], data)
-        self._where = where
-
-    def _path(self, key: str) -> str:
-        return f"{self._where}.{key}" if self._where else key
-
-    def _get(self, key: str) -> object:
-        if key not in self._data:
-            raise _malformed(self._path(key), "missing", None)
-        return self._data[key]
-
-    def has(self, key: str) -> bool:
-        return self._data.get(key) is not None
-
-    def integer(self, key: str) -> int:
-        value = self._get(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _malformed(self._path(key), "expected an integer", value)
-        return value
-
-    def number(self, key: str) -> float:
-        value = self._get(key)
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _malformed(self._path(key), "expected a number", value)
-        return float(value)
-
-    def text(self, key: str) -> str:
-        value = self._get(key)
-        if not isinstance(value, str):
-            raise _malformed(self._path(key), "expected a string", value)
-        return value
-
-    def flag(self, key: str) -> bool:
-        value = self._get(key)
-        if not isinstance(value, bool):
-            raise _malformed(self._path(key), "expected true or false", value)
-        return value
-
-    def opt_integer(self, key: str) -> int | None:
-        return self.integer(key) if self.has(key) else None
-
-    def opt_number(self, key: str) -> float | None:
-        return self.number(key) if self.has(key) else None
-
-    def opt_text(self, key: str) -> str | None:
-        return self.text(key) if self.has(key) else None
-
-    def obj(self, key: str) -> _Fields:
-        return _Fields(self._get(key), self._path(key))
-
-    def opt_obj(self, key: str) -> _Fields | None:
-        return self.obj(key) if self.has(key) else None
-
-    def items(self, key: str) -> list[_Fields]:
-        value = self._get(key)
-        if not isinstance(value, list):
-            raise _malformed(self._path(key), "expected a list", value)
-        return [_Fields(item, f"{self._path(key)}[{i}]") for i, item in enumerate(value)]
-
-    def texts(self, key: str) -> tuple[str, ...]:
-        value = self._get(key)
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise _malformed(self._path(key), "expected a list of strings", value)
-        return tuple(cast(list[str], value))
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
 
-def _malformed(where: str, problem: str, value: object) -> EngineError:
-    got = "" if value is None else f", got `{json.dumps(value)[:60]}`"
-    return EngineError(
-        f"the engine's report is malformed: `{where}`: {problem}{got}",
-        hint=f"the lab and `{ENGINE_NAME}` disagree on the report; rebuild both with `make setup`",
-    )
+_T = TypeVar("_T")
+_Items = Annotated[tuple[_T, ...], Field(strict=False)]
+"""A JSON list (strict tuples would take only Python tuples); its items stay strict."""
 
 
-@dataclass(frozen=True)
-class EngineInfo:
+class EngineInfo(_Model):
     name: str
     version: str
     clock: str
 
-    @classmethod
-    def _read(cls, f: _Fields) -> EngineInfo:
-        return cls(name=f.text("name"), version=f.text("version"), clock=f.text("clock"))
 
-
-@dataclass(frozen=True)
-class Job:
+class Job(_Model):
     """The job as the engine understood it, every default filled in: sizes in bytes,
-    durations in seconds. It is itself a valid job (`dataclasses.asdict`)."""
+    durations in seconds. It is itself a valid job (`job.model_dump()`)."""
 
     name: str
     rw: str
     rwmixread: int
     bs: int
-    size: int | None
-    io_size: int | None
-    filename: str | None
-    directory: str | None
+    size: int | None = None
+    io_size: int | None = None
+    filename: str | None = None
+    directory: str | None = None
     numjobs: int
     iodepth: int
     direct: bool
-    runtime: float | None
+    runtime: float | None = None
     ramp_time: float
     fsync: int
     end_fsync: bool
@@ -215,66 +143,24 @@ class Job:
     allow_device_write: bool
     null_lat: float
 
-    @classmethod
-    def _read(cls, f: _Fields) -> Job:
-        return cls(
-            name=f.text("name"),
-            rw=f.text("rw"),
-            rwmixread=f.integer("rwmixread"),
-            bs=f.integer("bs"),
-            size=f.opt_integer("size"),
-            io_size=f.opt_integer("io_size"),
-            filename=f.opt_text("filename"),
-            directory=f.opt_text("directory"),
-            numjobs=f.integer("numjobs"),
-            iodepth=f.integer("iodepth"),
-            direct=f.flag("direct"),
-            runtime=f.opt_number("runtime"),
-            ramp_time=f.number("ramp_time"),
-            fsync=f.integer("fsync"),
-            end_fsync=f.flag("end_fsync"),
-            ioengine=f.text("ioengine"),
-            buffer_content=f.text("buffer_content"),
-            randseed=f.integer("randseed"),
-            interval=f.number("interval"),
-            allow_device_write=f.flag("allow_device_write"),
-            null_lat=f.number("null_lat"),
-        )
 
-
-@dataclass(frozen=True)
-class Target:
+class Target(_Model):
     kind: str
     """`file`, `block` or `none` (the null engine)."""
-    paths: tuple[str, ...]
+    paths: _Items[str]
     size_bytes: int
     """Bytes addressed by each thread."""
-    dio_align_bytes: int | None
-
-    @classmethod
-    def _read(cls, f: _Fields) -> Target:
-        return cls(
-            kind=f.text("kind"),
-            paths=f.texts("paths"),
-            size_bytes=f.integer("size_bytes"),
-            dio_align_bytes=f.opt_integer("dio_align_bytes"),
-        )
+    dio_align_bytes: int | None = None
 
 
-@dataclass(frozen=True)
-class Layout:
+class Layout(_Model):
     """The file was written once before timing, because the job reads it."""
 
     bytes: int
     runtime_s: float
 
-    @classmethod
-    def _read(cls, f: _Fields) -> Layout:
-        return cls(bytes=f.integer("bytes"), runtime_s=f.number("runtime_s"))
 
-
-@dataclass(frozen=True)
-class LatNs:
+class LatNs(_Model):
     """Latency summary in nanoseconds, from an HDR histogram with 3 significant digits."""
 
     min: int
@@ -288,24 +174,8 @@ class LatNs:
     p999: int
     p9999: int
 
-    @classmethod
-    def _read(cls, f: _Fields) -> LatNs:
-        return cls(
-            min=f.integer("min"),
-            mean=f.number("mean"),
-            stdev=f.number("stdev"),
-            max=f.integer("max"),
-            p50=f.integer("p50"),
-            p90=f.integer("p90"),
-            p95=f.integer("p95"),
-            p99=f.integer("p99"),
-            p999=f.integer("p999"),
-            p9999=f.integer("p9999"),
-        )
 
-
-@dataclass(frozen=True)
-class OpResult:
+class OpResult(_Model):
     """One direction's totals over the measured time (the ramp excluded)."""
 
     op: str
@@ -320,33 +190,15 @@ class OpResult:
     hist: str
     """The latency histogram: HdrHistogram V2 + DEFLATE, base64 (see `decode_hist`)."""
 
-    @classmethod
-    def _read(cls, f: _Fields) -> OpResult:
-        return cls(
-            op=f.text("op"),
-            ios=f.integer("ios"),
-            bytes=f.integer("bytes"),
-            iops=f.number("iops"),
-            bw_bytes=f.number("bw_bytes"),
-            lat_ns=LatNs._read(f.obj("lat_ns")),
-            hist=f.text("hist"),
-        )
 
-
-@dataclass(frozen=True)
-class Fsync:
+class Fsync(_Model):
     """fsync calls (`fsync`, `end_fsync`), timed apart from the writes."""
 
     count: int
     lat_ns: LatNs
 
-    @classmethod
-    def _read(cls, f: _Fields) -> Fsync:
-        return cls(count=f.integer("count"), lat_ns=LatNs._read(f.obj("lat_ns")))
 
-
-@dataclass(frozen=True)
-class IntervalOp:
+class IntervalOp(_Model):
     """One direction during one interval of the series."""
 
     ios: int
@@ -356,56 +208,24 @@ class IntervalOp:
     lat_mean_ns: float
     lat_p99_ns: int
 
-    @classmethod
-    def _read(cls, f: _Fields) -> IntervalOp:
-        return cls(
-            ios=f.integer("ios"),
-            bytes=f.integer("bytes"),
-            iops=f.number("iops"),
-            bw_bytes=f.number("bw_bytes"),
-            lat_mean_ns=f.number("lat_mean_ns"),
-            lat_p99_ns=f.integer("lat_p99_ns"),
-        )
 
-
-@dataclass(frozen=True)
-class SeriesPoint:
+class SeriesPoint(_Model):
     t_s: float
     """End of this interval, seconds from the start of the job (the ramp included)."""
     dur_s: float
     """Length of this interval (the last one may be shorter)."""
     ramp: bool
     """Inside `ramp_time`: shown, but not part of `results`."""
-    read: IntervalOp | None
-    write: IntervalOp | None
-
-    @classmethod
-    def _read(cls, f: _Fields) -> SeriesPoint:
-        read, write = f.opt_obj("read"), f.opt_obj("write")
-        return cls(
-            t_s=f.number("t_s"),
-            dur_s=f.number("dur_s"),
-            ramp=f.flag("ramp"),
-            read=IntervalOp._read(read) if read else None,
-            write=IntervalOp._read(write) if write else None,
-        )
+    read: IntervalOp | None = None
+    write: IntervalOp | None = None
 
 
-@dataclass(frozen=True)
-class Series:
+class Series(_Model):
     interval_s: float
-    points: tuple[SeriesPoint, ...]
-
-    @classmethod
-    def _read(cls, f: _Fields) -> Series:
-        return cls(
-            interval_s=f.number("interval_s"),
-            points=tuple(SeriesPoint._read(p) for p in f.items("points")),
-        )
+    points: _Items[SeriesPoint]
 
 
-@dataclass(frozen=True)
-class Cpu:
+class Cpu(_Model):
     """CPU the engine itself used, all threads, for the whole job (layout excluded)."""
 
     user_s: float
@@ -415,57 +235,30 @@ class Cpu:
     ctx_voluntary: int
     ctx_involuntary: int
 
-    @classmethod
-    def _read(cls, f: _Fields) -> Cpu:
-        return cls(
-            user_s=f.number("user_s"),
-            sys_s=f.number("sys_s"),
-            usage_pct=f.number("usage_pct"),
-            ctx_voluntary=f.integer("ctx_voluntary"),
-            ctx_involuntary=f.integer("ctx_involuntary"),
-        )
 
-
-@dataclass(frozen=True)
-class IoError:
+class IoError(_Model):
     """An I/O error; the job stops at the first one."""
 
     op: str
     thread: int
     offset: int
-    errno: int | None
+    errno: int | None = None
     message: str
 
-    @classmethod
-    def _read(cls, f: _Fields) -> IoError:
-        return cls(
-            op=f.text("op"),
-            thread=f.integer("thread"),
-            offset=f.integer("offset"),
-            errno=f.opt_integer("errno"),
-            message=f.text("message"),
-        )
 
-
-@dataclass(frozen=True)
-class EngineWarning:
+class EngineWarning(_Model):
     """Something that may make the numbers mean less than they seem."""
 
     kind: str
     """Stable identifier, e.g. `ignored_key`, `short_run`."""
     message: str
-    hint: str | None
-
-    @classmethod
-    def _read(cls, f: _Fields) -> EngineWarning:
-        return cls(kind=f.text("kind"), message=f.text("message"), hint=f.opt_text("hint"))
+    hint: str | None = None
 
 
-@dataclass(frozen=True)
-class Report:
+class Report(_Model):
     """The whole output of one engine job (`fslab-engine schema report`)."""
 
-    schema_version: int
+    schema_version: int = Field(ge=1)
     engine: EngineInfo
     job: Job
     status: Status
@@ -475,14 +268,14 @@ class Report:
     """Measured time after the ramp: the denominator of every rate."""
     ramp_s: float
     target: Target
-    layout: Layout | None
-    results: tuple[OpResult, ...]
+    layout: Layout | None = None
+    results: _Items[OpResult]
     """One entry per direction that did I/O: `read` first, then `write`."""
     fsync: Fsync
     series: Series
     cpu: Cpu
-    errors: tuple[IoError, ...]
-    warnings: tuple[EngineWarning, ...]
+    errors: _Items[IoError]
+    warnings: _Items[EngineWarning]
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
@@ -491,43 +284,65 @@ class Report:
         Raises `EngineError` for a report newer than this lab understands (the hint says
         to upgrade) or one that is malformed (naming the field at fault).
         """
-        f = _Fields(data, "")
-        version = f.integer("schema_version")
-        if version > SCHEMA_VERSION:
+        # Before the layout is checked: a newer report may well not fit this one.
+        version = data.get("schema_version") if isinstance(data, Mapping) else None
+        if isinstance(version, int) and not isinstance(version, bool) and version > SCHEMA_VERSION:
             raise EngineError(
                 f"the engine's report has schema_version {version}, newer than this fslab "
                 f"understands (up to {SCHEMA_VERSION})",
                 hint="upgrade fslab to the version that comes with this engine, or point "
                 f"${ENGINE_ENV} at an older `{ENGINE_NAME}`",
             )
-        if version < 1:
-            raise _malformed("schema_version", "expected 1 or more", version)
-        status = f.text("status")
-        if status not in _STATUSES:
-            raise _malformed("status", f"expected one of {', '.join(_STATUSES)}", status)
-        layout = f.opt_obj("layout")
-        return cls(
-            schema_version=version,
-            engine=EngineInfo._read(f.obj("engine")),
-            job=Job._read(f.obj("job")),
-            status=status,
-            interrupted=f.flag("interrupted"),
-            start_unix_s=f.number("start_unix_s"),
-            runtime_s=f.number("runtime_s"),
-            ramp_s=f.number("ramp_s"),
-            target=Target._read(f.obj("target")),
-            layout=Layout._read(layout) if layout else None,
-            results=tuple(OpResult._read(r) for r in f.items("results")),
-            fsync=Fsync._read(f.obj("fsync")),
-            series=Series._read(f.obj("series")),
-            cpu=Cpu._read(f.obj("cpu")),
-            errors=tuple(IoError._read(e) for e in f.items("errors")),
-            warnings=tuple(EngineWarning._read(w) for w in f.items("warnings")),
-        )
+        try:
+            # A strict model takes only a dict, not any other mapping.
+            return cls.model_validate(dict(data) if isinstance(data, Mapping) else data)
+        except ValidationError as e:
+            first = e.errors()[0]
+            raise _malformed(
+                _where(first["loc"]),
+                _problem(first),
+                None if first["type"] == "missing" else first["input"],
+            ) from None
 
     def result(self, op: str) -> OpResult | None:
         """The totals of one direction (`read`, `write`), or None if it did no I/O."""
         return next((r for r in self.results if r.op == op), None)
+
+
+def _where(loc: tuple[int | str, ...]) -> str:
+    """A pydantic error's location as a field path, e.g. `results[0].lat_ns.p99`."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else part
+    return path
+
+
+_PROBLEMS = {
+    "missing": "missing",
+    "int_type": "expected an integer",
+    "float_type": "expected a number",
+    "string_type": "expected a string",
+    "bool_type": "expected true or false",
+    "tuple_type": "expected a list",
+    "model_type": "expected an object",
+}
+
+
+def _problem(error: ErrorDetails) -> str:
+    ctx = error.get("ctx", {})
+    if error["type"] == "literal_error":
+        return f"expected one of {ctx['expected']}"
+    if error["type"] == "greater_than_equal":
+        return f"expected {ctx['ge']} or more"
+    return _PROBLEMS.get(error["type"], error["msg"])
+
+
+def _malformed(where: str, problem: str, value: object) -> EngineError:
+    got = "" if value is None else f", got `{json.dumps(value, default=repr)[:60]}`"
+    return EngineError(
+        f"the engine's report is malformed: `{where}`: {problem}{got}",
+        hint=f"the lab and `{ENGINE_NAME}` disagree on the report; rebuild both with `make setup`",
+    )
 
 
 # --------------------------------------------------------------------------- histograms
