@@ -131,6 +131,7 @@ class Job(_Model):
     directory: str | None = None
     numjobs: int
     iodepth: int
+    iodepth_batch_complete_min: int = 1
     direct: bool
     runtime: float | None = None
     ramp_time: float
