@@ -6,7 +6,7 @@
 //! killed it at once (no report).
 
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -79,7 +79,10 @@ fn main() -> ExitCode {
         Command::Run { job, progress } => run(&job, progress),
         Command::Check { job } => match read_job(&job) {
             Ok((_, resolved)) => {
-                println!("{}", serde_json::to_string(&resolved).expect("a job serializes"));
+                println!(
+                    "{}",
+                    serde_json::to_string(&resolved).expect("a job serializes")
+                );
                 ExitCode::SUCCESS
             }
             Err(errors) => usage_error(&place_of(&job), &errors),
@@ -152,7 +155,7 @@ fn run(path: &PathBuf, progress: bool) -> ExitCode {
     }
 }
 
-fn place_of(path: &PathBuf) -> String {
+fn place_of(path: &Path) -> String {
     if path.as_os_str() == "-" {
         "<stdin>".to_string()
     } else {

@@ -486,6 +486,9 @@ fn check_resolves_a_job_without_running_it() {
     let job: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(job["bs"], 8192);
     assert_eq!(job["runtime"], 3600.0);
-    let out = engine().args(["check", "/nonexistent.toml"]).output().unwrap();
+    let out = engine()
+        .args(["check", "/nonexistent.toml"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
