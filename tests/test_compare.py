@@ -647,3 +647,11 @@ def test_cli_bad_format_is_a_usage_error(results: Path) -> None:
 def test_errors_are_fslab_errors() -> None:
     assert issubclass(CompareError, FslabError) and issubclass(ResultsError, FslabError)
     assert Comparison.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+def test_a_tiny_but_certain_difference_is_not_called_better() -> None:
+    # No spread makes Welch's p tiny; under 1% of the baseline it is still "same".
+    d = compare_samples([256.0, 256.0, 256.0], [256.5, 256.5, 256.5], higher_is_better=False)
+    assert d.verdict is Verdict.SAME
+    d = compare_samples([256.0, 256.1, 256.0], [300.0, 300.1, 300.0], higher_is_better=False)
+    assert d.verdict is Verdict.WORSE

@@ -107,7 +107,12 @@ def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
     eff = json.loads(con.execute("SELECT effective FROM run LIMIT 1").fetchone()[0])
     n_metric = con.execute("SELECT count(*) FROM metric").fetchone()[0]
     open_journal = con.execute("SELECT count(*) FROM journal WHERE state != 'undone'").fetchone()
+    wamp = con.execute(
+        "SELECT count(*), min(value) FROM run_metric WHERE name = 'written_bytes'"
+    ).fetchone()
     con.close()
+    # Telemetry ran beside every run: the writers wrote at least their test file.
+    assert wamp[0] == 8 and wamp[1] >= 16 << 20, wamp
     assert n_metric == 8
     assert "caches" in eff
     assert open_journal[0] == 0, "every side effect was undone"
@@ -122,6 +127,7 @@ def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
     cmp = fslab("compare", "--results", "r.db", cwd=lab)
     assert cmp.returncode == 0, cmp.stderr
     assert "btrfs-raid1" in cmp.stdout and "IOPS" in cmp.stdout
+    assert "device write amp" in cmp.stdout
 
 
 def _wait_for_mount(root: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 
 from fslab.errors import ExitStatus, FslabError
 from fslab.stats.summary import ALPHA, CONFIDENCE, Difference, Summary, compare_samples, summarize
+from fslab.store.db import SCHEMA_VERSION
 from fslab.study.model import parse_size
 from fslab.study.plan import DURATION_KEYS, SIZE_KEYS, parse_duration
 from fslab.units import format_bytes
@@ -30,8 +31,6 @@ from fslab.units import format_bytes
 DEFAULT_RESULTS = Path("fslab-results.db")
 """Where `fslab run` writes and `fslab compare` reads when `--results` is not given."""
 
-SCHEMA_VERSION = 1
-"""The newest results-database layout this module reads (`PRAGMA user_version`)."""
 
 _RUN_HINT = "run a study first: `fslab run STUDY.toml`"
 # Operations in the order people expect them; others follow in order of appearance.
@@ -63,7 +62,7 @@ class MetricSpec:
     name: str
     label: str
     unit: str
-    """`count` (per second), `bytes_per_s` or `ns`."""
+    """`count` (per second), `bytes_per_s`, `ns`, `bytes`, `ratio` or `pct`."""
     higher_is_better: bool
 
 
@@ -72,6 +71,17 @@ METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("bw_bytes", "MiB/s", "bytes_per_s", higher_is_better=True),
     MetricSpec("lat_mean_ns", "lat mean", "ns", higher_is_better=False),
     MetricSpec("lat_p99_ns", "lat p99", "ns", higher_is_better=False),
+)
+
+
+# Run-level metrics from the telemetry sampler (table `run_metric`), shown as the rows of
+# a pseudo-operation after the engine's; each one where a direction is unambiguous.
+TELEMETRY_OP = "device"
+TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("written_bytes", "MiB written", "bytes", higher_is_better=False),
+    MetricSpec("write_amplification", "write amp", "ratio", higher_is_better=False),
+    MetricSpec("space_amplification", "space amp", "ratio", higher_is_better=False),
+    MetricSpec("cpu_busy_pct_avg", "CPU busy", "pct", higher_is_better=False),
 )
 
 
@@ -295,6 +305,7 @@ def build_comparison(
             " WHERE point.study_id = ? AND run.status = 'ok'",
             (study_id,),
         ).fetchall()
+        telemetry_rows = _telemetry_rows(con, study_id)
 
     skipped: dict[str, int] = {}
     ok_runs: dict[int, str] = {}
@@ -314,6 +325,9 @@ def build_comparison(
     for run_id, op, *values in metric_rows:
         if run_id in ok_runs:
             by_run.setdefault(run_id, []).append((op, tuple(float(v) for v in values)))
+    for run_id, values in telemetry_rows.items():
+        if run_id in ok_runs:
+            by_run.setdefault(run_id, []).append((TELEMETRY_OP, values))
 
     groups = _build_groups(points, targets, base, ok_runs, by_run, confidence, alpha)
     return Comparison(
@@ -410,6 +424,26 @@ def _pick_baseline(targets: tuple[str, ...], wanted: str | None, study: str) -> 
     )
 
 
+def _telemetry_rows(con: sqlite3.Connection, study_id: int) -> dict[int, tuple[float, ...]]:
+    """Per completed run, the telemetry metrics in TELEMETRY_METRICS order (NaN where one
+    is missing); runs without telemetry (a version-1 database) have no entry."""
+    has = con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metric'"
+    ).fetchone()
+    if not has:
+        return {}
+    names = [m.name for m in TELEMETRY_METRICS]
+    values: dict[int, dict[str, float]] = {}
+    for run_id, name, value in con.execute(
+        "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm JOIN run ON run.id = rm.run_id"
+        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'"
+        f" AND rm.name IN ({', '.join('?' * len(names))})",
+        (study_id, *names),
+    ):
+        values.setdefault(int(run_id), {})[str(name)] = float(value)
+    return {run_id: tuple(got.get(n, math.nan) for n in names) for run_id, got in values.items()}
+
+
 def _load_points(con: sqlite3.Connection, study_id: int, db: Path) -> list[_Point]:
     points: list[_Point] = []
     for pid, seq, target, workload, kind, params_json in con.execute(
@@ -503,8 +537,14 @@ def _build_groups(
         rows: list[Row] = []
         ordered = [o for o in _OP_ORDER if o in ops] + [o for o in ops if o not in _OP_ORDER]
         for op in ordered:
-            for i, metric in enumerate(METRICS):
-                per_target = {t: tuple(v[i] for v in samples.get((t, op), [])) for t in targets}
+            metrics = TELEMETRY_METRICS if op == TELEMETRY_OP else METRICS
+            for i, metric in enumerate(metrics):
+                per_target = {
+                    t: tuple(v[i] for v in samples.get((t, op), []) if not math.isnan(v[i]))
+                    for t in targets
+                }
+                if not any(per_target.values()):
+                    continue
                 base = per_target[baseline]
                 cells: list[Cell] = []
                 for t in targets:

@@ -11,6 +11,7 @@ signals are held off until it is complete; `fslab cleanup` undoes what a SIGKILL
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 from collections.abc import Callable, Iterator
@@ -20,13 +21,14 @@ from pathlib import Path
 from types import FrameType
 
 from fslab.cleanup import undo_open
-from fslab.engine import find_engine, run_job
+from fslab.engine import Report, find_engine, run_job
 from fslab.environment import describe, drop_caches
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.store.db import Results
 from fslab.study.model import TargetSpec
 from fslab.study.plan import Plan, Point
 from fslab.targets.provision import Provisioned, provision, teardown
+from fslab.telemetry import Sampler, Telemetry, devices_under, statvfs_used_bytes
 
 
 class Interrupted(FslabError):
@@ -92,6 +94,36 @@ class _Signals:
             yield
         finally:
             self.holding = was
+
+
+class _Watch:
+    """The telemetry sampler around one engine run, and the space the run used."""
+
+    def __init__(self, prov: Provisioned, interval_s: float) -> None:
+        self.workdir = prov.workdir
+        self.used_before = statvfs_used_bytes(prov.workdir, sync=True)
+        # Our own process and its children (the engine) are the workload.
+        me = os.getpid()
+        self.sampler = Sampler(devices_under(prov.devices), interval_s, lambda: {me})
+        self.sampler.start()
+        self.telemetry: Telemetry | None = None
+
+    def stop(self) -> None:
+        self.telemetry = self.sampler.stop()
+
+    def store(self, db: Results, run_id: int, report: Report) -> None:
+        if self.telemetry is None:
+            return
+        layout = report.layout.bytes if report.layout else 0
+        written = sum(r.bytes for r in report.results if r.op == "write") + layout
+        summary = self.telemetry.summary(
+            workload_written_bytes=written or None,
+            space_used_before=self.used_before,
+            space_used_after=statvfs_used_bytes(self.workdir, sync=True),
+            # Space amplification is about data newly stored: the file laid out now.
+            logical_bytes=layout or None,
+        )
+        db.store_telemetry(run_id, self.telemetry.interval_s, self.telemetry.to_dict(), summary)
 
 
 class Runner:
@@ -178,11 +210,16 @@ class Runner:
             prov, owned = self._target(point.target, run_id)
             caches = drop_caches()
             self.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
-            result = run_job(
-                point.job(prov.workdir),
-                engine=self.engine,
-                progress_cb=lambda line: self.progress.live(live_summary(line)),
-            )
+            watch = _Watch(prov, float(point.params.get("interval") or 1.0))
+            try:
+                result = run_job(
+                    point.job(prov.workdir),
+                    engine=self.engine,
+                    progress_cb=lambda line: self.progress.live(live_summary(line)),
+                )
+            finally:
+                watch.stop()
+            watch.store(self.db, run_id, result.report)
             status = {0: "ok", 130: "interrupted"}.get(result.exit_code, "failed")
             err = None if status == "ok" else (result.stderr.strip() or result.report.status)
             self.db.finish_run(

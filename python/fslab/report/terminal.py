@@ -21,7 +21,7 @@ from rich.text import Text
 
 from fslab.compare import Cell, Comparison, MetricSpec, format_param
 from fslab.compare import Group as CompareGroup
-from fslab.stats.summary import Difference, Verdict
+from fslab.stats.summary import MIN_EFFECT_PCT, Difference, Verdict
 
 JSON_SCHEMA_VERSION = 1
 """Version of the `render_json` document; bumped when a field changes meaning or goes."""
@@ -45,8 +45,12 @@ def _sig3(value: float) -> str:
 
 def _scale(metric: MetricSpec, mean: float) -> tuple[float, str]:
     """The divisor and suffix that fit `mean` for this metric's unit."""
-    if metric.unit == "bytes_per_s":
+    if metric.unit in ("bytes_per_s", "bytes"):
         return float(1 << 20), ""
+    if metric.unit == "ratio":
+        return 1.0, "x"
+    if metric.unit == "pct":
+        return 1.0, "%"
     if metric.unit == "ns":
         for unit, scale in (("us", 1e3), ("ms", 1e6), ("s", 1e9)):
             if mean < scale * 999.5:
@@ -120,7 +124,8 @@ def legend(comparison: Comparison) -> str:
     return (
         f"mean ± {comparison.confidence:.0%} CI half-width (Student's t) over n runs · "
         f"Δ: change of the mean vs `{comparison.baseline}`; better/worse: significant by "
-        f"Welch's t-test, p < {comparison.alpha:g}; no mark: no significant difference; "
+        f"Welch's t-test, p < {comparison.alpha:g}, and at least {MIN_EFFECT_PCT:g}%; "
+        "no mark: no significant difference; "
         "?: not tested (n < 2)"
     )
 

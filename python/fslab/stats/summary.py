@@ -157,6 +157,10 @@ def welch_p_value(a: Sequence[float], b: Sequence[float]) -> float:
     return 1.0 if math.isnan(p) else p
 
 
+MIN_EFFECT_PCT = 1.0
+"""Differences of the mean below this share of the baseline are never called better/worse."""
+
+
 def compare_samples(
     baseline: Sequence[float],
     other: Sequence[float],
@@ -168,6 +172,10 @@ def compare_samples(
 
     `higher_is_better` is True for IOPS and bandwidth, False for latencies. A verdict of
     `same` means the runs cannot tell the two apart at `alpha`, not that they are equal.
+
+    A difference smaller than `MIN_EFFECT_PCT` of the baseline is `same` however small
+    its p-value: with (nearly) no spread, as device byte counts often have, Welch's test
+    calls 0.1% significant, which is true and useless for choosing a configuration.
     """
     if not baseline or not other:
         raise ValueError("both samples need at least one value")
@@ -177,7 +185,8 @@ def compare_samples(
     if len(baseline) < 2 or len(other) < 2:
         return Difference(delta_pct=delta, p_value=None, verdict=Verdict.UNTESTED, alpha=alpha)
     p = welch_p_value(other, baseline)
-    if p >= alpha or other_mean == base_mean:
+    too_small = delta is not None and abs(delta) < MIN_EFFECT_PCT
+    if p >= alpha or other_mean == base_mean or too_small:
         verdict = Verdict.SAME
     elif (other_mean > base_mean) == higher_is_better:
         verdict = Verdict.BETTER

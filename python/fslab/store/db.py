@@ -22,7 +22,7 @@ from fslab.engine import Report
 from fslab.errors import FslabError
 from fslab.store.migrations import MIGRATIONS
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 class StoreError(FslabError):
@@ -230,6 +230,24 @@ class Results:
                         (run_id, p.t_s, op, int(p.ramp), o.iops, o.bw_bytes, o.lat_mean_ns,
                          o.lat_p99_ns),
                     )  # fmt: skip
+
+    def store_telemetry(
+        self, run_id: int, interval_s: float, data: Mapping[str, Any], metrics: Mapping[str, Any]
+    ) -> None:
+        """The sampler's series and its derived metrics (numbers only; None is left out)."""
+        with self.tx() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?)",
+                (run_id, interval_s, json.dumps(data, default=str)),
+            )
+            for name, value in metrics.items():
+                if isinstance(value, bool):
+                    value = int(value)
+                if isinstance(value, int | float):
+                    c.execute(
+                        "INSERT OR REPLACE INTO run_metric VALUES (?, ?, ?)",
+                        (run_id, name, float(value)),
+                    )
 
     def mark_stale_runs(self) -> int:
         """Runs left `running` by a killed fslab become `interrupted`."""

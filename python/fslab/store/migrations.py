@@ -1,8 +1,8 @@
 """Forward migrations of the results database: `MIGRATIONS[n]` turns version n-1 into n.
 
-Version 1 is schema.sql as first released, so there is nothing to migrate yet; the
-next change to schema.sql adds `MIGRATIONS[2]` and bumps `db.SCHEMA_VERSION`, and a
-test opens a version-1 file and checks it arrives intact.
+Version 1 is schema.sql as first released. Each later change to schema.sql adds a
+migration here and bumps `db.SCHEMA_VERSION`; tests/test_store.py opens a file of every
+older version and checks it arrives intact.
 """
 
 from __future__ import annotations
@@ -10,4 +10,17 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {}
+
+def _to_2(con: sqlite3.Connection) -> None:
+    """Telemetry: the sampler's series per run and the metrics derived from it."""
+    con.execute(
+        "CREATE TABLE telemetry (run_id INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,"
+        " interval_s REAL NOT NULL, data TEXT NOT NULL) STRICT"
+    )
+    con.execute(
+        "CREATE TABLE run_metric (run_id INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,"
+        " name TEXT NOT NULL, value REAL NOT NULL, PRIMARY KEY (run_id, name)) STRICT"
+    )
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2}

@@ -1,4 +1,4 @@
--- fslab results database, schema version 1 (PRAGMA user_version).
+-- fslab results database, schema version 2 (PRAGMA user_version).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -95,6 +95,22 @@ CREATE TABLE journal (
     details     TEXT NOT NULL,      -- JSON: what undo needs (e.g. the image behind a loop device)
     state       TEXT NOT NULL CHECK (state IN ('pending', 'done', 'undone')),
     created_at  REAL NOT NULL
+) STRICT;
+
+-- What the machine did during a run (version 2): the sampler's series as JSON, and the
+-- metrics derived from it, one row each (device bytes, write and space amplification,
+-- peaks, CPU, page cache, contamination). Names are the sampler's summary keys.
+CREATE TABLE telemetry (
+    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
+    interval_s  REAL NOT NULL,
+    data        TEXT NOT NULL
+) STRICT;
+
+CREATE TABLE run_metric (
+    run_id      INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+    name        TEXT NOT NULL,
+    value       REAL NOT NULL,
+    PRIMARY KEY (run_id, name)
 ) STRICT;
 
 CREATE INDEX run_point ON run(point_id);
