@@ -74,6 +74,12 @@ METRICS: tuple[MetricSpec, ...] = (
 )
 
 
+# The same columns for file operations: `ios` counts files there.
+FILES_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("iops", "files/s", "count", higher_is_better=True),
+    *METRICS[1:],
+)
+
 # Run-level metrics from the telemetry sampler (table `run_metric`), shown as the rows of
 # a pseudo-operation after the engine's; each one where a direction is unambiguous.
 TELEMETRY_OP = "device"
@@ -325,9 +331,9 @@ def build_comparison(
     for run_id, op, *values in metric_rows:
         if run_id in ok_runs:
             by_run.setdefault(run_id, []).append((op, tuple(float(v) for v in values)))
-    for run_id, values in telemetry_rows.items():
+    for run_id, entries in telemetry_rows.items():
         if run_id in ok_runs:
-            by_run.setdefault(run_id, []).append((TELEMETRY_OP, values))
+            by_run.setdefault(run_id, []).extend(entries)
 
     groups = _build_groups(points, targets, base, ok_runs, by_run, confidence, alpha)
     return Comparison(
@@ -424,24 +430,32 @@ def _pick_baseline(targets: tuple[str, ...], wanted: str | None, study: str) -> 
     )
 
 
-def _telemetry_rows(con: sqlite3.Connection, study_id: int) -> dict[int, tuple[float, ...]]:
-    """Per completed run, the telemetry metrics in TELEMETRY_METRICS order (NaN where one
-    is missing); runs without telemetry (a version-1 database) have no entry."""
+def _telemetry_rows(
+    con: sqlite3.Connection, study_id: int
+) -> dict[int, list[tuple[str, tuple[float, ...]]]]:
+    """Per completed run, (pseudo-op, values in TELEMETRY_METRICS order, NaN where one is
+    missing). A block run has one, `device`; a files run one per op, `copy device` from
+    the names `copy.written_bytes`, .... A version-1 database has none."""
     has = con.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metric'"
     ).fetchone()
     if not has:
         return {}
     names = [m.name for m in TELEMETRY_METRICS]
-    values: dict[int, dict[str, float]] = {}
-    for run_id, name, value in con.execute(
+    values: dict[int, dict[str, dict[str, float]]] = {}
+    for run_id, full, value in con.execute(
         "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm JOIN run ON run.id = rm.run_id"
-        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'"
-        f" AND rm.name IN ({', '.join('?' * len(names))})",
-        (study_id, *names),
+        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'",
+        (study_id,),
     ):
-        values.setdefault(int(run_id), {})[str(name)] = float(value)
-    return {run_id: tuple(got.get(n, math.nan) for n in names) for run_id, got in values.items()}
+        prefix, _, name = str(full).rpartition(".")
+        if name in names:
+            op = f"{prefix} {TELEMETRY_OP}" if prefix else TELEMETRY_OP
+            values.setdefault(int(run_id), {}).setdefault(op, {})[name] = float(value)
+    return {
+        run_id: [(op, tuple(got.get(n, math.nan) for n in names)) for op, got in per_op.items()]
+        for run_id, per_op in values.items()
+    }
 
 
 def _load_points(con: sqlite3.Connection, study_id: int, db: Path) -> list[_Point]:
@@ -537,7 +551,13 @@ def _build_groups(
         rows: list[Row] = []
         ordered = [o for o in _OP_ORDER if o in ops] + [o for o in ops if o not in _OP_ORDER]
         for op in ordered:
-            metrics = TELEMETRY_METRICS if op == TELEMETRY_OP else METRICS
+            metrics = (
+                TELEMETRY_METRICS
+                if op.endswith(TELEMETRY_OP)
+                else FILES_METRICS
+                if first.kind == "files"
+                else METRICS
+            )
             for i, metric in enumerate(metrics):
                 per_target = {
                     t: tuple(v[i] for v in samples.get((t, op), []) if not math.isnan(v[i]))

@@ -11,6 +11,7 @@ signals are held off until it is complete; `fslab cleanup` undoes what a SIGKILL
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 from fslab.cleanup import undo_open
 from fslab.engine import Report, find_engine, run_job
@@ -104,6 +106,7 @@ class _Watch:
         self.used_before = statvfs_used_bytes(prov.workdir, sync=True)
         # Our own process and its children (the engine) are the workload.
         me = os.getpid()
+        self.interval_s = interval_s
         self.sampler = Sampler(devices_under(prov.devices), interval_s, lambda: {me})
         self.sampler.start()
         self.telemetry: Telemetry | None = None
@@ -111,19 +114,26 @@ class _Watch:
     def stop(self) -> None:
         self.telemetry = self.sampler.stop()
 
-    def store(self, db: Results, run_id: int, report: Report) -> None:
+    def summary(self, written: int, stored: int) -> dict[str, Any]:
+        """Derived metrics: `written` bytes the workload wrote, `stored` bytes of data it
+        newly stored (for space amplification)."""
         if self.telemetry is None:
-            return
-        layout = report.layout.bytes if report.layout else 0
-        written = sum(r.bytes for r in report.results if r.op == "write") + layout
-        summary = self.telemetry.summary(
+            return {}
+        return self.telemetry.summary(
             workload_written_bytes=written or None,
             space_used_before=self.used_before,
             space_used_after=statvfs_used_bytes(self.workdir, sync=True),
-            # Space amplification is about data newly stored: the file laid out now.
-            logical_bytes=layout or None,
+            logical_bytes=stored or None,
         )
-        db.store_telemetry(run_id, self.telemetry.interval_s, self.telemetry.to_dict(), summary)
+
+    def data(self) -> dict[str, Any]:
+        return self.telemetry.to_dict() if self.telemetry else {}
+
+    def store_block(self, db: Results, run_id: int, report: Report) -> None:
+        # Space amplification is about data newly stored: the file laid out now.
+        layout = report.layout.bytes if report.layout else 0
+        written = sum(r.bytes for r in report.results if r.op == "write") + layout
+        db.store_telemetry(run_id, self.interval_s, self.data(), self.summary(written, layout))
 
 
 class Runner:
@@ -199,6 +209,45 @@ class Runner:
             confirmed=self.confirmed,
         )
 
+    def _files(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
+        """A files point: create the set, then each op in order, each from a cold cache
+        and with its own telemetry; metrics are stored per op (`copy`, `scan`, ...)."""
+        documents: list[Any] = []
+        telemetry: dict[str, Any] = {}
+        metrics: dict[str, Any] = {}
+        caches: dict[str, Any] = {}
+        status, err = "ok", None
+        reports: list[Report] = []
+        for op, job in point.file_jobs(prov.workdir):
+            caches[op] = drop_caches().as_dict()
+            watch = _Watch(prov, 1.0)
+
+            def live(line: str, op: str = op) -> None:
+                self.progress.live(f"{op}: {live_summary(line)}")
+
+            try:
+                result = run_job(job, engine=self.engine, progress_cb=live)
+            finally:
+                watch.stop()
+            reports.append(result.report)
+            documents.append(result.document)
+            moved = sum(r.bytes for r in result.report.results if r.op == op)
+            writes = op in ("create", "copy", "sync", "mutate")
+            stored = moved if op in ("create", "copy") else 0
+            summary = watch.summary(moved if writes else 0, stored)
+            telemetry[op] = watch.data()
+            metrics.update({f"{op}.{k}": v for k, v in summary.items()})
+            if result.exit_code != 0:
+                status = {130: "interrupted"}.get(result.exit_code, "failed")
+                err = result.stderr.strip() or result.report.status
+                break
+        self.db.set_effective(run_id, {**prov.effective, "caches": caches})
+        self.db.store_telemetry(run_id, 1.0, telemetry, metrics)
+        self.db.finish_run(
+            run_id, status, reports=reports, engine_json=json.dumps(documents), error=err
+        )
+        return status, err
+
     def _one(self, rep: int, point: Point, out: Outcome) -> str:
         label = f"{point.label()} #{rep + 1}"
         self.progress.point(label)
@@ -208,6 +257,14 @@ class Runner:
         status = "failed"
         try:
             prov, owned = self._target(point.target, run_id)
+            if point.kind == "files":
+                status, err = self._files(run_id, point, prov)
+                if status == "failed":
+                    out.failed += 1
+                    out.failures.append(f"{label}: {err}")
+                elif status == "ok":
+                    out.ok += 1
+                return status
             caches = drop_caches()
             self.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
             watch = _Watch(prov, float(point.params.get("interval") or 1.0))
@@ -219,7 +276,7 @@ class Runner:
                 )
             finally:
                 watch.stop()
-            watch.store(self.db, run_id, result.report)
+            watch.store_block(self.db, run_id, result.report)
             status = {0: "ok", 130: "interrupted"}.get(result.exit_code, "failed")
             err = None if status == "ok" else (result.stderr.strip() or result.report.status)
             self.db.finish_run(

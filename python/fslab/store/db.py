@@ -201,26 +201,24 @@ class Results:
         status: str,
         *,
         report: Report | None = None,
+        reports: list[Report] | None = None,
         engine_json: str | None = None,
         error: str | None = None,
     ) -> None:
+        """Ends a run. `report` is a block run's engine report (metrics and series);
+        `reports` are a files run's, one per op (metrics only: their series overlap)."""
+        runtime = report.runtime_s if report else sum(r.runtime_s for r in reports or [])
         with self.tx() as c:
             c.execute(
                 "UPDATE run SET status = ?, ended_at = ?, engine_json = ?, runtime_s = ?,"
                 " error = ? WHERE id = ?",
-                (status, time.time(), engine_json, report.runtime_s if report else None,
-                 error, run_id),
-            )  # fmt: skip
+                (status, time.time(), engine_json, runtime or None, error, run_id),
+            )
+            for r in reports or []:
+                self._metrics(c, run_id, r)
             if report is None:
                 return
-            for r in report.results:
-                lat = r.lat_ns
-                c.execute(
-                    "INSERT INTO metric VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (run_id, r.op, r.ios, r.bytes, r.iops, r.bw_bytes, lat.min, lat.mean,
-                     lat.stdev, lat.max, lat.p50, lat.p90, lat.p95, lat.p99, lat.p999,
-                     lat.p9999, r.hist),
-                )  # fmt: skip
+            self._metrics(c, run_id, report)
             for p in report.series.points:
                 for op, o in (("read", p.read), ("write", p.write)):
                     if o is None:
@@ -230,6 +228,17 @@ class Results:
                         (run_id, p.t_s, op, int(p.ramp), o.iops, o.bw_bytes, o.lat_mean_ns,
                          o.lat_p99_ns),
                     )  # fmt: skip
+
+    @staticmethod
+    def _metrics(c: sqlite3.Connection, run_id: int, report: Report) -> None:
+        for r in report.results:
+            lat = r.lat_ns
+            c.execute(
+                "INSERT INTO metric VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, r.op, r.ios, r.bytes, r.iops, r.bw_bytes, lat.min, lat.mean,
+                 lat.stdev, lat.max, lat.p50, lat.p90, lat.p95, lat.p99, lat.p999,
+                 lat.p9999, r.hist),
+            )  # fmt: skip
 
     def store_telemetry(
         self, run_id: int, interval_s: float, data: Mapping[str, Any], metrics: Mapping[str, Any]

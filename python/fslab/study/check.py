@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from fslab.engine import find_engine
 from fslab.study.load import Problem
-from fslab.study.model import Study, TargetSpec
+from fslab.study.model import Study, TargetSpec, parse_size
 from fslab.study.plan import Plan, normalize
 from fslab.targets.mkfs import loop_image_size
 from fslab.targets.system import System, check
@@ -45,8 +46,16 @@ def engine_problems(plan: Plan, place: str) -> list[Problem]:
     engine = find_engine()
     seen: dict[str, str] = {}
     problems = []
-    for p in plan.points:
-        job = p.job(Path("/fslab-plan"))
+    jobs = [
+        (p, job)
+        for p in plan.points
+        for job in (
+            [j for _, j in p.file_jobs(Path("/fslab-plan"))]
+            if p.kind == "files"
+            else [p.job(Path("/fslab-plan"))]
+        )
+    ]
+    for p, job in jobs:
         key = json.dumps(job, sort_keys=True)
         if key in seen:
             continue
@@ -96,12 +105,27 @@ def capacity_bytes(spec: TargetSpec, scale: float) -> int | None:
     return per_device * n // _COPIES.get(profile, 1)
 
 
+def _files_footprint(target: TargetSpec, params: dict[str, Any]) -> int | None:
+    """Space a file set takes at most: each file rounded up to the allocation unit
+    (64 KiB clusters make a 16 KiB file take 64 KiB), twice when the ops copy it."""
+    nr, size = params.get("nr_files"), params.get("file_size")
+    if not isinstance(nr, int) or not isinstance(size, int):
+        return None
+    unit = max(parse_size(target.cluster_size or 0), parse_size(target.block_size or 0), 4096)
+    per_file = -(-size // unit) * unit
+    ops = str(params.get("ops", "")).split(",")
+    copies = 2 if "copy" in ops or "sync" in ops else 1
+    return nr * per_file * copies
+
+
 def capacity_problems(plan: Plan, place: str) -> list[Problem]:
     """A test file that would not fit (or would fill) its target, caught before any mkfs."""
     problems = []
     seen: set[tuple[str, int]] = set()
     for p in plan.points:
         size = p.params.get("file_size")
+        if p.kind == "files":
+            size = _files_footprint(p.target, p.params)
         cap = capacity_bytes(p.target, plan.scale)
         if not isinstance(size, int) or cap is None or (p.target.name, size) in seen:
             continue
@@ -111,7 +135,8 @@ def capacity_problems(plan: Plan, place: str) -> list[Problem]:
             problems.append(
                 Problem(
                     f"{place}: workload `{p.workload}` on target `{p.target.name}`",
-                    f"file_size {size >> 20} MiB does not fit: the target holds about "
+                    f"{'the file set' if p.kind == 'files' else 'file_size'} "
+                    f"{size >> 20} MiB does not fit: the target holds about "
                     f"{cap >> 20} MiB, and a test file may fill {fill:.0%} of it"
                     + (" (copy on write)" if p.target.fs == "btrfs" else ""),
                     hint="give the target a larger `loop.size` (or more devices), or the "

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from fslab.errors import ExitStatus, FslabError
-from fslab.study.model import LoopSpec, Study, TargetSpec, WorkloadSpec
+from fslab.study.model import FilesWorkloadSpec, LoopSpec, Study, TargetSpec, WorkloadSpec
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,12 @@ class StudyError(FslabError):
 _MODELS: dict[str, type[BaseModel]] = {
     "target": TargetSpec,
     "workload": WorkloadSpec,
+    "block": WorkloadSpec,
+    "files": FilesWorkloadSpec,
     "loop": LoopSpec,
 }
+# Tags pydantic puts in an error's location to say which kind of workload it checked.
+_TAGS = ("block", "files")
 
 
 def _line_index(text: str) -> dict[tuple[str, int, str], int]:
@@ -106,7 +110,10 @@ def _format_loc(loc: tuple[int | str, ...], data: dict[str, Any]) -> str:
 def _problem(
     err: Any, data: dict[str, Any], place: str, lines: dict[tuple[str, int, str], int]
 ) -> Problem:
-    loc: tuple[int | str, ...] = tuple(err["loc"])
+    raw: tuple[int | str, ...] = tuple(err["loc"])
+    # `workload[0].files.opps` -> `workload[0].opps`; the tag still picks the model.
+    model_loc = raw
+    loc = tuple(p for i, p in enumerate(raw) if not (i == 2 and p in _TAGS))
     table, idx, key = "", 0, ""
     if len(loc) >= 2 and isinstance(loc[0], str) and isinstance(loc[1], int):
         table, idx = loc[0], loc[1]
@@ -123,7 +130,7 @@ def _problem(
     if err["type"] == "extra_forbidden":
         bad = str(loc[-1])
         msg = f"unknown key `{bad}`"
-        allowed = _field_names(loc)
+        allowed = _field_names(model_loc)
         close = difflib.get_close_matches(bad, allowed, n=1, cutoff=0.6)
         hint = f"did you mean `{close[0]}`?" if close else f"allowed keys: {', '.join(allowed)}"
     elif err["type"] == "missing":

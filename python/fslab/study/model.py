@@ -11,7 +11,15 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 FS_KINDS = ("ext4", "xfs", "btrfs")
 BTRFS_PROFILES = (
@@ -206,6 +214,77 @@ class WorkloadSpec(Strict):
         return data
 
 
+FileOp = Literal["copy", "sync", "scan", "dupes", "touch", "chmod", "xattr", "stat", "delete"]
+# The named file sets of the file-management study (DiskBoss in ../shared/seeds):
+# (number of files, size of each).
+FILE_SETS = {
+    "small": (250_000, "16KiB"),
+    "medium": (50_000, "64KiB"),
+    "large": (1_000, "4MiB"),
+    "huge": (32, "1GiB"),
+}
+
+
+class FilesWorkloadSpec(Strict):
+    """File management on a generated file set: `create` (generating it, measured), then
+    each of `ops` in order on the same set. `ops` is a sequence, not a sweep axis;
+    `threads` and the set's keys may be lists (sweep axes)."""
+
+    kind: Literal["files"]
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
+    set: Param = "small"
+    ops: list[FileOp] = ["copy", "sync", "scan", "dupes", "touch", "chmod", "delete"]
+    threads: Param = 1
+    nr_files: Param | None = None
+    file_size: Param | None = None
+    size_dist: Param | None = None
+    size_sigma: Param | None = None
+    files_per_dir: Param | None = None
+    dup_share: Param = 0.05
+    mutate_share: Param = 0.1
+    mode: Param | None = None
+    randseed: Param | None = None
+
+    @field_validator("set")
+    @classmethod
+    def _set(cls, v: Param) -> Param:
+        for name in v if isinstance(v, list) else [v]:
+            if name not in (*FILE_SETS, "custom"):
+                raise ValueError(
+                    f"`{name}` is not a file set; allowed: {', '.join(FILE_SETS)}, custom"
+                )
+        return v
+
+    @field_validator("ops")
+    @classmethod
+    def _ops_once(cls, v: list[str]) -> list[str]:
+        twice = sorted({op for op in v if v.count(op) > 1})
+        if twice:
+            raise ValueError(f"each op runs once per set; repeated: {', '.join(twice)}")
+        return v
+
+    @model_validator(mode="after")
+    def _custom(self) -> FilesWorkloadSpec:
+        sets = self.set if isinstance(self.set, list) else [self.set]
+        if "custom" in sets and (self.nr_files is None or self.file_size is None):
+            raise ValueError("a `custom` set needs `nr_files` and `file_size`")
+        return self
+
+    def params(self) -> dict[str, list[Scalar]]:
+        out: dict[str, list[Scalar]] = {}
+        for key, value in self.model_dump(exclude={"kind", "name", "ops"}).items():
+            if value is None:
+                continue
+            out[key] = list(value) if isinstance(value, list) else [value]
+        return out
+
+
+AnyWorkload = Annotated[
+    Annotated[WorkloadSpec, Tag("block")] | Annotated[FilesWorkloadSpec, Tag("files")],
+    Discriminator(lambda d: d.get("kind", "block") if isinstance(d, dict) else d.kind),
+]
+
+
 class Study(Strict):
     name: str
     description: str | None = None
@@ -214,7 +293,7 @@ class Study(Strict):
     reuse: bool = False
     workdir: str | None = None
     target: list[TargetSpec] = Field(min_length=1)
-    workload: list[WorkloadSpec] = Field(min_length=1)
+    workload: list[AnyWorkload] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _unique_names(self) -> Study:

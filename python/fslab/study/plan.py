@@ -17,10 +17,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fslab.study.model import Scalar, Study, TargetSpec, WorkloadSpec, parse_size
+from fslab.study.model import (
+    FILE_SETS,
+    FilesWorkloadSpec,
+    Scalar,
+    Study,
+    TargetSpec,
+    WorkloadSpec,
+    parse_size,
+)
 
-# Study words that the engine spells the fio way.
+# Study words that the engine spells the fio way (block jobs; files jobs keep `file_size`).
 ENGINE_KEY = {"threads": "numjobs", "file_size": "size"}
+FILES_ENGINE_KEY = {"threads": "numjobs"}
+MIN_FILES = 100
+MIN_HUGE_FILE = 1 << 20
+# Rough cost of one file operation and of copying data, for the estimate only.
+FILE_OP_S = 20e-6
+COPY_BYTES_PER_S = 300 << 20
 SIZE_KEYS = ("bs", "file_size", "io_size")
 DURATION_KEYS = ("runtime", "ramp_time", "interval")
 MIN_RUNTIME_S = 1.0
@@ -57,6 +71,28 @@ def normalize(key: str, value: Scalar) -> Scalar:
     return value
 
 
+def _files_params(params: dict[str, Scalar]) -> dict[str, Scalar]:
+    """A named set spelled out as `nr_files` and `file_size` (explicit keys win)."""
+    out = dict(params)
+    name = out.get("set")
+    if isinstance(name, str) and name in FILE_SETS:
+        nr, size = FILE_SETS[name]
+        out.setdefault("nr_files", nr)
+        out.setdefault("file_size", parse_size(size))
+    return out
+
+
+def _scale_files(params: dict[str, Scalar], scale: float) -> dict[str, Scalar]:
+    """Fewer files; a set of few big files (huge) keeps its count and gets smaller files."""
+    out = dict(params)
+    nr, size = out.get("nr_files"), out.get("file_size")
+    if isinstance(nr, int) and nr >= MIN_FILES:
+        out["nr_files"] = max(MIN_FILES, int(nr * scale))
+    elif isinstance(size, int):
+        out["file_size"] = max(MIN_HUGE_FILE, int(size * scale) // (1 << 20) * (1 << 20))
+    return out
+
+
 def _scale_params(params: dict[str, Scalar], scale: float) -> dict[str, Scalar]:
     if scale == 1.0:
         return params
@@ -85,10 +121,32 @@ class Point:
 
     def label(self) -> str:
         p = self.params
+        if self.kind == "files":
+            threads = f" x{p['threads']}" if p.get("threads", 1) != 1 else ""
+            return f"{self.target.name} {self.workload} {p.get('set', '')}{threads}"
         parts = [str(p.get("rw", "")), _human_size(p.get("bs")), f"QD{p.get('iodepth', 1)}"]
         if p.get("threads", 1) != 1:
             parts.append(f"x{p['threads']}")
         return f"{self.target.name} {self.workload} " + " ".join(x for x in parts if x)
+
+    def file_jobs(self, directory: Path) -> list[tuple[str, dict[str, Any]]]:
+        """A files point's engine jobs in order: create the set, then each op (a sync is
+        preceded by `mutate`, which changes part of the set so the sync has work)."""
+        src, dst = directory / "set", directory / "copy"
+        base: dict[str, Any] = {"kind": "files", "name": "fslab", "directory": str(src)}
+        for key, value in self.params.items():
+            if key not in ("set", "ops"):
+                base[FILES_ENGINE_KEY.get(key, key)] = value
+        ops = str(self.params.get("ops", "")).split(",")
+        jobs: list[tuple[str, dict[str, Any]]] = [("create", {**base, "op": "create"})]
+        for op in filter(None, ops):
+            if op == "sync":
+                jobs.append(("mutate", {**base, "op": "mutate"}))
+            job = {**base, "op": op}
+            if op in ("copy", "sync"):
+                job["dest"] = str(dst)
+            jobs.append((op, job))
+        return jobs
 
     def job(self, directory: Path) -> dict[str, Any]:
         """The engine job for this point, its file inside `directory`."""
@@ -98,10 +156,19 @@ class Point:
         return job
 
     def estimate_s(self, fresh_target: bool = True) -> float:
+        setup = RUN_OVERHEAD_S + (PROVISION_S if fresh_target else 0)
+        if self.kind == "files":
+            nr = int(self.params.get("nr_files", 0) or 0)
+            size = int(self.params.get("file_size", 0) or 0)
+            ops = 1 + len(str(self.params.get("ops", "")).split(","))
+            copies = sum(
+                op in ("copy", "sync", "dupes") for op in str(self.params["ops"]).split(",")
+            )
+            return setup + nr * ops * FILE_OP_S + nr * size * (1 + copies) / COPY_BYTES_PER_S
         runtime = float(self.params.get("runtime", 0) or 0)
         ramp = float(self.params.get("ramp_time", 0) or 0)
         layout = int(self.params.get("file_size", 0) or 0) / LAYOUT_BYTES_PER_S
-        return runtime + ramp + layout + RUN_OVERHEAD_S + (PROVISION_S if fresh_target else 0)
+        return runtime + ramp + layout + setup
 
 
 def _human_size(v: Scalar | None) -> str:
@@ -137,7 +204,9 @@ class Plan:
         return list(self.study.target)
 
 
-def workload_name(w: WorkloadSpec, i: int, all_: list[WorkloadSpec]) -> str:
+def workload_name(
+    w: WorkloadSpec | FilesWorkloadSpec, i: int, all_: list[WorkloadSpec | FilesWorkloadSpec]
+) -> str:
     if w.name:
         return w.name
     same_kind = [x for x in all_ if x.kind == w.kind]
@@ -164,7 +233,11 @@ def expand(study: Study, scale: float = 1.0) -> Plan:
             keys = list(axes)
             for combo in itertools.product(*(axes[k] for k in keys)):
                 params = {k: normalize(k, v) for k, v in zip(keys, combo, strict=True)}
-                params = _scale_params(params, scale)
+                if isinstance(w, FilesWorkloadSpec):
+                    params = _scale_files(_files_params(params), scale)
+                    params["ops"] = ",".join(w.ops)
+                else:
+                    params = _scale_params(params, scale)
                 points.append(
                     Point(
                         id=point_id(target, w.kind, params),
