@@ -5,6 +5,7 @@
 
 pub mod cpu;
 pub mod error;
+pub mod files;
 pub mod io;
 pub mod offsets;
 pub mod record;
@@ -47,6 +48,9 @@ pub fn run(
     flags: &Flags,
     on_point: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<Report, RunError> {
+    if job.kind == spec::Kind::Files {
+        return files::run(job, warnings, flags, on_point);
+    }
     let target = target::open(&mut job, &flags.stop)?;
     let job = job;
     let threads = job.numjobs;
@@ -231,5 +235,6 @@ pub fn run(
         cpu,
         errors,
         warnings,
+        files: None,
     })
 }

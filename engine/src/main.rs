@@ -104,17 +104,7 @@ fn run(path: &PathBuf, progress: bool) -> ExitCode {
         eprintln!("error: cannot install signal handlers: {e}");
         return ExitCode::from(EXIT_FAILED);
     }
-    let warnings: Vec<Warning> = spec
-        .ignored_keys()
-        .into_iter()
-        .map(|k| Warning {
-            kind: "ignored_key".into(),
-            message: format!("`{k}` has no effect with rw = {:?}", job.rw).to_lowercase(),
-            hint: Some(format!(
-                "remove `{k}`, or use a mixed `rw` (randrw, readwrite)"
-            )),
-        })
-        .collect();
+    let warnings: Vec<Warning> = spec.warnings(&job);
     for w in &warnings {
         eprintln!("warning: {place}: {}", w.message);
     }

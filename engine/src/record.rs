@@ -21,13 +21,19 @@ const HIST_MAX_NS: u64 = 3_600_000_000_000;
 pub enum Op {
     Read = 0,
     Write = 1,
+    /// One file-management operation on one file (`kind = "files"`).
+    Files = 2,
 }
+
+/// Number of `Op` slots.
+pub const OPS: usize = 3;
 
 impl Op {
     pub fn name(self) -> &'static str {
         match self {
             Op::Read => "read",
             Op::Write => "write",
+            Op::Files => "files",
         }
     }
 }
@@ -75,7 +81,7 @@ pub struct IntervalMsg {
     pub index: u64,
     /// Set on the thread's last message: the interval may be shorter.
     pub end: Option<Instant>,
-    pub ops: [Option<IntervalPart>; 2],
+    pub ops: [Option<IntervalPart>; OPS],
 }
 
 pub struct IntervalPart {
@@ -127,13 +133,13 @@ impl OpTotals {
 
 /// What one thread measured over the whole job.
 pub struct ThreadTotals {
-    pub ops: [(u64, u64, Histogram<u64>); 2],
+    pub ops: [(u64, u64, Histogram<u64>); OPS],
     pub fsync: Histogram<u64>,
 }
 
 /// The measuring side of one worker thread.
 pub struct Recorder {
-    ops: [OpTotals; 2],
+    ops: [OpTotals; OPS],
     fsync: Histogram<u64>,
     ramp_end: Instant,
     in_ramp: bool,
@@ -152,7 +158,7 @@ impl Recorder {
         tx: Sender<IntervalMsg>,
     ) -> Self {
         Self {
-            ops: [OpTotals::new(), OpTotals::new()],
+            ops: [OpTotals::new(), OpTotals::new(), OpTotals::new()],
             fsync: total_hist(),
             ramp_end: start + ramp,
             in_ramp: !ramp.is_zero(),
@@ -196,7 +202,7 @@ impl Recorder {
     fn flip(&mut self, now: Instant) {
         let index = (now.saturating_duration_since(self.start).as_nanos()
             / self.interval.as_nanos()) as u64;
-        let ops = [self.ops[0].take_interval(), self.ops[1].take_interval()];
+        let ops = self.ops.each_mut().map(OpTotals::take_interval);
         // The aggregator finalises an interval once every thread has reported it, so a
         // thread that was blocked through several intervals reports them empty.
         let _ = self.tx.send(IntervalMsg {
@@ -208,7 +214,7 @@ impl Recorder {
             let _ = self.tx.send(IntervalMsg {
                 index: skipped,
                 end: None,
-                ops: [None, None],
+                ops: [None, None, None],
             });
         }
         self.index = index;
@@ -220,15 +226,14 @@ impl Recorder {
         if end >= self.next_boundary {
             self.flip(end);
         }
-        let ops = [self.ops[0].take_interval(), self.ops[1].take_interval()];
+        let ops = self.ops.each_mut().map(OpTotals::take_interval);
         let _ = self.tx.send(IntervalMsg {
             index: self.index,
             end: Some(end),
             ops,
         });
-        let [r, w] = self.ops;
         ThreadTotals {
-            ops: [(r.ios, r.bytes, r.hist), (w.ios, w.bytes, w.hist)],
+            ops: self.ops.map(|o| (o.ios, o.bytes, o.hist)),
             fsync: self.fsync,
         }
     }

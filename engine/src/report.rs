@@ -44,6 +44,49 @@ pub struct Report {
     pub errors: Vec<IoErrorEntry>,
     /// Things that may make the numbers mean less than they seem.
     pub warnings: Vec<Warning>,
+    /// What a files job (`kind = "files"`) found and did; absent in block jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<FilesResult>,
+}
+
+/// The answers of a files job, beside its rates in `results`.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct FilesResult {
+    /// The operation (`create`, `copy`, `sync`, `mutate`, `scan`, `dupes`, `touch`, `chmod`, `xattr`, `delete`, `stat`).
+    pub op: String,
+    /// Files (every entry that is not a directory) the operation handled.
+    pub files: u64,
+    /// Sum of those files' sizes (apparent bytes).
+    pub bytes: u64,
+    /// Directories walked, made or removed.
+    pub dirs: u64,
+    /// Files created (`create`, `copy`, `mutate`; `sync`: new in `dest`).
+    pub created: u64,
+    /// Files deleted (`delete`; `sync`: gone from the source; `mutate`).
+    pub deleted: u64,
+    /// Files whose content was written again (`sync`: copied because size or mtime differed; `copy`: every file; `mutate`: changed in place).
+    pub copied: u64,
+    /// `scan`: per top-level directory (`.` for the root's own entries): `bytes` as `du -sb` counts them (files and directories) and `files`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_totals: Option<std::collections::BTreeMap<String, ScanTotal>>,
+    /// `dupes`: groups of files with equal content (paths relative to `directory`, sorted), at most 1000 groups; empty files are not counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dupe_groups: Option<Vec<Vec<String>>>,
+    /// `dupes`: number of groups (all of them, also those past the list's cap).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dupe_group_count: Option<u64>,
+    /// `dupes`: files in all groups.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dupe_files: Option<u64>,
+    /// `dupes`: bytes that removing all but one file of each group would free.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dupe_wasted_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ScanTotal {
+    pub bytes: u64,
+    pub files: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
@@ -64,7 +107,7 @@ pub struct EngineInfo {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TargetInfo {
-    /// `file`, `block` or `none` (null engine).
+    /// `file`, `block`, `none` (null engine) or `tree` (a files job: `paths` are `directory` and `dest`).
     pub kind: String,
     /// Every path I/O went to (one per thread with `directory`).
     pub paths: Vec<String>,
@@ -98,7 +141,8 @@ pub struct LatNs {
 /// One direction's totals over the measured time.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OpResult {
-    /// `read` or `write`.
+    /// `read` or `write`; in a files job the operation (`create`, `copy`...; `ios` are
+    /// files), and for `dupes` also `hash` (the files read to compare them).
     pub op: String,
     pub ios: u64,
     pub bytes: u64,
@@ -134,6 +178,9 @@ pub struct SeriesPoint {
     pub ramp: bool,
     pub read: Option<IntervalOp>,
     pub write: Option<IntervalOp>,
+    /// A files job's operation (files handled, their bytes read + written); absent in block jobs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files: Option<IntervalOp>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::record::{interval_hist, IntervalMsg};
+use crate::record::{interval_hist, IntervalMsg, OPS};
 use crate::report::{IntervalOp, SeriesPoint};
 
 #[derive(Default)]
@@ -20,7 +20,7 @@ struct OpAcc {
 struct Acc {
     reports: u32,
     end: Option<Instant>,
-    ops: [OpAcc; 2],
+    ops: [OpAcc; OPS],
 }
 
 /// Collects interval messages; an interval becomes a point once every thread reported it.
@@ -86,7 +86,7 @@ impl SeriesBuilder {
             .saturating_sub(begin)
             .max(Duration::from_micros(1))
             .as_secs_f64();
-        let [r, w] = acc.ops;
+        let [r, w, f] = acc.ops;
         let op = |a: OpAcc| -> Option<IntervalOp> {
             if a.ios == 0 {
                 return None;
@@ -107,6 +107,7 @@ impl SeriesBuilder {
             ramp: begin < self.ramp,
             read: op(r),
             write: op(w),
+            files: op(f),
         }
     }
 
@@ -122,7 +123,7 @@ impl SeriesBuilder {
         while self
             .points
             .last()
-            .is_some_and(|p| p.read.is_none() && p.write.is_none())
+            .is_some_and(|p| p.read.is_none() && p.write.is_none() && p.files.is_none())
             && self.points.len() > 1
         {
             self.points.pop();
@@ -177,6 +178,11 @@ fn merge_point(into: &mut SeriesPoint, from: SeriesPoint) {
         a.iops = a.ios as f64 / dur;
         a.bw_bytes = a.bytes as f64 / dur;
     }
+    if let Some(a) = &mut into.files {
+        a.iops = a.ios as f64 / dur;
+        a.bw_bytes = a.bytes as f64 / dur;
+    }
     merge_op(&mut into.read, from.read, dur);
     merge_op(&mut into.write, from.write, dur);
+    merge_op(&mut into.files, from.files, dur);
 }

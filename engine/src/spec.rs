@@ -13,12 +13,30 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::error::{JobError, JobErrors};
+use crate::report::Warning;
 use crate::units::{parse_duration, parse_size};
 
 pub const MAX_NUMJOBS: u32 = 1024;
 pub const MAX_IODEPTH: u32 = 4096;
 pub const MAX_BS: u64 = 1 << 30;
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+pub const MAX_NR_FILES: u64 = 100_000_000;
+pub const MAX_FILES_PER_DIR: u64 = 10_000_000;
+pub const MAX_FILE_SIZE: u64 = 64 << 30;
+/// Keys that only a files job uses.
+const FILES_KEYS: &[&str] = &[
+    "op",
+    "dest",
+    "nr_files",
+    "file_size",
+    "size_dist",
+    "size_sigma",
+    "size_buckets",
+    "files_per_dir",
+    "dup_share",
+    "mutate_share",
+    "mode",
+];
 /// Latencies above this are clamped in the histogram; a job should not get near it.
 pub const MAX_RUNTIME: Duration = Duration::from_secs(7 * 24 * 3600);
 
@@ -75,6 +93,87 @@ pub enum BufferContent {
     Random,
     /// All zeros (compresses to nothing: only for testing compression or dedup).
     Zeros,
+}
+
+/// What a job does: block I/O on a file or device, or file management on a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Reads and writes on one file or device (`rw`, `bs`, `iodepth`...).
+    #[default]
+    Block,
+    /// One file-management operation (`op`) on a tree of files under `directory`.
+    Files,
+}
+
+impl Kind {
+    pub fn is_block(&self) -> bool {
+        *self == Kind::Block
+    }
+}
+
+/// A file-management operation (`kind = "files"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FileOp {
+    /// Generate the file set under `directory` (`nr_files`, `file_size`...).
+    Create,
+    /// Copy the tree `directory` to `dest`, keeping mode and times (like `cp -a`).
+    Copy,
+    /// Make `dest` equal `directory`: copy files whose size or mtime differ, delete what vanished (like `rsync -a --delete`).
+    Sync,
+    /// Change `mutate_share` of the files in place (content and mtime), delete and create a few.
+    Mutate,
+    /// Walk and statx every entry: bytes and files per top-level directory (like `du -sb`).
+    Scan,
+    /// Find files with equal content: by size, then a hash of the first 4 KiB, then the whole file.
+    Dupes,
+    /// Set every file's times to now (utimensat).
+    Touch,
+    /// Set every file's mode to `mode` (fchmodat).
+    Chmod,
+    /// Set one user xattr (`user.fslab`) on every file.
+    Xattr,
+    /// Remove the whole tree.
+    Delete,
+    /// fstatat every file.
+    Stat,
+}
+
+impl FileOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            FileOp::Create => "create",
+            FileOp::Copy => "copy",
+            FileOp::Sync => "sync",
+            FileOp::Mutate => "mutate",
+            FileOp::Scan => "scan",
+            FileOp::Dupes => "dupes",
+            FileOp::Touch => "touch",
+            FileOp::Chmod => "chmod",
+            FileOp::Xattr => "xattr",
+            FileOp::Delete => "delete",
+            FileOp::Stat => "stat",
+        }
+    }
+}
+
+/// How file sizes are drawn in a generated set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SizeDist {
+    /// Every file is `file_size`.
+    Fixed,
+    /// Lognormal with median `file_size` and shape `size_sigma`.
+    Lognormal,
+}
+
+/// A file mode: a number (TOML `0o644`) or an octal string (`"644"`, `"0644"`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ModeValue {
+    Bits(u32),
+    Text(String),
 }
 
 /// A size: bytes as a number, or a string with a binary suffix (`4k`, `64KiB`, `1g`).
@@ -145,6 +244,30 @@ pub struct JobSpec {
     pub allow_device_write: Option<bool>,
     /// Synthetic latency the `null` engine spins for per I/O (for testing what sits above the engine). Default 0.
     pub null_lat: Option<DurationValue>,
+    /// `block` (I/O on a file or device) or `files` (one file-management `op` on a tree under `directory`). Default `block`.
+    pub kind: Option<Kind>,
+    /// Files job: the operation. Required with `kind = "files"`.
+    pub op: Option<FileOp>,
+    /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
+    pub dest: Option<String>,
+    /// Files job, `create`: number of files, 1..=100M. Default 1000.
+    pub nr_files: Option<u64>,
+    /// Files job, `create`: size of each file (the median with `size_dist = "lognormal"`). Default 16KiB.
+    pub file_size: Option<SizeValue>,
+    /// Files job, `create`: `fixed` or `lognormal`. Default `fixed`.
+    pub size_dist: Option<SizeDist>,
+    /// Files job, `create`: shape of the lognormal sizes (sigma of the underlying normal), 0..=4. Default 1.
+    pub size_sigma: Option<f64>,
+    /// Files job, `create`: sizes as `[[size, weight], ...]` buckets; not with `file_size`/`size_dist`.
+    pub size_buckets: Option<Vec<(SizeValue, f64)>>,
+    /// Files job, `create`: files per directory, 1..=10M; over 1000 directories are grouped under `gNNNN/`. Default 1000.
+    pub files_per_dir: Option<u64>,
+    /// Files job, `create`: share of files whose content duplicates another file's, 0..=1. Default 0.
+    pub dup_share: Option<f64>,
+    /// Files job, `mutate`: share of files changed in place, 0..=1 (a quarter as many more are deleted and replaced by new ones). Default 0.1.
+    pub mutate_share: Option<f64>,
+    /// Files job, `chmod`: the mode to set, e.g. `"0640"`. Default `"0640"`.
+    pub mode: Option<ModeValue>,
 }
 
 /// A job with every default filled in and every value checked; echoed as `job` in the
@@ -179,6 +302,33 @@ pub struct Job {
     pub allow_device_write: bool,
     /// Seconds.
     pub null_lat: f64,
+    #[serde(skip_serializing_if = "Kind::is_block")]
+    pub kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op: Option<FileOp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr_files: Option<u64>,
+    /// Bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_dist: Option<SizeDist>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_sigma: Option<f64>,
+    /// `[bytes, weight]` pairs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_buckets: Option<Vec<(u64, f64)>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_per_dir: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dup_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutate_share: Option<f64>,
+    /// Octal, e.g. `"0640"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
 }
 
 impl Job {
@@ -196,6 +346,13 @@ impl Job {
     }
     pub fn null_lat(&self) -> Duration {
         Duration::from_secs_f64(self.null_lat)
+    }
+    /// The `mode` of a chmod job as bits.
+    pub fn mode_bits(&self) -> u32 {
+        self.mode
+            .as_deref()
+            .and_then(|m| u32::from_str_radix(m, 8).ok())
+            .unwrap_or(0o640)
     }
     /// The path each thread does I/O on (`None` for the null engine).
     pub fn path_for(&self, thread: u32) -> Option<PathBuf> {
@@ -503,8 +660,14 @@ impl JobSpec {
             ));
         }
 
+        let kind = self.kind.unwrap_or_default();
+        let files = self.resolve_files(kind, e);
         let needs_target = ioengine != IoEngine::Null;
-        if needs_target && self.filename.is_none() && self.directory.is_none() {
+        if kind == Kind::Block
+            && needs_target
+            && self.filename.is_none()
+            && self.directory.is_none()
+        {
             e.push(
                 JobError::whole("missing target: the job names no `filename` and no `directory`")
                     .hint("add `filename = \"/path/to/file\"` (or a block device), or `directory = \"/path\"` for one file per thread"),
@@ -525,7 +688,11 @@ impl JobSpec {
             return Err(JobErrors(errors));
         }
         // Offsets for the null engine need a range; it never touches it.
-        let size_b = size_b.or(if needs_target { None } else { Some(1 << 30) });
+        let size_b = size_b.or(if needs_target || kind == Kind::Files {
+            None
+        } else {
+            Some(1 << 30)
+        });
         Ok(Job {
             name,
             rw,
@@ -553,7 +720,239 @@ impl JobSpec {
             interval: interval.as_secs_f64(),
             allow_device_write: self.allow_device_write.unwrap_or(false),
             null_lat: null_lat.as_secs_f64(),
+            kind,
+            op: files.op,
+            dest: files.dest,
+            nr_files: files.nr_files,
+            file_size: files.file_size,
+            size_dist: files.size_dist,
+            size_sigma: files.size_sigma,
+            size_buckets: files.size_buckets,
+            files_per_dir: files.files_per_dir,
+            dup_share: files.dup_share,
+            mutate_share: files.mutate_share,
+            mode: files.mode,
         })
+    }
+
+    /// The keys of a files job, checked; `None` for those its `op` does not use.
+    fn resolve_files(&self, kind: Kind, e: &mut Vec<JobError>) -> FilesPart {
+        let mut out = FilesPart::default();
+        if kind == Kind::Block {
+            for key in self.files_keys_set() {
+                e.push(
+                    JobError::new(key, "only applies to `kind = \"files\"`")
+                        .hint("add `kind = \"files\"` for a file-management job, or remove it"),
+                );
+            }
+            return out;
+        }
+        let Some(op) = self.op else {
+            e.push(
+                JobError::new("op", "is required with `kind = \"files\"`").hint(
+                    "e.g. `op = \"create\"`; one of create, copy, sync, mutate, scan, dupes, touch, chmod, xattr, delete, stat",
+                ),
+            );
+            return out;
+        };
+        out.op = Some(op);
+        match self.directory.as_deref() {
+            None => e.push(
+                JobError::new("directory", "is required with `kind = \"files\"`")
+                    .hint("the root of the file tree, e.g. `directory = \"/mnt/test/set\"`"),
+            ),
+            Some("") => {}
+            Some(_) if self.filename.is_some() => e.push(JobError::new(
+                "filename",
+                "does not apply to `kind = \"files\"`: the tree is `directory`",
+            )),
+            Some(_) => {}
+        }
+        if matches!(op, FileOp::Copy | FileOp::Sync) {
+            match self.dest.as_deref() {
+                None => e.push(
+                    JobError::new("dest", format!("is required with `op = \"{}\"`", op.name()))
+                        .hint("the tree to write to, e.g. `dest = \"/mnt/test/copy\"`"),
+                ),
+                Some("") => e.push(JobError::new("dest", "is empty")),
+                Some(d) if Some(d) == self.directory.as_deref() => {
+                    e.push(JobError::new("dest", "is the same as `directory`"))
+                }
+                Some(d) => out.dest = Some(d.to_string()),
+            }
+        }
+        if op == FileOp::Create {
+            let nr = self.nr_files.unwrap_or(1000);
+            range("nr_files", nr, 1, MAX_NR_FILES, e);
+            out.nr_files = Some(nr);
+            let per_dir = self.files_per_dir.unwrap_or(1000);
+            range("files_per_dir", per_dir, 1, MAX_FILES_PER_DIR, e);
+            out.files_per_dir = Some(per_dir);
+            let dup = self.dup_share.unwrap_or(0.0);
+            if !(0.0..=1.0).contains(&dup) {
+                e.push(JobError::new(
+                    "dup_share",
+                    format!("{dup} is out of range (0..=1)"),
+                ));
+            }
+            out.dup_share = Some(dup);
+            let file_size = size("file_size", &self.file_size, e);
+            if let Some(s) = file_size {
+                range("file_size", s, 0, MAX_FILE_SIZE, e);
+            }
+            if let Some(buckets) = &self.size_buckets {
+                for key in ["file_size", "size_dist", "size_sigma"] {
+                    if self.key_set(key) {
+                        e.push(
+                            JobError::new(key, "cannot be combined with `size_buckets`").hint(
+                                "give sizes either as buckets or as `file_size` (+ `size_dist`)",
+                            ),
+                        );
+                    }
+                }
+                if buckets.is_empty() {
+                    e.push(
+                        JobError::new("size_buckets", "is empty")
+                            .hint("e.g. `size_buckets = [[\"4k\", 3], [\"1m\", 1]]`"),
+                    );
+                }
+                let mut resolved = Vec::new();
+                for (i, (sv, w)) in buckets.iter().enumerate() {
+                    let key = format!("size_buckets[{i}]");
+                    let b = size(&key, &Some(sv.clone()), e);
+                    if let Some(b) = b {
+                        range(&key, b, 0, MAX_FILE_SIZE, e);
+                    }
+                    if !(w.is_finite() && *w > 0.0) {
+                        e.push(JobError::new(
+                            &key,
+                            format!("weight {w} must be more than 0"),
+                        ));
+                    }
+                    resolved.push((b.unwrap_or(0), *w));
+                }
+                out.size_buckets = Some(resolved);
+            } else {
+                let dist = self.size_dist.unwrap_or(SizeDist::Fixed);
+                out.size_dist = Some(dist);
+                out.file_size = Some(file_size.unwrap_or(16 << 10));
+                if dist == SizeDist::Lognormal {
+                    let sigma = self.size_sigma.unwrap_or(1.0);
+                    if !(0.0..=4.0).contains(&sigma) {
+                        e.push(JobError::new(
+                            "size_sigma",
+                            format!("{sigma} is out of range (0..=4)"),
+                        ));
+                    }
+                    out.size_sigma = Some(sigma);
+                }
+            }
+        }
+        if op == FileOp::Mutate {
+            let share = self.mutate_share.unwrap_or(0.1);
+            if !(0.0..=1.0).contains(&share) {
+                e.push(JobError::new(
+                    "mutate_share",
+                    format!("{share} is out of range (0..=1)"),
+                ));
+            }
+            out.mutate_share = Some(share);
+        }
+        if op == FileOp::Chmod {
+            let bits = match &self.mode {
+                None => Some(0o640),
+                Some(ModeValue::Bits(b)) => Some(*b),
+                Some(ModeValue::Text(t)) => {
+                    let digits = t.trim_start_matches("0o");
+                    u32::from_str_radix(digits, 8).ok().or_else(|| {
+                        e.push(
+                            JobError::new("mode", format!("{t:?} is not an octal mode"))
+                                .hint("e.g. `mode = \"0640\"`"),
+                        );
+                        None
+                    })
+                }
+            };
+            if let Some(b) = bits {
+                if b > 0o7777 {
+                    e.push(JobError::new(
+                        "mode",
+                        format!("{b:o} is out of range (0..=7777 octal)"),
+                    ));
+                }
+                out.mode = Some(format!("{b:04o}"));
+            }
+        }
+        out
+    }
+
+    fn key_set(&self, key: &str) -> bool {
+        match key {
+            "op" => self.op.is_some(),
+            "dest" => self.dest.is_some(),
+            "nr_files" => self.nr_files.is_some(),
+            "file_size" => self.file_size.is_some(),
+            "size_dist" => self.size_dist.is_some(),
+            "size_sigma" => self.size_sigma.is_some(),
+            "size_buckets" => self.size_buckets.is_some(),
+            "files_per_dir" => self.files_per_dir.is_some(),
+            "dup_share" => self.dup_share.is_some(),
+            "mutate_share" => self.mutate_share.is_some(),
+            "mode" => self.mode.is_some(),
+            _ => false,
+        }
+    }
+
+    fn files_keys_set(&self) -> Vec<&'static str> {
+        FILES_KEYS
+            .iter()
+            .copied()
+            .filter(|k| self.key_set(k))
+            .collect()
+    }
+
+    /// Warnings for keys the job sets but does not use.
+    pub fn warnings(&self, job: &Job) -> Vec<Warning> {
+        if job.kind == Kind::Block {
+            return self
+                .ignored_keys()
+                .into_iter()
+                .map(|k| Warning {
+                    kind: "ignored_key".into(),
+                    message: format!("`{k}` has no effect with rw = {:?}", job.rw).to_lowercase(),
+                    hint: Some(format!(
+                        "remove `{k}`, or use a mixed `rw` (randrw, readwrite)"
+                    )),
+                })
+                .collect();
+        }
+        let op = job.op.map_or("", FileOp::name);
+        let used: &[&str] = match job.op {
+            Some(FileOp::Create) => &[
+                "op",
+                "nr_files",
+                "file_size",
+                "size_dist",
+                "size_sigma",
+                "size_buckets",
+                "files_per_dir",
+                "dup_share",
+            ],
+            Some(FileOp::Copy | FileOp::Sync) => &["op", "dest"],
+            Some(FileOp::Mutate) => &["op", "mutate_share"],
+            Some(FileOp::Chmod) => &["op", "mode"],
+            _ => &["op"],
+        };
+        FILES_KEYS
+            .iter()
+            .copied()
+            .filter(|k| self.key_set(k) && !used.contains(k))
+            .map(|k| Warning {
+                kind: "ignored_key".into(),
+                message: format!("`{k}` has no effect with kind = files, op = {op}"),
+                hint: Some(format!("remove `{k}`")),
+            })
+            .collect()
     }
 
     /// Keys set that the job's `rw` ignores, for a warning.
@@ -564,6 +963,22 @@ impl JobSpec {
         }
         keys
     }
+}
+
+/// The keys of a files job after checking (`None` where the op does not use them).
+#[derive(Default)]
+struct FilesPart {
+    op: Option<FileOp>,
+    dest: Option<String>,
+    nr_files: Option<u64>,
+    file_size: Option<u64>,
+    size_dist: Option<SizeDist>,
+    size_sigma: Option<f64>,
+    size_buckets: Option<Vec<(u64, f64)>>,
+    files_per_dir: Option<u64>,
+    dup_share: Option<f64>,
+    mutate_share: Option<f64>,
+    mode: Option<String>,
 }
 
 /// Parses and resolves a job in one go (the usual path).

@@ -1,0 +1,481 @@
+//! Files workloads (`kind = "files"`): one file-management operation on a tree of
+//! files, with N threads that each own whole directories, measured per file.
+//!
+//! `set` is the generated file set, `sys` the `*at()` calls, `walk` the shared
+//! directory queue and listings, `ops` what each operation does to one directory,
+//! `hash` the duplicate finder.
+
+pub mod hash;
+pub mod ops;
+pub mod set;
+pub mod sys;
+pub mod walk;
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Barrier, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::error::{JobError, RunError};
+use crate::record::{self, summarize, total_hist, Op, Recorder};
+use crate::report::{
+    self, EngineInfo, FilesResult, FsyncResult, IoErrorEntry, OpResult, Report, ScanTotal, Series,
+    SeriesPoint, Status, TargetInfo, Warning,
+};
+use crate::series::SeriesBuilder;
+use crate::spec::{FileOp, Job};
+use crate::worker::Flags;
+
+/// Size of each thread's copy/hash buffer.
+const BUF_SIZE: usize = 1 << 20;
+
+/// Counts one thread adds up; summed over threads for the report.
+#[derive(Debug, Default, Clone)]
+pub struct Counts {
+    pub files: u64,
+    pub bytes: u64,
+    pub dirs: u64,
+    pub created: u64,
+    pub deleted: u64,
+    pub copied: u64,
+    /// `dupes`: bytes all but one file of each group hold.
+    pub wasted: u64,
+}
+
+/// A directory's mode and times, applied to its copy once everything under it is written.
+pub struct DirMeta {
+    pub rel: String,
+    pub depth: u32,
+    pub mode: u32,
+    pub times: [libc::timespec; 2],
+}
+
+// SAFETY: `timespec` is plain data; libc's type is only !Send on some targets because
+// of padding fields, which carry no pointers.
+unsafe impl Send for DirMeta {}
+
+/// One thread's state: its recorder, buffers and what it found.
+pub struct Ctx<'a> {
+    pub thread: u32,
+    pub job: &'a Job,
+    pub op: FileOp,
+    pub rec: Recorder,
+    pub flags: &'a Flags,
+    pub error: Option<IoErrorEntry>,
+    pub buf: Vec<u8>,
+    pub list: walk::Listing,
+    pub list2: walk::Listing,
+    pub counts: Counts,
+    /// `scan`: slot 0 the root's own entries, slot i+1 top-level directory i.
+    pub scan: Vec<ScanTotal>,
+    pub dir_meta: Vec<DirMeta>,
+    /// `delete`: the directories visited, emptied, to remove deepest first.
+    pub dirs_seen: Vec<(u32, String)>,
+    /// `dupes`: (size, path) of every non-empty file.
+    pub cands: Vec<(u64, String)>,
+    /// The time the last file operation ended: the next one starts there, so each
+    /// file costs one clock read.
+    pub last: Instant,
+}
+
+impl Ctx<'_> {
+    pub fn stopped(&self) -> bool {
+        self.flags.stop.load(Ordering::Relaxed) || self.flags.abort.load(Ordering::Relaxed)
+    }
+
+    /// Records an error and stops every thread.
+    pub fn fail(&mut self, what: String, e: &std::io::Error) {
+        if self.error.is_none() {
+            self.error = Some(IoErrorEntry {
+                op: self.op.name().into(),
+                thread: self.thread,
+                offset: 0,
+                errno: e.raw_os_error(),
+                message: format!("{what}: {e}"),
+            });
+        }
+        self.flags.abort.store(true, Ordering::Relaxed);
+    }
+
+    /// Restarts the per-file clock (after waiting, walking, or a directory's setup).
+    #[inline]
+    pub fn mark(&mut self) {
+        self.last = Instant::now();
+    }
+
+    /// Records one file operation that moved `bytes`, ending now.
+    #[inline]
+    pub fn done(&mut self, op: Op, bytes: u64) {
+        let now = Instant::now();
+        self.rec.complete(op, bytes, self.last, now);
+        self.last = now;
+    }
+}
+
+fn c_path(p: &Path) -> CString {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(p.as_os_str().as_bytes()).expect("paths from a parsed job have no NUL")
+}
+
+fn open_root(p: &Path) -> Result<OwnedFd, RunError> {
+    sys::open_dir(libc::AT_FDCWD, &c_path(p))
+        .map_err(|e| RunError::io(format!("cannot open {}", p.display()), e))
+}
+
+fn is_empty_dir(p: &Path) -> bool {
+    std::fs::read_dir(p).is_ok_and(|mut d| d.next().is_none())
+}
+
+/// Makes `p` (an empty directory is fine; its parent must exist); exit 2 otherwise.
+fn make_root(key: &str, p: &Path, may_exist_full: bool) -> Result<(), RunError> {
+    match std::fs::symlink_metadata(p) {
+        Ok(m) if m.is_dir() => {
+            if may_exist_full || is_empty_dir(p) {
+                Ok(())
+            } else {
+                Err(JobError::new(key, format!("{} exists and is not empty", p.display()))
+                    .hint("name a new or empty directory, or delete the old tree first (`op = \"delete\"`)")
+                    .into())
+            }
+        }
+        Ok(_) => Err(JobError::new(
+            key,
+            format!("{} exists and is not a directory", p.display()),
+        )
+        .into()),
+        Err(_) => std::fs::create_dir(p).map_err(|e| {
+            JobError::new(key, format!("cannot create {}: {e}", p.display()))
+                .hint("its parent directory must exist")
+                .into()
+        }),
+    }
+}
+
+/// Checks and opens the trees the job works on: (root, dest).
+fn open_trees(job: &Job) -> Result<(OwnedFd, Option<OwnedFd>), RunError> {
+    let op = job.op.expect("a files job has an op");
+    let dir = Path::new(job.directory.as_deref().expect("checked by the spec"));
+    if op == FileOp::Create {
+        make_root("directory", dir, false)?;
+    } else if !dir.is_dir() {
+        return Err(
+            JobError::new("directory", format!("{} is not a directory", dir.display()))
+                .hint(if op == FileOp::Delete {
+                    "nothing to delete"
+                } else {
+                    "create the tree first (`op = \"create\"`)"
+                })
+                .into(),
+        );
+    }
+    let root = open_root(dir)?;
+    let dest = match &job.dest {
+        Some(d) => {
+            let d = Path::new(d);
+            make_root("dest", d, op == FileOp::Sync)?;
+            Some(open_root(d)?)
+        }
+        None => None,
+    };
+    Ok((root, dest))
+}
+
+/// What one thread hands back.
+struct Outcome {
+    totals: record::ThreadTotals,
+    counts: Counts,
+    scan: Vec<ScanTotal>,
+    dir_meta: Vec<DirMeta>,
+    dirs_seen: Vec<(u32, String)>,
+    groups: Vec<Vec<String>>,
+    error: Option<IoErrorEntry>,
+}
+
+/// Runs a files job: the counterpart of `crate::run` for `kind = "files"`.
+pub fn run(
+    job: Job,
+    mut warnings: Vec<Warning>,
+    flags: &Flags,
+    on_point: &mut dyn FnMut(&SeriesPoint),
+) -> Result<Report, RunError> {
+    let op = job.op.expect("a files job has an op");
+    let (root, dest) = open_trees(&job)?;
+    let (root_fd, dest_fd) = (root.as_raw_fd(), dest.as_ref().map(AsRawFd::as_raw_fd));
+    let threads = job.numjobs;
+    let set = set::FileSet::from_job(&job);
+    if op == FileOp::Create {
+        ops::make_groups(&set, root_fd)
+            .map_err(|e| RunError::io("cannot create the set's group directories", e))?;
+    }
+    let queue = walk::Queue::new();
+    let dupes = hash::Shared::new(threads);
+    let (tx, rx) = mpsc::channel();
+    let go = Barrier::new(threads as usize + 1);
+    let start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let interval = job.interval();
+    let start_cell: OnceLock<Instant> = OnceLock::new();
+    let mut start = Instant::now();
+
+    let (outcomes, points, end, cpu) = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for t in 0..threads {
+            let tx = tx.clone();
+            let (job, go, queue, set, dupes, start_cell) =
+                (&job, &go, &queue, &set, &dupes, &start_cell);
+            handles.push(s.spawn(move || {
+                let buf = vec![1u8; BUF_SIZE];
+                let (mut list, mut list2) = (walk::Listing::default(), walk::Listing::default());
+                list.reserve();
+                list2.reserve();
+                go.wait();
+                let start = *start_cell.get().expect("set before `go`");
+                let mut ctx = Ctx {
+                    thread: t,
+                    job,
+                    op,
+                    rec: Recorder::new(start, Duration::ZERO, interval, tx),
+                    flags,
+                    error: None,
+                    buf,
+                    list,
+                    list2,
+                    counts: Counts::default(),
+                    scan: Vec::new(),
+                    dir_meta: Vec::new(),
+                    dirs_seen: Vec::new(),
+                    cands: Vec::new(),
+                    last: start,
+                };
+                let mut groups = Vec::new();
+                match op {
+                    FileOp::Create => ops::create(&mut ctx, set, root_fd, t, threads),
+                    _ => {
+                        ops::walk(&mut ctx, queue, root_fd, dest_fd);
+                        if op == FileOp::Dupes {
+                            groups = dupes.run(&mut ctx, root_fd);
+                        }
+                    }
+                }
+                let end = Instant::now();
+                Outcome {
+                    totals: ctx.rec.finish(end),
+                    counts: ctx.counts,
+                    scan: ctx.scan,
+                    dir_meta: ctx.dir_meta,
+                    dirs_seen: ctx.dirs_seen,
+                    groups,
+                    error: ctx.error,
+                }
+            }));
+        }
+        drop(tx);
+        start = Instant::now();
+        start_cell.set(start).expect("set once");
+        go.wait();
+        let cpu_before = crate::cpu::usage();
+        let mut series = SeriesBuilder::new(threads, start, interval, Duration::ZERO);
+        for msg in rx {
+            if let Some(p) = series.add(msg) {
+                on_point(p);
+            }
+        }
+        let mut outcomes: Vec<Outcome> = handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker thread panicked"))
+            .collect();
+        // Work no single file owns: directories' times, removing emptied directories.
+        if let Err(e) = finish_dirs(op, &mut outcomes, root_fd, dest_fd, &job) {
+            if outcomes.iter().all(|o| o.error.is_none()) {
+                outcomes[0].error = Some(IoErrorEntry {
+                    op: op.name().into(),
+                    thread: 0,
+                    offset: 0,
+                    errno: e.raw_os_error(),
+                    message: format!("finishing directories: {e}"),
+                });
+            }
+        }
+        let end = Instant::now();
+        let cpu = crate::cpu::since(&cpu_before, end - start);
+        (outcomes, series.finish(), end, cpu)
+    });
+    drop(root);
+    drop(dest);
+
+    let runtime_s = end.saturating_duration_since(start).as_secs_f64().max(1e-9);
+    let errors: Vec<_> = outcomes.iter().filter_map(|o| o.error.clone()).collect();
+    let mut results = Vec::new();
+    for (slot, name) in [(Op::Files, op.name()), (Op::Read, "hash")] {
+        let mut ios = 0;
+        let mut bytes = 0;
+        let mut hist = total_hist();
+        for o in &outcomes {
+            let (i, b, h) = &o.totals.ops[slot as usize];
+            ios += i;
+            bytes += b;
+            hist.add(h).expect("histograms share their bounds");
+        }
+        if slot == Op::Read && op != FileOp::Dupes {
+            continue;
+        }
+        results.push(OpResult {
+            op: name.into(),
+            ios,
+            bytes,
+            iops: ios as f64 / runtime_s,
+            bw_bytes: bytes as f64 / runtime_s,
+            lat_ns: summarize(&hist),
+            hist: record::serialize(&hist),
+        });
+    }
+    let files = files_result(op, &queue, &outcomes);
+
+    let interrupted = flags.stop.load(Ordering::Relaxed);
+    let status = if !errors.is_empty() {
+        Status::Failed
+    } else if interrupted {
+        Status::Interrupted
+    } else {
+        Status::Ok
+    };
+    if status == Status::Ok && runtime_s < 1.0 {
+        warnings.push(Warning {
+            kind: "short_run".into(),
+            message: format!("the measured part of the job took {runtime_s:.3} s"),
+            hint: Some("results under a second are dominated by start-up and caching effects; use more files".into()),
+        });
+    }
+    let mut paths = vec![job.directory.clone().unwrap_or_default()];
+    paths.extend(job.dest.clone());
+    Ok(Report {
+        schema_version: report::SCHEMA_VERSION,
+        engine: EngineInfo {
+            name: "fslab-engine".into(),
+            version: crate::VERSION.into(),
+            clock: "CLOCK_MONOTONIC".into(),
+        },
+        status,
+        interrupted,
+        start_unix_s,
+        runtime_s,
+        ramp_s: 0.0,
+        target: TargetInfo {
+            kind: "tree".into(),
+            paths,
+            size_bytes: files.bytes,
+            dio_align_bytes: None,
+        },
+        layout: None,
+        results,
+        fsync: FsyncResult::default(),
+        series: Series {
+            interval_s: job.interval,
+            points,
+        },
+        cpu,
+        errors,
+        warnings,
+        files: Some(files),
+        job,
+    })
+}
+
+/// Applies copied directories' modes and times, or removes emptied directories, deepest first.
+fn finish_dirs(
+    op: FileOp,
+    outcomes: &mut [Outcome],
+    root_fd: RawFd,
+    dest_fd: Option<RawFd>,
+    job: &Job,
+) -> std::io::Result<()> {
+    match op {
+        FileOp::Copy | FileOp::Sync => {
+            let dest_fd = dest_fd.expect("copy and sync have a dest");
+            let mut metas: Vec<&DirMeta> = outcomes.iter().flat_map(|o| &o.dir_meta).collect();
+            metas.sort_by(|a, b| b.depth.cmp(&a.depth).then_with(|| a.rel.cmp(&b.rel)));
+            for m in metas {
+                let rel = CString::new(if m.rel.is_empty() { "." } else { &m.rel })
+                    .expect("no NUL in names");
+                sys::fchmodat(dest_fd, &rel, m.mode)?;
+                sys::utimensat(dest_fd, &rel, Some(m.times))?;
+            }
+        }
+        FileOp::Delete => {
+            let mut dirs: Vec<(u32, String)> = outcomes
+                .iter_mut()
+                .flat_map(|o| std::mem::take(&mut o.dirs_seen))
+                .collect();
+            dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
+            for (_, rel) in dirs.iter().filter(|(d, _)| *d > 0) {
+                let c = CString::new(rel.as_str()).expect("no NUL in names");
+                sys::unlinkat(root_fd, &c, libc::AT_REMOVEDIR)?;
+            }
+            if dirs.iter().any(|(d, _)| *d == 0) {
+                let dir = job.directory.as_deref().unwrap_or_default();
+                std::fs::remove_dir(dir)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Cap on `dupe_groups` in the report.
+const MAX_GROUPS_LISTED: usize = 1000;
+
+fn files_result(op: FileOp, queue: &walk::Queue, outcomes: &[Outcome]) -> FilesResult {
+    let mut c = Counts::default();
+    for o in outcomes {
+        c.files += o.counts.files;
+        c.bytes += o.counts.bytes;
+        c.dirs += o.counts.dirs;
+        c.created += o.counts.created;
+        c.deleted += o.counts.deleted;
+        c.copied += o.counts.copied;
+    }
+    let mut r = FilesResult {
+        op: op.name().into(),
+        files: c.files,
+        bytes: c.bytes,
+        dirs: c.dirs,
+        created: c.created,
+        deleted: c.deleted,
+        copied: c.copied,
+        ..Default::default()
+    };
+    if op == FileOp::Scan {
+        let tops = queue.tops.lock().unwrap_or_else(|p| p.into_inner());
+        let mut totals: BTreeMap<String, ScanTotal> = BTreeMap::new();
+        for o in outcomes {
+            for (i, t) in o.scan.iter().enumerate() {
+                if t.bytes == 0 && t.files == 0 {
+                    continue;
+                }
+                let name = match i {
+                    0 => ".".to_string(),
+                    i => tops.get(i - 1).cloned().unwrap_or_default(),
+                };
+                let e = totals.entry(name).or_default();
+                e.bytes += t.bytes;
+                e.files += t.files;
+            }
+        }
+        r.scan_totals = Some(totals);
+    }
+    if op == FileOp::Dupes {
+        let mut groups: Vec<Vec<String>> = outcomes.iter().flat_map(|o| o.groups.clone()).collect();
+        groups.sort();
+        r.dupe_group_count = Some(groups.len() as u64);
+        r.dupe_files = Some(groups.iter().map(|g| g.len() as u64).sum());
+        r.dupe_wasted_bytes = Some(outcomes.iter().map(|o| o.counts.wasted).sum());
+        groups.truncate(MAX_GROUPS_LISTED);
+        r.dupe_groups = Some(groups);
+    }
+    r
+}
