@@ -182,3 +182,63 @@ def test_sigkill_then_cleanup_removes_everything(lab: Path) -> None:
     assert [s for _, s, _ in runs(lab / "r.db")] == ["interrupted"]
     again = fslab("cleanup", "--results", "r.db", cwd=lab)
     assert again.returncode == 0 and "0 side effects undone" in again.stderr
+
+
+FILES_STUDY = """
+name = "files"
+
+[[target]]
+name = "ext4"
+fs = "ext4"
+loop = { size = "256MiB" }
+
+[[target]]
+name = "ext4-64k"
+fs = "ext4"
+loop = { size = "256MiB" }
+cluster_size = "64KiB"
+
+[[workload]]
+kind = "files"
+set = "custom"
+nr_files = 400
+file_size = "16KiB"
+ops = ["copy", "sync", "scan", "dupes", "delete"]
+"""
+
+
+def test_files_study_measures_each_op_and_the_space_of_clusters(lab: Path) -> None:
+    study = lab / "files.toml"
+    study.write_text(FILES_STUDY)
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        ops = {op for (op,) in con.execute("SELECT DISTINCT op FROM metric")}
+        files = dict(
+            con.execute(
+                "SELECT p.target, m.ios FROM metric m JOIN run r ON r.id = m.run_id"
+                " JOIN point p ON p.id = r.point_id WHERE m.op = 'create'"
+            ).fetchall()
+        )
+        space = dict(
+            con.execute(
+                "SELECT p.target, rm.value FROM run_metric rm JOIN run r ON r.id = rm.run_id"
+                " JOIN point p ON p.id = r.point_id WHERE rm.name = 'create.space_amplification'"
+            ).fetchall()
+        )
+        written = con.execute(
+            "SELECT min(value) FROM run_metric WHERE name = 'create.written_bytes'"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    assert {"create", "copy", "mutate", "sync", "scan", "dupes", "hash", "delete"} <= ops
+    assert files == {"ext4": 400, "ext4-64k": 400}
+    # 16 KiB files in 64 KiB clusters take four times their size; in 4 KiB blocks, theirs.
+    assert 0.9 < space["ext4"] < 1.3, space
+    assert 3.5 < space["ext4-64k"] < 4.5, space
+    assert written >= 400 * 16 * 1024, "the flushed set reached the device"
+    assert not _mounts_under(lab) and not _loops_under(lab)
+    cmp = fslab("compare", "--results", "r.db", cwd=lab)
+    assert cmp.returncode == 0, cmp.stderr
+    assert "copy files/s" in cmp.stdout and "create device space amp" in cmp.stdout

@@ -448,8 +448,11 @@ def _telemetry_rows(
         " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'",
         (study_id,),
     ):
-        prefix, _, name = str(full).rpartition(".")
-        if name in names:
+        # `written_bytes` (block), `copy.written_bytes` (files); per-device keys such as
+        # `device.loop0.written_bytes` are not compared.
+        head, _, rest = str(full).partition(".")
+        prefix, name = (head, rest) if rest else ("", head)
+        if name in names and "." not in name:
             op = f"{prefix} {TELEMETRY_OP}" if prefix else TELEMETRY_OP
             values.setdefault(int(run_id), {}).setdefault(op, {})[name] = float(value)
     return {
@@ -563,8 +566,8 @@ def _build_groups(
                     t: tuple(v[i] for v in samples.get((t, op), []) if not math.isnan(v[i]))
                     for t in targets
                 }
-                if not any(per_target.values()):
-                    continue
+                if not any(v for vs in per_target.values() for v in vs):
+                    continue  # nothing, or all zero (bytes of a chmod): no row
                 base = per_target[baseline]
                 cells: list[Cell] = []
                 for t in targets:

@@ -112,6 +112,9 @@ class _Watch:
         self.telemetry: Telemetry | None = None
 
     def stop(self) -> None:
+        # Buffered writes reach the devices at writeback, after the job: flush them while
+        # the sampler still watches, so device bytes and write amplification see them.
+        os.sync()
         self.telemetry = self.sampler.stop()
 
     def summary(self, written: int, stored: int) -> dict[str, Any]:

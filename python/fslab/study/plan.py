@@ -30,8 +30,8 @@ from fslab.study.model import (
 # Study words that the engine spells the fio way (block jobs; files jobs keep `file_size`).
 ENGINE_KEY = {"threads": "numjobs", "file_size": "size"}
 FILES_ENGINE_KEY = {"threads": "numjobs"}
-MIN_FILES = 100
-MIN_HUGE_FILE = 1 << 20
+MIN_FILES = 20
+MIN_SCALED_FILE = 16 << 10
 # Rough cost of one file operation and of copying data, for the estimate only.
 FILE_OP_S = 20e-6
 COPY_BYTES_PER_S = 300 << 20
@@ -83,13 +83,19 @@ def _files_params(params: dict[str, Scalar]) -> dict[str, Scalar]:
 
 
 def _scale_files(params: dict[str, Scalar], scale: float) -> dict[str, Scalar]:
-    """Fewer files; a set of few big files (huge) keeps its count and gets smaller files."""
+    """The set's bytes scale with `scale`: by fewer files while at least MIN_FILES
+    remain, then by smaller files (a set of few big files keeps its count)."""
     out = dict(params)
     nr, size = out.get("nr_files"), out.get("file_size")
-    if isinstance(nr, int) and nr >= MIN_FILES:
-        out["nr_files"] = max(MIN_FILES, int(nr * scale))
-    elif isinstance(size, int):
-        out["file_size"] = max(MIN_HUGE_FILE, int(size * scale) // (1 << 20) * (1 << 20))
+    if not isinstance(nr, int) or not isinstance(size, int):
+        return out
+    if nr * scale >= MIN_FILES:
+        out["nr_files"] = int(nr * scale)
+        return out
+    count = min(nr, MIN_FILES)
+    out["nr_files"] = count
+    shrunk = int(size * nr * scale / count)
+    out["file_size"] = max(MIN_SCALED_FILE, shrunk // 4096 * 4096)
     return out
 
 
