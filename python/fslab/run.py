@@ -234,10 +234,11 @@ class Runner:
                 watch.stop()
             reports.append(result.report)
             documents.append(result.document)
+            # The engine counts bytes read + written; a copy or sync reads what it writes.
             moved = sum(r.bytes for r in result.report.results if r.op == op)
-            writes = op in ("create", "copy", "sync", "mutate")
-            stored = moved if op in ("create", "copy") else 0
-            summary = watch.summary(moved if writes else 0, stored)
+            written = {"create": moved, "mutate": moved, "copy": moved // 2, "sync": moved // 2}
+            stored = written.get(op, 0) if op in ("create", "copy") else 0
+            summary = watch.summary(written.get(op, 0), stored)
             telemetry[op] = watch.data()
             metrics.update({f"{op}.{k}": v for k, v in summary.items()})
             if result.exit_code != 0:
