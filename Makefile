@@ -16,7 +16,7 @@ lint:
 	$(VENV)/ruff check python tests bench scripts
 	$(VENV)/ruff format --check python tests bench scripts
 	$(VENV)/mypy python/fslab
-	$(VENV)/mypy --strict scripts/demo.py bench/vs-fio
+	$(VENV)/mypy --strict scripts/demo.py bench/vs-fio bench/vs-tools
 
 test-rust:
 	cargo test --release --locked
