@@ -65,8 +65,10 @@ fn type_of(prop: &Value, defs: &Value) -> String {
                 kinds.push(
                     if r.ends_with("SizeValue") {
                         "size"
-                    } else {
+                    } else if r.ends_with("DurationValue") {
                         "duration"
+                    } else {
+                        "string, integer"
                     }
                     .into(),
                 );
