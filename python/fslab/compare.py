@@ -85,9 +85,12 @@ FILES_METRICS: tuple[MetricSpec, ...] = (
 TELEMETRY_OP = "device"
 TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("written_bytes", "MiB written", "bytes", higher_is_better=False),
+    MetricSpec("read_bytes", "MiB read", "bytes", higher_is_better=False),
     MetricSpec("write_amplification", "write amp", "ratio", higher_is_better=False),
     MetricSpec("space_amplification", "space amp", "ratio", higher_is_better=False),
     MetricSpec("cpu_busy_pct_avg", "CPU busy", "pct", higher_is_better=False),
+    # The seeds' SysGauge finding: one file system's copy filled the page cache, another's not.
+    MetricSpec("cached_growth_bytes", "page cache growth MiB", "bytes", higher_is_better=False),
 )
 
 
