@@ -16,7 +16,8 @@ lint:
 	$(VENV)/ruff check python tests bench scripts
 	$(VENV)/ruff format --check python tests bench scripts
 	$(VENV)/mypy python/fslab
-	$(VENV)/mypy --strict scripts/demo.py bench/vs-fio bench/vs-tools
+	# One at a time: mypy takes each extensionless script for a module named __main__.
+	for f in scripts/demo.py bench/vs-fio bench/vs-tools; do $(VENV)/mypy --strict $$f || exit 1; done
 
 test-rust:
 	cargo test --release --locked

@@ -252,6 +252,27 @@ class Runner:
         )
         return status, err
 
+    def _block(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
+        """A block point: one engine job from a cold cache, with telemetry."""
+        caches = drop_caches()
+        self.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
+        watch = _Watch(prov, float(point.params.get("interval") or 1.0))
+        try:
+            result = run_job(
+                point.job(prov.workdir),
+                engine=self.engine,
+                progress_cb=lambda line: self.progress.live(live_summary(line)),
+            )
+        finally:
+            watch.stop()
+        watch.store_block(self.db, run_id, result.report)
+        status = {0: "ok", 130: "interrupted"}.get(result.exit_code, "failed")
+        err = None if status == "ok" else (result.stderr.strip() or result.report.status)
+        self.db.finish_run(
+            run_id, status, report=result.report, engine_json=result.stdout, error=err
+        )
+        return status, err
+
     def _one(self, rep: int, point: Point, out: Outcome) -> str:
         label = f"{point.label()} #{rep + 1}"
         self.progress.point(label)
@@ -263,29 +284,8 @@ class Runner:
             prov, owned = self._target(point.target, run_id)
             if point.kind == "files":
                 status, err = self._files(run_id, point, prov)
-                if status == "failed":
-                    out.failed += 1
-                    out.failures.append(f"{label}: {err}")
-                elif status == "ok":
-                    out.ok += 1
-                return status
-            caches = drop_caches()
-            self.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
-            watch = _Watch(prov, float(point.params.get("interval") or 1.0))
-            try:
-                result = run_job(
-                    point.job(prov.workdir),
-                    engine=self.engine,
-                    progress_cb=lambda line: self.progress.live(live_summary(line)),
-                )
-            finally:
-                watch.stop()
-            watch.store_block(self.db, run_id, result.report)
-            status = {0: "ok", 130: "interrupted"}.get(result.exit_code, "failed")
-            err = None if status == "ok" else (result.stderr.strip() or result.report.status)
-            self.db.finish_run(
-                run_id, status, report=result.report, engine_json=result.stdout, error=err
-            )
+            else:
+                status, err = self._block(run_id, point, prov)
             if status == "failed":
                 out.failed += 1
                 out.failures.append(f"{label}: {err}")
