@@ -195,20 +195,13 @@ pub fn run(
     }
 
     let interrupted = flags.stop.load(Ordering::Relaxed);
-    let status = if !errors.is_empty() {
-        Status::Failed
-    } else if interrupted {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    };
-    if status == Status::Ok && runtime_s < 1.0 {
-        warnings.push(Warning {
-            kind: "short_run".into(),
-            message: format!("the measured part of the job took {runtime_s:.3} s"),
-            hint: Some("results under a second are dominated by start-up and caching effects; give `runtime` of a few seconds or more".into()),
-        });
-    }
+    let status = status_of(
+        &errors,
+        interrupted,
+        runtime_s,
+        &mut warnings,
+        "give `runtime` of a few seconds or more",
+    );
     Ok(Report {
         schema_version: report::SCHEMA_VERSION,
         engine: EngineInfo {
@@ -237,4 +230,32 @@ pub fn run(
         warnings,
         files: None,
     })
+}
+
+/// The job's status from what happened, plus a `short_run` warning when it ran fine but
+/// for under a second (`advice` says how to make it longer for this kind of job).
+pub(crate) fn status_of(
+    errors: &[report::IoErrorEntry],
+    interrupted: bool,
+    runtime_s: f64,
+    warnings: &mut Vec<Warning>,
+    advice: &str,
+) -> Status {
+    let status = if !errors.is_empty() {
+        Status::Failed
+    } else if interrupted {
+        Status::Interrupted
+    } else {
+        Status::Ok
+    };
+    if status == Status::Ok && runtime_s < 1.0 {
+        warnings.push(Warning {
+            kind: "short_run".into(),
+            message: format!("the measured part of the job took {runtime_s:.3} s"),
+            hint: Some(format!(
+                "results under a second are dominated by start-up and caching effects; {advice}"
+            )),
+        });
+    }
+    status
 }

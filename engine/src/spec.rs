@@ -400,7 +400,31 @@ pub fn parse_text(text: &str) -> Result<Value, JobErrors> {
                 e.to_string().trim_end()
             )))
         })?;
+        // JSON has no NaN or infinity: converted, TOML's `nan` would become null, and a
+        // null key means "use the default". Refuse it instead.
+        let bad: Vec<JobError> = table
+            .iter()
+            .filter(|(_, v)| has_non_finite(v))
+            .map(|(k, _)| {
+                JobError::new(
+                    k,
+                    "is not a finite number (`nan` and `inf` are not allowed)",
+                )
+            })
+            .collect();
+        if !bad.is_empty() {
+            return Err(JobErrors(bad));
+        }
         serde_json::to_value(table).map_err(|e| JobError::whole(e.to_string()).into())
+    }
+}
+
+fn has_non_finite(v: &toml::Value) -> bool {
+    match v {
+        toml::Value::Float(f) => !f.is_finite(),
+        toml::Value::Array(a) => a.iter().any(has_non_finite),
+        toml::Value::Table(t) => t.values().any(has_non_finite),
+        _ => false,
     }
 }
 
@@ -521,7 +545,8 @@ fn range<T: PartialOrd + std::fmt::Display + Copy>(
     hi: T,
     errors: &mut Vec<JobError>,
 ) {
-    if v < lo || v > hi {
+    // `contains` is false for NaN (TOML can write `nan`), so NaN is out of range too.
+    if !(lo..=hi).contains(&v) {
         errors.push(JobError::new(
             key,
             format!("{v} is out of range ({lo}..={hi})"),
@@ -789,12 +814,7 @@ impl JobSpec {
             range("files_per_dir", per_dir, 1, MAX_FILES_PER_DIR, e);
             out.files_per_dir = Some(per_dir);
             let dup = self.dup_share.unwrap_or(0.0);
-            if !(0.0..=1.0).contains(&dup) {
-                e.push(JobError::new(
-                    "dup_share",
-                    format!("{dup} is out of range (0..=1)"),
-                ));
-            }
+            range("dup_share", dup, 0.0, 1.0, e);
             out.dup_share = Some(dup);
             let file_size = size("file_size", &self.file_size, e);
             if let Some(s) = file_size {
@@ -838,24 +858,14 @@ impl JobSpec {
                 out.file_size = Some(file_size.unwrap_or(16 << 10));
                 if dist == SizeDist::Lognormal {
                     let sigma = self.size_sigma.unwrap_or(1.0);
-                    if !(0.0..=4.0).contains(&sigma) {
-                        e.push(JobError::new(
-                            "size_sigma",
-                            format!("{sigma} is out of range (0..=4)"),
-                        ));
-                    }
+                    range("size_sigma", sigma, 0.0, 4.0, e);
                     out.size_sigma = Some(sigma);
                 }
             }
         }
         if op == FileOp::Mutate {
             let share = self.mutate_share.unwrap_or(0.1);
-            if !(0.0..=1.0).contains(&share) {
-                e.push(JobError::new(
-                    "mutate_share",
-                    format!("{share} is out of range (0..=1)"),
-                ));
-            }
+            range("mutate_share", share, 0.0, 1.0, e);
             out.mutate_share = Some(share);
         }
         if op == FileOp::Chmod {
@@ -1111,5 +1121,12 @@ mod tests {
     fn directory_gives_one_file_per_thread() {
         let (_, job) = load("directory = \"/d\"\nname = \"j\"\nsize = \"1m\"").unwrap();
         assert_eq!(job.path_for(2), Some(PathBuf::from("/d/j.2.0")));
+    }
+
+    #[test]
+    fn nan_is_out_of_range() {
+        let errs = errors("kind = \"files\"\nop = \"create\"\ndirectory = \"/d\"\ndup_share = nan");
+        assert_eq!(errs[0].key.as_deref(), Some("dup_share"), "{errs:?}");
+        assert!(errs[0].message.contains("finite"), "{errs:?}");
     }
 }

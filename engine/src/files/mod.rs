@@ -23,7 +23,7 @@ use crate::error::{JobError, RunError};
 use crate::record::{self, summarize, total_hist, Op, Recorder};
 use crate::report::{
     self, EngineInfo, FilesResult, FsyncResult, IoErrorEntry, OpResult, Report, ScanTotal, Series,
-    SeriesPoint, Status, TargetInfo, Warning,
+    SeriesPoint, TargetInfo, Warning,
 };
 use crate::series::SeriesBuilder;
 use crate::spec::{FileOp, Job};
@@ -337,20 +337,13 @@ pub fn run(
     let files = files_result(op, &queue, &outcomes);
 
     let interrupted = flags.stop.load(Ordering::Relaxed);
-    let status = if !errors.is_empty() {
-        Status::Failed
-    } else if interrupted {
-        Status::Interrupted
-    } else {
-        Status::Ok
-    };
-    if status == Status::Ok && runtime_s < 1.0 {
-        warnings.push(Warning {
-            kind: "short_run".into(),
-            message: format!("the measured part of the job took {runtime_s:.3} s"),
-            hint: Some("results under a second are dominated by start-up and caching effects; use more files".into()),
-        });
-    }
+    let status = crate::status_of(
+        &errors,
+        interrupted,
+        runtime_s,
+        &mut warnings,
+        "use more files",
+    );
     let mut paths = vec![job.directory.clone().unwrap_or_default()];
     paths.extend(job.dest.clone());
     Ok(Report {
