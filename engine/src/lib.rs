@@ -23,9 +23,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::RunError;
 use crate::record::{summarize, total_hist, Op, Recorder, ThreadTotals};
-use crate::report::{
-    EngineInfo, FsyncResult, OpResult, Report, Series, SeriesPoint, Status, Warning,
-};
+use crate::report::{EngineInfo, FsyncResult, Report, Series, SeriesPoint, Status, Warning};
 use crate::series::SeriesBuilder;
 use crate::spec::{IoEngine, Job};
 use crate::target::Buffers;
@@ -165,27 +163,15 @@ pub fn run(
     let mut fsync_hist = total_hist();
     let mut fsync_count = 0;
     for op in [Op::Read, Op::Write] {
-        let mut ios = 0;
-        let mut bytes = 0;
-        let mut hist = total_hist();
-        for o in &outcomes {
-            let (i, b, h) = &o.totals.ops[op as usize];
-            ios += i;
-            bytes += b;
-            hist.add(h).expect("histograms share their bounds");
-        }
-        if ios == 0 && !(op == Op::Read && job.rw.reads() || op == Op::Write && job.rw.writes()) {
+        let r = record::merged_result(
+            op.name(),
+            outcomes.iter().map(|o| &o.totals.ops[op as usize]),
+            runtime_s,
+        );
+        if r.ios == 0 && !(op == Op::Read && job.rw.reads() || op == Op::Write && job.rw.writes()) {
             continue;
         }
-        results.push(OpResult {
-            op: op.name().into(),
-            ios,
-            bytes,
-            iops: ios as f64 / runtime_s,
-            bw_bytes: bytes as f64 / runtime_s,
-            lat_ns: summarize(&hist),
-            hist: record::serialize(&hist),
-        });
+        results.push(r);
     }
     for o in &outcomes {
         fsync_count += o.totals.fsync.len();

@@ -76,6 +76,31 @@ pub fn serialize(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
+/// One direction's totals over all threads, as the report shows them.
+pub fn merged_result<'a>(
+    name: &str,
+    parts: impl IntoIterator<Item = &'a (u64, u64, Histogram<u64>)>,
+    runtime_s: f64,
+) -> crate::report::OpResult {
+    let mut ios = 0;
+    let mut bytes = 0;
+    let mut hist = total_hist();
+    for (i, b, h) in parts {
+        ios += i;
+        bytes += b;
+        hist.add(h).expect("histograms share their bounds");
+    }
+    crate::report::OpResult {
+        op: name.into(),
+        ios,
+        bytes,
+        iops: ios as f64 / runtime_s,
+        bw_bytes: bytes as f64 / runtime_s,
+        lat_ns: summarize(&hist),
+        hist: serialize(&hist),
+    }
+}
+
 /// One interval of one thread, sent to the aggregator.
 pub struct IntervalMsg {
     pub index: u64,

@@ -20,9 +20,9 @@ use std::sync::{mpsc, Barrier, OnceLock};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::error::{JobError, RunError};
-use crate::record::{self, summarize, total_hist, Op, Recorder};
+use crate::record::{self, Op, Recorder};
 use crate::report::{
-    self, EngineInfo, FilesResult, FsyncResult, IoErrorEntry, OpResult, Report, ScanTotal, Series,
+    self, EngineInfo, FilesResult, FsyncResult, IoErrorEntry, Report, ScanTotal, Series,
     SeriesPoint, TargetInfo, Warning,
 };
 use crate::series::SeriesBuilder;
@@ -312,27 +312,11 @@ pub fn run(
     let errors: Vec<_> = outcomes.iter().filter_map(|o| o.error.clone()).collect();
     let mut results = Vec::new();
     for (slot, name) in [(Op::Files, op.name()), (Op::Read, "hash")] {
-        let mut ios = 0;
-        let mut bytes = 0;
-        let mut hist = total_hist();
-        for o in &outcomes {
-            let (i, b, h) = &o.totals.ops[slot as usize];
-            ios += i;
-            bytes += b;
-            hist.add(h).expect("histograms share their bounds");
-        }
         if slot == Op::Read && op != FileOp::Dupes {
             continue;
         }
-        results.push(OpResult {
-            op: name.into(),
-            ios,
-            bytes,
-            iops: ios as f64 / runtime_s,
-            bw_bytes: bytes as f64 / runtime_s,
-            lat_ns: summarize(&hist),
-            hist: record::serialize(&hist),
-        });
+        let parts = outcomes.iter().map(|o| &o.totals.ops[slot as usize]);
+        results.push(record::merged_result(name, parts, runtime_s));
     }
     let files = files_result(op, &queue, &outcomes);
 

@@ -220,14 +220,10 @@ fn visit(
 fn simple_dir(ctx: &mut Ctx<'_>, list: &Listing, dir: RawFd) -> VisitResult {
     let mode = ctx.job.mode_bits();
     let op = ctx.op;
-    for k in 0..list.len() {
-        if list.is_dir(k) {
-            continue;
-        }
+    for name in list.files() {
         if ctx.stopped() {
             return Ok(());
         }
-        let name = list.name(k);
         match op {
             FileOp::Stat => {
                 let st = at("fstatat", sys::fstatat(dir, name))?;
@@ -323,14 +319,10 @@ fn copy_file(ctx: &mut Ctx<'_>, sdir: RawFd, ddir: RawFd, name: &CStr) -> io::Re
 }
 
 fn copy_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> VisitResult {
-    for k in 0..list.len() {
-        if list.is_dir(k) {
-            continue;
-        }
+    for name in list.files() {
         if ctx.stopped() {
             return Ok(());
         }
-        let name = list.name(k);
         let n = at("copy", copy_file(ctx, sdir, ddir, name))?;
         ctx.counts.files += 1;
         ctx.counts.copied += 1;
@@ -343,14 +335,10 @@ fn copy_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> Visi
 
 /// rsync's quick check: copy what is missing or differs in size or mtime.
 fn sync_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> VisitResult {
-    for k in 0..list.len() {
-        if list.is_dir(k) {
-            continue;
-        }
+    for name in list.files() {
         if ctx.stopped() {
             return Ok(());
         }
-        let name = list.name(k);
         let s = at("fstatat source", sys::fstatat(sdir, name))?;
         if !is_reg(s.st_mode) {
             continue;
@@ -457,14 +445,10 @@ fn mutate_dir(ctx: &mut Ctx<'_>, task: &DirTask, list: &Listing, dir: RawFd) -> 
     let share = ctx.job.mutate_share.unwrap_or(0.1);
     let dir_seed = xxh3_64_with_seed(task.rel.as_bytes(), ctx.job.randseed);
     let mut newname = Vec::with_capacity(256);
-    for k in 0..list.len() {
-        if list.is_dir(k) {
-            continue;
-        }
+    for name in list.files() {
         if ctx.stopped() {
             return Ok(());
         }
-        let name = list.name(k);
         let h = xxh3_64_with_seed(name.to_bytes(), dir_seed);
         let u = unit(h);
         ctx.counts.files += 1;
@@ -515,14 +499,10 @@ fn mutate_dir(ctx: &mut Ctx<'_>, task: &DirTask, list: &Listing, dir: RawFd) -> 
 
 /// `dupes`, first pass: statx every file, remember the non-empty regular ones.
 fn dupes_dir(ctx: &mut Ctx<'_>, task: &DirTask, list: &Listing, dir: RawFd) -> VisitResult {
-    for k in 0..list.len() {
-        if list.is_dir(k) {
-            continue;
-        }
+    for name in list.files() {
         if ctx.stopped() {
             return Ok(());
         }
-        let name = list.name(k);
         let st = at(
             "statx",
             sys::statx(dir, name, libc::STATX_SIZE | libc::STATX_TYPE),

@@ -192,6 +192,13 @@ impl Listing {
             .expect("stored with one NUL at the end")
     }
 
+    /// The names of the entries that are not directories.
+    pub fn files(&self) -> impl Iterator<Item = &CStr> {
+        (0..self.len())
+            .filter(|&k| !self.is_dir(k))
+            .map(|k| self.name(k))
+    }
+
     pub fn is_dir(&self, k: usize) -> bool {
         self.ents[k].2
     }
