@@ -23,6 +23,7 @@ from typing import Any
 
 from fslab.errors import ExitStatus, FslabError
 from fslab.stats.summary import ALPHA, CONFIDENCE, Difference, Summary, compare_samples, summarize
+from fslab.stats.warnings import StatWarning
 from fslab.store.db import SCHEMA_VERSION
 from fslab.study.model import parse_size
 from fslab.study.plan import DURATION_KEYS, SIZE_KEYS, parse_duration
@@ -104,6 +105,8 @@ class Cell:
     samples: tuple[float, ...]
     summary: Summary | None
     diff: Difference | None
+    warnings: tuple[StatWarning, ...] = ()
+    """What makes these numbers doubtful (noise, outliers, ...); see `fslab.stats.warnings`."""
 
 
 @dataclass(frozen=True)
@@ -133,6 +136,14 @@ class Group:
     params: tuple[tuple[str, Any], ...]
     runs: Mapping[str, int]
     rows: tuple[Row, ...]
+    warnings: tuple[StatWarning, ...] = ()
+    """Warnings about whole runs of the group (too short, unsteady, contaminated, cached),
+    per target; those about one metric's samples are on the cells."""
+
+    def all_warnings(self) -> tuple[StatWarning, ...]:
+        """The group's warnings and its cells', each once, in order."""
+        cells = (w for r in self.rows for c in r.cells for w in c.warnings)
+        return tuple(dict.fromkeys((*self.warnings, *cells)))
 
     def row(self, op: str, metric: str) -> Row:
         for r in self.rows:
