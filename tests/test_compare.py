@@ -129,6 +129,22 @@ def test_constant_samples_are_judged_without_warnings() -> None:
     assert (worse.verdict, worse.p_value) == (Verdict.WORSE, 0.0)
 
 
+def test_a_difference_below_the_minimum_absolute_effect_is_the_same() -> None:
+    # 0.6 MiB vs 1.2 MiB read by a delete: +100% with no spread, but too little to matter.
+    mib = float(1 << 20)
+    small = compare_samples([0.6 * mib] * 3, [1.2 * mib] * 3, higher_is_better=False)
+    assert small.verdict is Verdict.WORSE
+    floor = compare_samples([0.6 * mib] * 3, [1.2 * mib] * 3, higher_is_better=False, min_abs=mib)
+    assert floor.verdict is Verdict.SAME and floor.delta_pct == pytest.approx(100)
+
+
+def test_a_metric_without_direction_is_only_different() -> None:
+    d = compare_samples([100, 101, 102], [200, 201, 202], higher_is_better=None)
+    assert d.verdict is Verdict.DIFFERENT and d.significant
+    same = compare_samples([100, 101, 102], [100, 102, 101], higher_is_better=None)
+    assert same.verdict is Verdict.SAME
+
+
 def test_a_zero_baseline_has_no_percentage() -> None:
     d = compare_samples([0, 0, 0], [10, 11, 12], higher_is_better=True)
     assert d.delta_pct is None

@@ -242,3 +242,74 @@ def test_files_study_measures_each_op_and_the_space_of_clusters(lab: Path) -> No
     cmp = fslab("compare", "--results", "r.db", cwd=lab)
     assert cmp.returncode == 0, cmp.stderr
     assert "copy files/s" in cmp.stdout and "create device space amp" in cmp.stdout
+
+
+COPY_STUDY = """
+name = "between"
+
+[[target]]
+name = "src"
+fs = "ext4"
+loop = { size = "512MiB" }
+
+[[target]]
+name = "to-ext4"
+fs = "ext4"
+loop = { size = "512MiB" }
+
+[[target]]
+name = "to-xfs"
+fs = "xfs"
+loop = { size = "512MiB" }
+
+[[workload]]
+kind = "files"
+source = "src"
+set = "custom"
+nr_files = 300
+size_buckets = [["16k", 2], ["256k", 1]]
+ops = ["copy", "scan"]
+"""
+
+
+def test_copy_from_a_source_target_measures_the_destination(lab: Path) -> None:
+    study = lab / "copy.toml"
+    study.write_text(COPY_STUDY)
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        copied = dict(
+            con.execute(
+                "SELECT p.target, m.ios FROM metric m JOIN run r ON r.id = m.run_id"
+                " JOIN point p ON p.id = r.point_id WHERE m.op = 'copy'"
+            ).fetchall()
+        )
+        docs = [json.loads(d) for (d,) in con.execute("SELECT engine_json FROM run")]
+        effective = [json.loads(e) for (e,) in con.execute("SELECT effective FROM run")]
+        written = dict(
+            con.execute(
+                "SELECT p.target, rm.value FROM run_metric rm JOIN run r ON r.id = rm.run_id"
+                " JOIN point p ON p.id = r.point_id WHERE rm.name = 'copy.written_bytes'"
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    # The source is not a column: the set is copied from it into each other target.
+    assert copied == {"to-ext4": 300, "to-xfs": 300}
+    for doc, eff in zip(docs, effective, strict=True):
+        create, copy, scan = doc
+        assert (
+            create["job"]["directory"].startswith(str(lab))
+            and "/src/" in create["job"]["directory"]
+        )
+        assert (
+            "/src/" not in copy["job"]["dest"] and scan["job"]["directory"] == copy["job"]["dest"]
+        )
+        # Scanning the copy finds every byte the set was created with.
+        set_bytes = create["files"]["bytes"]
+        assert sum(t["bytes"] for t in scan["files"]["scan_totals"].values()) >= set_bytes
+        assert eff["source"]["fs"] == "ext4" and eff["source"]["label"] == "fslab-src"
+    # The destination's devices saw the copy's bytes.
+    assert all(w >= 300 * 16 * 1024 for w in written.values()), written
+    assert not _mounts_under(lab) and not _loops_under(lab)

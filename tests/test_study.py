@@ -187,3 +187,76 @@ def test_a_test_file_that_does_not_fit_is_refused_by_plan(tmp_path: Path) -> Non
     done = _fslab("plan", str(study), cwd=tmp_path)
     assert done.returncode == 2
     assert "target `b1`" in done.stderr and "does not fit" in done.stderr
+
+
+COPY_BETWEEN = """
+name = "between"
+
+[[target]]
+name = "src"
+fs = "ext4"
+
+[[target]]
+name = "a"
+fs = "ext4"
+
+[[target]]
+name = "b"
+fs = "xfs"
+
+[[workload]]
+kind = "files"
+source = "src"
+set = "custom"
+nr_files = 1000
+size_buckets = [["4k", 6], ["1m", 1]]
+ops = ["copy", "scan", "delete"]
+
+[[workload]]
+rw = "randread"
+targets = ["b"]
+"""
+
+
+def test_a_source_target_feeds_the_others_and_workloads_pick_targets() -> None:
+    plan = expand(parse_study(COPY_BETWEEN, "s.toml"))
+    where = [(p.target.name, p.kind) for p in plan.points]
+    # The files workload runs on every target but its source; the block one on `b` only.
+    assert where == [("a", "files"), ("b", "files"), ("b", "block")]
+    files = plan.points[0]
+    assert files.source == "src" and files.params["size_buckets"] == [[4096, 6], [1 << 20, 1]]
+    jobs = dict(files.file_jobs(Path("/t/a"), Path("/t/src")))
+    assert jobs["create"]["directory"] == "/t/src/set"
+    assert jobs["copy"]["directory"] == "/t/src/set" and jobs["copy"]["dest"] == "/t/a/copy"
+    assert jobs["scan"]["directory"] == "/t/a/copy" and jobs["delete"]["directory"] == "/t/a/copy"
+    assert jobs["create"]["size_buckets"] == [[4096, 6], [1 << 20, 1]]
+    assert "source" not in jobs["create"] and "file_size" not in jobs["create"]
+
+
+def test_size_buckets_sweep_and_scale_by_count() -> None:
+    text = COPY_BETWEEN.replace(
+        'size_buckets = [["4k", 6], ["1m", 1]]',
+        'size_buckets = [[["4k", 1]], [["64k", 1], ["1m", 1]]]',
+    )
+    plan = expand(parse_study(text, "s.toml"), scale=0.1)
+    buckets = [p.params["size_buckets"] for p in plan.points if p.kind == "files"]
+    assert buckets == [[[4096, 1]], [[65536, 1], [1 << 20, 1]]] * 2
+    assert {p.params["nr_files"] for p in plan.points if p.kind == "files"} == {100}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ('source = "src"', 'source = "nope"', "workload[0].source: no target `nope`"),
+        ('targets = ["b"]', 'targets = ["c"]', "workload[1].targets: no target `c`"),
+        ('ops = ["copy", "scan", "delete"]', 'ops = ["scan", "copy"]', "first op must be `copy`"),
+        ('["1m", 1]]', '["1m", 0]]', "the weight of `1m` must be a number above 0"),
+        ('["1m", 1]]', '["1q", 1]]', "`1q` is not a size"),
+        ('["1m", 1]]', '"1m"]', "is not a [size, weight] pair"),
+        ("nr_files = 1000", 'nr_files = 1000\nfile_size = "4k"', "cannot be combined"),
+    ],
+)
+def test_bad_sources_targets_and_buckets(old: str, new: str, expected: str) -> None:
+    assert old in COPY_BETWEEN
+    found = problems(COPY_BETWEEN.replace(old, new, 1))
+    assert any(expected in p for p in found), found

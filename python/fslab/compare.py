@@ -64,7 +64,11 @@ class MetricSpec:
     label: str
     unit: str
     """`count` (per second), `bytes_per_s`, `ns`, `bytes`, `ratio` or `pct`."""
-    higher_is_better: bool
+    higher_is_better: bool | None
+    """None: no direction is better (a peak, a ratio of reads to writes): a significant
+    difference is marked `different`."""
+    min_abs: float = 0.0
+    """Differences of the means below this (in `unit`) are never significant."""
 
 
 METRICS: tuple[MetricSpec, ...] = (
@@ -84,14 +88,22 @@ FILES_METRICS: tuple[MetricSpec, ...] = (
 # Run-level metrics from the telemetry sampler (table `run_metric`), shown as the rows of
 # a pseudo-operation after the engine's; each one where a direction is unambiguous.
 TELEMETRY_OP = "device"
+_MiB = float(1 << 20)
 TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("written_bytes", "MiB written", "bytes", higher_is_better=False),
-    MetricSpec("read_bytes", "MiB read", "bytes", higher_is_better=False),
-    MetricSpec("write_amplification", "write amp", "ratio", higher_is_better=False),
-    MetricSpec("space_amplification", "space amp", "ratio", higher_is_better=False),
-    MetricSpec("cpu_busy_pct_avg", "CPU busy", "pct", higher_is_better=False),
+    MetricSpec("written_bytes", "MiB written", "bytes", False, min_abs=_MiB),
+    MetricSpec("read_bytes", "MiB read", "bytes", False, min_abs=_MiB),
+    MetricSpec("write_amplification", "write amp", "ratio", False, min_abs=0.01),
+    MetricSpec("space_amplification", "space amp", "ratio", False, min_abs=0.01),
+    # The seeds' OLTP finding was the peak IOPS of checkpoints; neither direction is better.
+    MetricSpec("iops_avg", "IOPS avg", "count", None, min_abs=1.0),
+    MetricSpec("iops_peak", "IOPS peak", "count", None, min_abs=1.0),
+    MetricSpec("read_io_size_bytes", "avg read size", "size", None, min_abs=512.0),
+    MetricSpec("write_io_size_bytes", "avg write size", "size", None, min_abs=512.0),
+    MetricSpec("read_write_ratio", "reads:writes", "ratio", None, min_abs=0.01),
+    MetricSpec("cpu_busy_pct_avg", "CPU busy", "pct", False, min_abs=1.0),
     # The seeds' SysGauge finding: one file system's copy filled the page cache, another's not.
-    MetricSpec("cached_growth_bytes", "page cache growth MiB", "bytes", higher_is_better=False),
+    MetricSpec("cached_growth_bytes", "page cache growth MiB", "bytes", False, min_abs=_MiB),
+    MetricSpec("dirty_peak_bytes", "peak dirty MiB", "bytes", None, min_abs=_MiB),
 )
 
 
@@ -211,6 +223,8 @@ def format_param(key: str, value: Any) -> str:
     `true`, lists with commas (the plan stores sizes in bytes, durations in seconds)."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if key == "size_buckets" and isinstance(value, list):
+        return " ".join(f"{format_bytes(int(s))}:{w:g}" for s, w in value)
     if isinstance(value, int) and _is_size_key(key):
         return format_bytes(value)
     if isinstance(value, int | float) and key in DURATION_KEYS:
@@ -589,7 +603,11 @@ def _build_groups(
                     diff = None
                     if t != baseline and s and base:
                         diff = compare_samples(
-                            base, s, higher_is_better=metric.higher_is_better, alpha=alpha
+                            base,
+                            s,
+                            higher_is_better=metric.higher_is_better,
+                            alpha=alpha,
+                            min_abs=metric.min_abs,
                         )
                     summary = summarize(s, confidence) if s else None
                     cells.append(Cell(target=t, samples=s, summary=summary, diff=diff))

@@ -101,13 +101,19 @@ class _Signals:
 class _Watch:
     """The telemetry sampler around one engine run, and the space the run used."""
 
-    def __init__(self, prov: Provisioned, interval_s: float) -> None:
-        self.workdir = prov.workdir
-        self.used_before = statvfs_used_bytes(prov.workdir, sync=True)
+    def __init__(
+        self, prov: Provisioned, interval_s: float, *, also: Provisioned | None = None,
+        space_at: Path | None = None,
+    ) -> None:  # fmt: skip
+        # `also`: a second target the run touches (a copy's source); `space_at`: where
+        # the run stores new data (default: the target's work directory).
+        self.workdir = space_at or prov.workdir
+        self.used_before = statvfs_used_bytes(self.workdir, sync=True)
         # Our own process and its children (the engine) are the workload.
         me = os.getpid()
         self.interval_s = interval_s
-        self.sampler = Sampler(devices_under(prov.devices), interval_s, lambda: {me})
+        devices = [*prov.devices, *(also.devices if also else [])]
+        self.sampler = Sampler(devices_under(devices), interval_s, lambda: {me})
         self.sampler.start()
         self.telemetry: Telemetry | None = None
 
@@ -214,16 +220,36 @@ class Runner:
 
     def _files(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
         """A files point: create the set, then each op in order, each from a cold cache
-        and with its own telemetry; metrics are stored per op (`copy`, `scan`, ...)."""
+        and with its own telemetry; metrics are stored per op (`copy`, `scan`, ...).
+        With a `source` target, the set lives there and is copied into `prov`."""
+        if point.source is None:
+            return self._file_ops(run_id, point, prov, None)
+        spec = self.plan.study.target_named(point.source)
+        src, owned = self._target(spec, run_id)
+        try:
+            return self._file_ops(run_id, point, prov, src)
+        finally:
+            with self.signals.held():
+                if owned:
+                    teardown(src, self.db.journal(run_id))
+
+    def _file_ops(
+        self, run_id: int, point: Point, prov: Provisioned, src: Provisioned | None
+    ) -> tuple[str, str | None]:
         documents: list[Any] = []
         telemetry: dict[str, Any] = {}
         metrics: dict[str, Any] = {}
         caches: dict[str, Any] = {}
         status, err = "ok", None
         reports: list[Report] = []
-        for op, job in point.file_jobs(prov.workdir):
+        for op, job in point.file_jobs(prov.workdir, src.workdir if src else None):
             caches[op] = drop_caches().as_dict()
-            watch = _Watch(prov, 1.0)
+            if src is None:
+                watch = _Watch(prov, 1.0)
+            elif op in ("create", "mutate"):
+                watch = _Watch(src, 1.0)
+            else:
+                watch = _Watch(prov, 1.0, also=src, space_at=prov.workdir)
 
             def live(line: str, op: str = op) -> None:
                 self.progress.live(f"{op}: {live_summary(line)}")
@@ -245,7 +271,10 @@ class Runner:
                 status = {130: "interrupted"}.get(result.exit_code, "failed")
                 err = result.stderr.strip() or result.report.status
                 break
-        self.db.set_effective(run_id, {**prov.effective, "caches": caches})
+        effective = {**prov.effective, "caches": caches}
+        if src is not None:
+            effective["source"] = src.effective
+        self.db.set_effective(run_id, effective)
         self.db.store_telemetry(run_id, 1.0, telemetry, metrics)
         self.db.finish_run(
             run_id, status, reports=reports, engine_json=json.dumps(documents), error=err

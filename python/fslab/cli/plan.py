@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from fslab.compare import format_param
 from fslab.errors import ExitStatus
 from fslab.study.check import (
     capacity_problems,
@@ -113,13 +114,23 @@ def plan(
         return ExitStatus.OK
     out = Console(highlight=False)
     table = Table(title=f"{p.study.name}: {len(p.points)} points x {p.repeat} repeats")
-    keys = sorted({k for pt in p.points for k in pt.params})
-    for col in ["#", "target", "workload", *keys]:
+    keys = list(dict.fromkeys(k for pt in p.points for k in pt.params))
+    # Parameters with one value everywhere are said once, under the table.
+    common = [
+        k
+        for k in keys
+        if len({json.dumps(pt.params.get(k), sort_keys=True) for pt in p.points}) == 1
+    ]
+    varying = [k for k in keys if k not in common]
+    for col in ["#", "target", "workload", *varying]:
         table.add_column(col)
     for pt in p.points:
         table.add_row(str(pt.seq + 1), pt.target.name, pt.workload,
-                      *[str(pt.params.get(k, "")) for k in keys])  # fmt: skip
+                      *[_value(k, pt.params.get(k)) for k in varying])  # fmt: skip
     out.print(table)
+    if common:
+        said = ", ".join(f"{k}={_value(k, p.points[0].params[k])}" for k in common)
+        out.print(f"every point: {said}", soft_wrap=True)
     out.print(f"runs: {len(p.runs())}, estimated time: {format_s(p.estimate_s())}")
     out.print(f"work directory: {workdir}")
     for name, lines in effects.items():
@@ -130,3 +141,7 @@ def plan(
 
 
 command = plan
+
+
+def _value(key: str, value: object) -> str:
+    return "" if value is None else format_param(key, value)

@@ -26,8 +26,10 @@ from fslab.stats.summary import MIN_EFFECT_PCT, Difference, Verdict
 JSON_SCHEMA_VERSION = 1
 """Version of the `render_json` document; bumped when a field changes meaning or goes."""
 
-_MARKS = {Verdict.BETTER: "better", Verdict.WORSE: "worse", Verdict.SAME: "", Verdict.UNTESTED: "?"}
-_STYLES = {Verdict.BETTER: "bold green", Verdict.WORSE: "bold red", Verdict.UNTESTED: "dim"}
+_MARKS = {Verdict.BETTER: "better", Verdict.WORSE: "worse", Verdict.SAME: "", Verdict.UNTESTED: "?",
+          Verdict.DIFFERENT: "differs"}  # fmt: skip
+_STYLES = {Verdict.BETTER: "bold green", Verdict.WORSE: "bold red", Verdict.UNTESTED: "dim",
+           Verdict.DIFFERENT: "bold yellow"}  # fmt: skip
 _NONE = "—"
 
 
@@ -49,6 +51,8 @@ def _scale(metric: MetricSpec, mean: float) -> tuple[float, str]:
         return float(1 << 20), ""
     if metric.unit == "ratio":
         return 1.0, "x"
+    if metric.unit == "size":
+        return (float(1 << 20), "MiB") if mean >= (1 << 20) else (1024.0, "KiB")
     if metric.unit == "pct":
         return 1.0, "%"
     if metric.unit == "ns":

@@ -111,6 +111,8 @@ class Verdict(StrEnum):
     """No significant difference."""
     UNTESTED = "untested"
     """n < 2 on either side: no test possible."""
+    DIFFERENT = "different"
+    """Significant, for a metric with no better direction (a peak IOPS, a read:write ratio)."""
 
     @property
     def label(self) -> str:
@@ -120,6 +122,7 @@ class Verdict(StrEnum):
             Verdict.WORSE: "worse",
             Verdict.SAME: "no significant difference",
             Verdict.UNTESTED: "n=1: not tested",
+            Verdict.DIFFERENT: "different",
         }[self]
 
 
@@ -137,7 +140,7 @@ class Difference:
 
     @property
     def significant(self) -> bool:
-        return self.verdict in (Verdict.BETTER, Verdict.WORSE)
+        return self.verdict in (Verdict.BETTER, Verdict.WORSE, Verdict.DIFFERENT)
 
 
 def welch_p_value(a: Sequence[float], b: Sequence[float]) -> float:
@@ -165,17 +168,21 @@ def compare_samples(
     baseline: Sequence[float],
     other: Sequence[float],
     *,
-    higher_is_better: bool,
+    higher_is_better: bool | None,
     alpha: float = ALPHA,
+    min_abs: float = 0.0,
 ) -> Difference:
     """`other` against `baseline`: % delta of the means and a verdict (Welch, two-sided).
 
-    `higher_is_better` is True for IOPS and bandwidth, False for latencies. A verdict of
-    `same` means the runs cannot tell the two apart at `alpha`, not that they are equal.
+    `higher_is_better` is True for IOPS and bandwidth, False for latencies, None for
+    metrics with no better direction (a significant difference is then `different`). A
+    verdict of `same` means the runs cannot tell the two apart at `alpha`, not that they
+    are equal.
 
-    A difference smaller than `MIN_EFFECT_PCT` of the baseline is `same` however small
-    its p-value: with (nearly) no spread, as device byte counts often have, Welch's test
-    calls 0.1% significant, which is true and useless for choosing a configuration.
+    A difference smaller than `MIN_EFFECT_PCT` of the baseline, or than `min_abs` in the
+    metric's own unit, is `same` however small its p-value: with (nearly) no spread, as
+    device byte counts often have, Welch's test calls 0.1% (or 0.6 MiB read by a delete)
+    significant, which is true and useless for choosing a configuration.
     """
     if not baseline or not other:
         raise ValueError("both samples need at least one value")
@@ -185,9 +192,13 @@ def compare_samples(
     if len(baseline) < 2 or len(other) < 2:
         return Difference(delta_pct=delta, p_value=None, verdict=Verdict.UNTESTED, alpha=alpha)
     p = welch_p_value(other, baseline)
-    too_small = delta is not None and abs(delta) < MIN_EFFECT_PCT
+    too_small = (delta is not None and abs(delta) < MIN_EFFECT_PCT) or abs(
+        other_mean - base_mean
+    ) < min_abs
     if p >= alpha or other_mean == base_mean or too_small:
         verdict = Verdict.SAME
+    elif higher_is_better is None:
+        verdict = Verdict.DIFFERENT
     elif (other_mean > base_mean) == higher_is_better:
         verdict = Verdict.BETTER
     else:

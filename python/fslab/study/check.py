@@ -11,7 +11,7 @@ from typing import Any
 from fslab.engine import find_engine
 from fslab.study.load import Problem
 from fslab.study.model import Study, TargetSpec, parse_size
-from fslab.study.plan import Plan, normalize
+from fslab.study.plan import Plan, Point, normalize
 from fslab.targets.mkfs import loop_image_size
 from fslab.targets.system import System, check
 
@@ -105,17 +105,41 @@ def capacity_bytes(spec: TargetSpec, scale: float) -> int | None:
     return per_device * n // _COPIES.get(profile, 1)
 
 
-def _files_footprint(target: TargetSpec, params: dict[str, Any]) -> int | None:
-    """Space a file set takes at most: each file rounded up to the allocation unit
-    (64 KiB clusters make a 16 KiB file take 64 KiB), twice when the ops copy it."""
-    nr, size = params.get("nr_files"), params.get("file_size")
-    if not isinstance(nr, int) or not isinstance(size, int):
+def _files_footprint(target: TargetSpec, params: dict[str, Any], copies: int) -> int | None:
+    """Space `copies` of a file set take at most: each file rounded up to the allocation
+    unit (64 KiB clusters make a 16 KiB file take 64 KiB)."""
+    nr = params.get("nr_files")
+    buckets = params.get("size_buckets")
+    sizes = (
+        [(int(s), float(w)) for s, w in buckets]
+        if isinstance(buckets, list)
+        else [(params["file_size"], 1.0)]
+        if isinstance(params.get("file_size"), int)
+        else []
+    )
+    if not isinstance(nr, int) or not sizes:
         return None
     unit = max(parse_size(target.cluster_size or 0), parse_size(target.block_size or 0), 4096)
-    per_file = -(-size // unit) * unit
-    ops = str(params.get("ops", "")).split(",")
+    total_w = sum(w for _, w in sizes)
+    # Lognormal sizes have this mean; buckets their weighted mean.
+    per_file = sum(-(-size // unit) * unit * w for size, w in sizes) / total_w
+    return int(nr * per_file * copies)
+
+
+def _footprints(plan: Plan, p: Point) -> list[tuple[TargetSpec, int | None]]:
+    """What a point stores on each target it touches."""
+    if p.kind != "files":
+        size = p.params.get("file_size")
+        return [(p.target, size if isinstance(size, int) else None)]
+    if p.source is not None:
+        src = plan.study.target_named(p.source)
+        return [
+            (src, _files_footprint(src, p.params, 1)),
+            (p.target, _files_footprint(p.target, p.params, 1)),
+        ]
+    ops = str(p.params.get("ops", "")).split(",")
     copies = 2 if "copy" in ops or "sync" in ops else 1
-    return nr * per_file * copies
+    return [(p.target, _files_footprint(p.target, p.params, copies))]
 
 
 def capacity_problems(plan: Plan, place: str) -> list[Problem]:
@@ -123,24 +147,23 @@ def capacity_problems(plan: Plan, place: str) -> list[Problem]:
     problems = []
     seen: set[tuple[str, int]] = set()
     for p in plan.points:
-        size = p.params.get("file_size")
-        if p.kind == "files":
-            size = _files_footprint(p.target, p.params)
-        cap = capacity_bytes(p.target, plan.scale)
-        if not isinstance(size, int) or cap is None or (p.target.name, size) in seen:
-            continue
-        seen.add((p.target.name, size))
-        fill = _FILL.get(p.target.fs or "", _FILL_DEFAULT)
-        if size > cap * fill:
-            problems.append(
-                Problem(
-                    f"{place}: workload `{p.workload}` on target `{p.target.name}`",
-                    f"{'the file set' if p.kind == 'files' else 'file_size'} "
-                    f"{size >> 20} MiB does not fit: the target holds about "
-                    f"{cap >> 20} MiB, and a test file may fill {fill:.0%} of it"
-                    + (" (copy on write)" if p.target.fs == "btrfs" else ""),
-                    hint="give the target a larger `loop.size` (or more devices), or the "
-                    "workload a smaller `file_size`",
+        for target, size in _footprints(plan, p):
+            cap = capacity_bytes(target, plan.scale)
+            if not isinstance(size, int) or cap is None or (target.name, size) in seen:
+                continue
+            seen.add((target.name, size))
+            fill = _FILL.get(target.fs or "", _FILL_DEFAULT)
+            if size > cap * fill:
+                role = " (its source)" if target is not p.target else ""
+                problems.append(
+                    Problem(
+                        f"{place}: workload `{p.workload}` on target `{target.name}`{role}",
+                        f"{'the file set' if p.kind == 'files' else 'file_size'} "
+                        f"{size >> 20} MiB does not fit: the target holds about "
+                        f"{cap >> 20} MiB, and a test file may fill {fill:.0%} of it"
+                        + (" (copy on write)" if target.fs == "btrfs" else ""),
+                        hint="give the target a larger `loop.size` (or more devices), or the "
+                        "workload a smaller `file_size`",
+                    )
                 )
-            )
     return problems

@@ -170,6 +170,8 @@ class TargetSpec(Strict):
 
 Scalar = str | int | float | bool
 Param = Scalar | list[Scalar]
+Value = Scalar | list[Any]
+"""A point's parameter value: a scalar, or a structured one such as `size_buckets`."""
 
 
 class WorkloadSpec(Strict):
@@ -177,6 +179,8 @@ class WorkloadSpec(Strict):
 
     kind: Literal["block"] = "block"
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
+    # The targets this workload runs on (default: all); a filter, not a sweep axis.
+    targets: list[str] | None = Field(None, min_length=1)
     rw: Param = "randread"
     bs: Param = "4KiB"
     threads: Param = 1
@@ -198,7 +202,7 @@ class WorkloadSpec(Strict):
     def params(self) -> dict[str, list[Scalar]]:
         """Every parameter as a list of values (a sweep axis of length 1 when scalar)."""
         out: dict[str, list[Scalar]] = {}
-        for key, value in self.model_dump(exclude={"kind", "name"}).items():
+        for key, value in self.model_dump(exclude={"kind", "name", "targets"}).items():
             if value is None:
                 continue
             out[key] = list(value) if isinstance(value, list) else [value]
@@ -232,6 +236,10 @@ class FilesWorkloadSpec(Strict):
 
     kind: Literal["files"]
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
+    targets: list[str] | None = Field(None, min_length=1)
+    # A target that holds the set: it is created (and mutated) there, and `copy`/`sync`
+    # copy it into the point's target, where the other ops then run on the copy.
+    source: str | None = None
     set: Param = "small"
     ops: list[FileOp] = ["copy", "sync", "scan", "dupes", "touch", "chmod", "delete"]
     threads: Param = 1
@@ -244,6 +252,28 @@ class FilesWorkloadSpec(Strict):
     mutate_share: Param = 0.1
     mode: Param | None = None
     randseed: Param | None = None
+    # `[[size, weight], ...]` is one value; a list of such lists is a sweep axis.
+    size_buckets: list[Any] | None = None
+
+    @field_validator("size_buckets")
+    @classmethod
+    def _buckets(cls, v: list[Any] | None) -> list[Any] | None:
+        if v is None:
+            return v
+        for buckets in bucket_sweep(v):
+            if not buckets:
+                raise ValueError('is empty; write e.g. `[["16k", 7], ["1m", 3]]`')
+            for pair in buckets:
+                if not (isinstance(pair, list) and len(pair) == 2):
+                    raise ValueError(
+                        f"`{pair}` is not a [size, weight] pair; write e.g. "
+                        '`[["16k", 7], ["1m", 3]]`'
+                    )
+                size, weight = pair
+                parse_size(size)
+                if isinstance(weight, bool) or not isinstance(weight, int | float) or weight <= 0:
+                    raise ValueError(f"the weight of `{size}` must be a number above 0")
+        return v
 
     @field_validator("set")
     @classmethod
@@ -266,17 +296,40 @@ class FilesWorkloadSpec(Strict):
     @model_validator(mode="after")
     def _custom(self) -> FilesWorkloadSpec:
         sets = self.set if isinstance(self.set, list) else [self.set]
-        if "custom" in sets and (self.nr_files is None or self.file_size is None):
-            raise ValueError("a `custom` set needs `nr_files` and `file_size`")
+        if self.size_buckets is not None:
+            if set(sets) != {"custom"}:
+                raise ValueError('`size_buckets` describe a custom set: write `set = "custom"`')
+            for key in ("file_size", "size_dist", "size_sigma"):
+                if getattr(self, key) is not None:
+                    raise ValueError(f"`{key}` cannot be combined with `size_buckets`")
+            if self.nr_files is None:
+                raise ValueError("a `custom` set needs `nr_files`")
+        elif "custom" in sets and (self.nr_files is None or self.file_size is None):
+            raise ValueError("a `custom` set needs `nr_files` and `file_size` (or `size_buckets`)")
+        if self.source is not None and (not self.ops or self.ops[0] not in ("copy", "sync")):
+            raise ValueError(
+                "with `source`, the first op must be `copy` or `sync`: it brings the set to "
+                "the target the other ops measure"
+            )
         return self
 
-    def params(self) -> dict[str, list[Scalar]]:
-        out: dict[str, list[Scalar]] = {}
-        for key, value in self.model_dump(exclude={"kind", "name", "ops"}).items():
+    def params(self) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {}
+        dump = self.model_dump(exclude={"kind", "name", "ops", "targets", "size_buckets"})
+        for key, value in dump.items():
             if value is None:
                 continue
             out[key] = list(value) if isinstance(value, list) else [value]
+        if self.size_buckets is not None:
+            out["size_buckets"] = list(bucket_sweep(self.size_buckets))
         return out
+
+
+def bucket_sweep(v: list[Any]) -> list[list[Any]]:
+    """`size_buckets` as a list of values: `[[s, w], ...]` is one, a list of those a sweep."""
+    if v and isinstance(v[0], list) and v[0] and isinstance(v[0][0], list):
+        return v
+    return [v]
 
 
 AnyWorkload = Annotated[
@@ -301,4 +354,28 @@ class Study(Strict):
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:
             raise ValueError(f"target names must be unique: {', '.join(dupes)} repeated")
+        for i, w in enumerate(self.workload):
+            where = f"workload[{i}]"
+            for name in w.targets or []:
+                if name not in names:
+                    raise ValueError(
+                        f"{where}.targets: no target `{name}`; the targets are {', '.join(names)}"
+                    )
+            source = getattr(w, "source", None)
+            if source is None:
+                continue
+            if source not in names:
+                raise ValueError(
+                    f"{where}.source: no target `{source}`; the targets are {', '.join(names)}"
+                )
+            if source in (w.targets or []):
+                raise ValueError(f"{where}: `{source}` cannot be both the source and a target")
         return self
+
+    def targets_of(self, w: WorkloadSpec | FilesWorkloadSpec) -> list[TargetSpec]:
+        """The targets a workload runs on: its `targets`, else all but its `source`."""
+        source = getattr(w, "source", None)
+        return [t for t in self.target if (t.name in w.targets if w.targets else t.name != source)]
+
+    def target_named(self, name: str) -> TargetSpec:
+        return next(t for t in self.target if t.name == name)

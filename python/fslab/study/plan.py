@@ -23,6 +23,7 @@ from fslab.study.model import (
     Scalar,
     Study,
     TargetSpec,
+    Value,
     WorkloadSpec,
     parse_size,
 )
@@ -62,8 +63,12 @@ def parse_duration(value: Scalar) -> float:
     return float(m.group(1)) * _DURATION_UNIT[m.group(2)]
 
 
-def normalize(key: str, value: Scalar) -> Scalar:
+def normalize(key: str, value: Value) -> Value:
     """A parameter in canonical form: sizes in bytes, durations in seconds."""
+    if key == "size_buckets" and isinstance(value, list):
+        return [[parse_size(size), weight] for size, weight in value]
+    if isinstance(value, list):
+        return value
     if key in SIZE_KEYS:
         return parse_size(value) if not isinstance(value, float | bool) else value
     if key in DURATION_KEYS:
@@ -71,7 +76,7 @@ def normalize(key: str, value: Scalar) -> Scalar:
     return value
 
 
-def _files_params(params: dict[str, Scalar]) -> dict[str, Scalar]:
+def _files_params(params: dict[str, Value]) -> dict[str, Value]:
     """A named set spelled out as `nr_files` and `file_size` (explicit keys win)."""
     out = dict(params)
     name = out.get("set")
@@ -82,11 +87,15 @@ def _files_params(params: dict[str, Scalar]) -> dict[str, Scalar]:
     return out
 
 
-def _scale_files(params: dict[str, Scalar], scale: float) -> dict[str, Scalar]:
+def _scale_files(params: dict[str, Value], scale: float) -> dict[str, Value]:
     """The set's bytes scale with `scale`: by fewer files while at least MIN_FILES
     remain, then by smaller files (a set of few big files keeps its count)."""
     out = dict(params)
     nr, size = out.get("nr_files"), out.get("file_size")
+    if isinstance(nr, int) and isinstance(out.get("size_buckets"), list):
+        # Bucketed sizes keep their shape: fewer files only.
+        out["nr_files"] = max(min(nr, MIN_FILES), int(nr * scale))
+        return out
     if not isinstance(nr, int) or not isinstance(size, int):
         return out
     if nr * scale >= MIN_FILES:
@@ -99,7 +108,7 @@ def _scale_files(params: dict[str, Scalar], scale: float) -> dict[str, Scalar]:
     return out
 
 
-def _scale_params(params: dict[str, Scalar], scale: float) -> dict[str, Scalar]:
+def _scale_params(params: dict[str, Value], scale: float) -> dict[str, Value]:
     if scale == 1.0:
         return params
     out = dict(params)
@@ -122,7 +131,7 @@ class Point:
     target: TargetSpec
     workload: str
     kind: str
-    params: dict[str, Scalar] = field(hash=False)
+    params: dict[str, Any] = field(hash=False)
     """Canonical values, scaled: sizes in bytes, durations in seconds."""
 
     def label(self) -> str:
@@ -135,13 +144,26 @@ class Point:
             parts.append(f"x{p['threads']}")
         return f"{self.target.name} {self.workload} " + " ".join(x for x in parts if x)
 
-    def file_jobs(self, directory: Path) -> list[tuple[str, dict[str, Any]]]:
+    @property
+    def source(self) -> str | None:
+        """The target holding the set when it is copied in from another (`source`)."""
+        s = self.params.get("source")
+        return s if isinstance(s, str) else None
+
+    def file_jobs(
+        self, directory: Path, source_dir: Path | None = None
+    ) -> list[tuple[str, dict[str, Any]]]:
         """A files point's engine jobs in order: create the set, then each op (a sync is
-        preceded by `mutate`, which changes part of the set so the sync has work)."""
-        src, dst = directory / "set", directory / "copy"
+        preceded by `mutate`, which changes part of the set so the sync has work).
+
+        With `source_dir` (a `source` target's work directory) the set is created and
+        mutated there; `copy`/`sync` copy it into `directory`, and the other ops run on
+        that copy."""
+        src = (source_dir or directory) / "set"
+        dst = directory / "copy"
         base: dict[str, Any] = {"kind": "files", "name": "fslab", "directory": str(src)}
         for key, value in self.params.items():
-            if key not in ("set", "ops"):
+            if key not in ("set", "ops", "source"):
                 base[FILES_ENGINE_KEY.get(key, key)] = value
         ops = str(self.params.get("ops", "")).split(",")
         jobs: list[tuple[str, dict[str, Any]]] = [("create", {**base, "op": "create"})]
@@ -151,6 +173,8 @@ class Point:
             job = {**base, "op": op}
             if op in ("copy", "sync"):
                 job["dest"] = str(dst)
+            elif source_dir is not None:
+                job["directory"] = str(dst)
             jobs.append((op, job))
         return jobs
 
@@ -166,6 +190,10 @@ class Point:
         if self.kind == "files":
             nr = int(self.params.get("nr_files", 0) or 0)
             size = int(self.params.get("file_size", 0) or 0)
+            buckets = self.params.get("size_buckets")
+            if isinstance(buckets, list):
+                total = sum(w for _, w in buckets)
+                size = int(sum(s * w for s, w in buckets) / total)
             ops = 1 + len(str(self.params.get("ops", "")).split(","))
             copies = sum(
                 op in ("copy", "sync", "dupes") for op in str(self.params["ops"]).split(",")
@@ -219,7 +247,7 @@ def workload_name(
     return w.kind if len(same_kind) == 1 else f"{w.kind}{i + 1}"
 
 
-def point_id(target: TargetSpec, kind: str, params: dict[str, Scalar]) -> str:
+def point_id(target: TargetSpec, kind: str, params: dict[str, Value]) -> str:
     key = {
         "target": target.model_dump(mode="json", exclude_none=True),
         "kind": kind,
@@ -234,6 +262,8 @@ def expand(study: Study, scale: float = 1.0) -> Plan:
     points: list[Point] = []
     for target in study.target:
         for wi, w in enumerate(study.workload):
+            if target not in study.targets_of(w):
+                continue
             name = workload_name(w, wi, study.workload)
             axes = w.params()
             keys = list(axes)
