@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fslab.engine import find_engine
 from fslab.study.load import StudyError, load_study, parse_study
 from fslab.study.plan import expand
 
@@ -260,3 +261,26 @@ def test_bad_sources_targets_and_buckets(old: str, new: str, expected: str) -> N
     assert old in COPY_BETWEEN
     found = problems(COPY_BETWEEN.replace(old, new, 1))
     assert any(expected in p for p in found), found
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_example_jobs_pass_the_engine_check_without_warnings(path: Path) -> None:
+    """Each engine job the lab makes from an example is one the engine takes as meant: no
+    key it would ignore (it warns about those)."""
+    engine = find_engine()
+    study, _ = load_study(path)
+    plan = expand(study, scale=0.02)
+    jobs = {
+        json.dumps(job, sort_keys=True)
+        for p in plan.points
+        for job in (
+            [j for _, j in p.file_jobs(Path("/x"), Path("/s") if p.source else None)]
+            if p.kind == "files"
+            else [p.job(Path("/x"))]
+        )
+    }
+    for job in sorted(jobs):
+        done = subprocess.run(
+            [str(engine), "check", "-"], input=job, capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0 and not done.stderr, f"{job}\n{done.stderr}"

@@ -78,7 +78,14 @@ fn main() -> ExitCode {
         }
         Command::Run { job, progress } => run(&job, progress),
         Command::Check { job } => match read_job(&job) {
-            Ok((_, resolved)) => {
+            Ok((spec, resolved)) => {
+                let place = place_of(&job);
+                for w in spec.warnings(&resolved) {
+                    eprintln!("warning: {place}: {}", w.message);
+                    if let Some(h) = &w.hint {
+                        eprintln!("  hint: {h}");
+                    }
+                }
                 println!(
                     "{}",
                     serde_json::to_string(&resolved).expect("a job serializes")
@@ -107,6 +114,9 @@ fn run(path: &PathBuf, progress: bool) -> ExitCode {
     let warnings: Vec<Warning> = spec.warnings(&job);
     for w in &warnings {
         eprintln!("warning: {place}: {}", w.message);
+        if let Some(h) = &w.hint {
+            eprintln!("  hint: {h}");
+        }
     }
     // The sliver a job ends with past its last boundary is folded into the point
     // before it in the report; live, it is just not shown.

@@ -492,3 +492,28 @@ fn check_resolves_a_job_without_running_it() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn check_warns_about_keys_the_job_ignores() {
+    let mut child = engine()
+        .args(["check", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"kind = \"files\"\nop = \"copy\"\ndirectory = \"/a\"\ndest = \"/b\"\nmutate_share = 0.2")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("warning: <stdin>: `mutate_share` has no effect with kind = files, op = copy"),
+        "{err}"
+    );
+    assert!(err.contains("hint: remove `mutate_share`"), "{err}");
+}

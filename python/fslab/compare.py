@@ -23,7 +23,7 @@ from typing import Any
 
 from fslab.errors import ExitStatus, FslabError
 from fslab.stats.summary import ALPHA, CONFIDENCE, Difference, Summary, compare_samples, summarize
-from fslab.stats.warnings import StatWarning
+from fslab.stats.warnings import RunFacts, StatWarning, run_warnings, sample_warnings
 from fslab.store.db import SCHEMA_VERSION
 from fslab.study.model import parse_size
 from fslab.study.plan import DURATION_KEYS, SIZE_KEYS, parse_duration
@@ -340,6 +340,7 @@ def build_comparison(
             (study_id,),
         ).fetchall()
         telemetry_rows = _telemetry_rows(con, study_id)
+        facts = _run_facts(con, study_id)
 
     skipped: dict[str, int] = {}
     ok_runs: dict[int, str] = {}
@@ -363,7 +364,7 @@ def build_comparison(
         if run_id in ok_runs:
             by_run.setdefault(run_id, []).extend(entries)
 
-    groups = _build_groups(points, targets, base, ok_runs, by_run, confidence, alpha)
+    groups = _build_groups(points, targets, base, ok_runs, by_run, facts, confidence, alpha)
     return Comparison(
         db_path=db_path,
         study=study_name,
@@ -552,6 +553,7 @@ def _build_groups(
     baseline: str,
     ok_runs: Mapping[int, str],
     by_run: Mapping[int, list[tuple[str, tuple[float, ...]]]],
+    facts: Mapping[int, RunFacts],
     confidence: float,
     alpha: float,
 ) -> tuple[Group, ...]:
@@ -567,16 +569,23 @@ def _build_groups(
     for group_points in keyed.values():
         first = group_points[0]
         n_runs = dict.fromkeys(targets, 0)
-        # (target, op) -> one tuple of metric values per completed run
+        # (target, op) -> one tuple of metric values per completed run, and those runs
         samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
+        sample_runs: dict[tuple[str, str], list[int]] = {}
         ops: list[str] = []
+        warnings: list[StatWarning] = []
         for p in group_points:
-            for run_id in runs_of.get(p.id, []):
+            ids = runs_of.get(p.id, [])
+            known = [facts[r] for r in ids if r in facts]
+            if known:
+                warnings += run_warnings(p.target, p.kind, p.params, known)
+            for run_id in ids:
                 n_runs[p.target] += 1
                 for op, values in by_run.get(run_id, []):
                     if op not in ops:
                         ops.append(op)
                     samples.setdefault((p.target, op), []).append(values)
+                    sample_runs.setdefault((p.target, op), []).append(run_id)
         if not ops:
             continue
         rows: list[Row] = []
@@ -600,6 +609,10 @@ def _build_groups(
                 cells: list[Cell] = []
                 for t in targets:
                     s = per_target[t]
+                    noise: list[StatWarning] = []
+                    if metric.name == "iops" and not op.endswith(TELEMETRY_OP):
+                        what = f"{op} {metric.label}" if first.kind == "files" else metric.label
+                        noise = sample_warnings(t, what, s, sample_runs.get((t, op), []))
                     diff = None
                     if t != baseline and s and base:
                         diff = compare_samples(
@@ -610,7 +623,9 @@ def _build_groups(
                             min_abs=metric.min_abs,
                         )
                     summary = summarize(s, confidence) if s else None
-                    cells.append(Cell(target=t, samples=s, summary=summary, diff=diff))
+                    cells.append(
+                        Cell(target=t, samples=s, summary=summary, diff=diff, warnings=tuple(noise))
+                    )
                 rows.append(Row(op=op, metric=metric, cells=tuple(cells)))
         groups.append(
             Group(
@@ -619,6 +634,92 @@ def _build_groups(
                 params=tuple(first.params.items()),
                 runs=n_runs,
                 rows=tuple(rows),
+                warnings=tuple(warnings),
             )
         )
     return tuple(groups)
+
+
+_REASON_KEYS = ("foreign_cpu", "steal", "memory_pressure")
+
+
+def _run_facts(con: sqlite3.Connection, study_id: int) -> dict[int, RunFacts]:
+    """What each completed run says about itself: its engine warnings, its telemetry's
+    contamination and free memory, its IOPS over time (block runs)."""
+    runs = con.execute(
+        "SELECT run.id, run.runtime_s, run.engine_json FROM run"
+        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'",
+        (study_id,),
+    ).fetchall()
+    metrics: dict[int, dict[str, float]] = {}
+    has_rm = con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metric'"
+    ).fetchone()
+    if has_rm:
+        for run_id, name, value in con.execute(
+            "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm"
+            " JOIN run ON run.id = rm.run_id JOIN point ON point.id = run.point_id"
+            " WHERE point.study_id = ? AND run.status = 'ok'"
+            " AND (rm.name LIKE '%intervals' OR rm.name LIKE '%available_min_bytes')",
+            (study_id,),
+        ):
+            # `copy.contaminated_intervals` (files) and `contaminated_intervals` (block)
+            # add up over a run's ops; free memory is the least of them.
+            key = str(name).rpartition(".")[2]
+            got = metrics.setdefault(int(run_id), {})
+            if key == "available_min_bytes":
+                got[key] = min(got.get(key, math.inf), float(value))
+            else:
+                got[key] = got.get(key, 0.0) + float(value)
+    series: dict[int, dict[float, float]] = {}
+    for run_id, t_s, iops in con.execute(
+        "SELECT series.run_id, series.t_s, series.iops FROM series"
+        " JOIN run ON run.id = series.run_id JOIN point ON point.id = run.point_id"
+        " WHERE point.study_id = ? AND run.status = 'ok' AND series.ramp = 0",
+        (study_id,),
+    ):
+        per_t = series.setdefault(int(run_id), {})
+        per_t[float(t_s)] = per_t.get(float(t_s), 0.0) + float(iops)
+    out: dict[int, RunFacts] = {}
+    for run_id, runtime_s, engine_json in runs:
+        m = metrics.get(int(run_id), {})
+        points = sorted(series.get(int(run_id), {}).items())
+        # The last interval is usually partial (the job ends inside it): leave it out.
+        out[int(run_id)] = RunFacts(
+            run_id=int(run_id),
+            runtime_s=float(runtime_s) if runtime_s is not None else None,
+            engine_warnings=_engine_warnings(engine_json),
+            intervals=int(m.get("intervals", 0)),
+            contaminated_intervals=int(m.get("contaminated_intervals", 0)),
+            reasons=tuple(r for r in _REASON_KEYS if m.get(f"contaminated_{r}_intervals")),
+            iops_series=tuple(points[:-1]),
+            available_min_bytes=m.get("available_min_bytes"),
+        )
+    return out
+
+
+def _engine_warnings(
+    engine_json: str | None,
+) -> tuple[tuple[str, str | None, str, str | None], ...]:
+    """The engine's warnings in a run's stored report(s): one document (block) or a list
+    of them, one per op (files)."""
+    if not engine_json:
+        return ()
+    try:
+        doc = json.loads(engine_json)
+    except json.JSONDecodeError:
+        return ()
+    docs = doc if isinstance(doc, list) else [doc]
+    out: list[tuple[str, str | None, str, str | None]] = []
+    for d in docs:
+        if not isinstance(d, dict):
+            continue
+        op = (d.get("job") or {}).get("op") if isinstance(doc, list) else None
+        for w in d.get("warnings") or []:
+            if isinstance(w, dict) and "kind" in w:
+                msg = str(w.get("message", ""))
+                hint = w.get("hint")
+                out.append(
+                    (str(w["kind"]), str(op) if op else None, msg, str(hint) if hint else None)
+                )
+    return tuple(out)

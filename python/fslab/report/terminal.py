@@ -130,8 +130,25 @@ def legend(comparison: Comparison) -> str:
         f"Δ: change of the mean vs `{comparison.baseline}`; better/worse: significant by "
         f"Welch's t-test, p < {comparison.alpha:g}, and at least {MIN_EFFECT_PCT:g}%; "
         "no mark: no significant difference; "
+        "differs: significant, for a metric no direction of which is better; "
         "?: not tested (n < 2)"
     )
+
+
+def warning_lines(group: CompareGroup) -> list[str]:
+    """The group's warnings, one line each: `ext4: noisy: IOPS: the 3 runs spread ...`."""
+    ordered = sorted(group.all_warnings(), key=lambda w: w.target)  # stable: kinds keep order
+    return [f"{w.target}: {w.kind.value}: {w.message}" for w in ordered]
+
+
+def warning_hints(comparison: Comparison) -> list[str]:
+    """What to do about each kind of warning shown, once per kind."""
+    hints: dict[str, str] = {}
+    for g in comparison.groups:
+        for w in g.all_warnings():
+            if w.hint:
+                hints.setdefault(w.kind.value, w.hint)
+    return [f"{kind}: {hint}" for kind, hint in hints.items()]
 
 
 def _columns(comparison: Comparison) -> list[str]:
@@ -200,6 +217,12 @@ def table_renderable(comparison: Comparison) -> RenderableType:
         if i == 0:
             parts.append(Text(""))  # tables end with a blank line of their own
         parts.append(table)
+        warned = warning_lines(group)
+        if warned:
+            parts.append(Text("\n".join(f"  ! {line}" for line in warned) + "\n", style="yellow"))
+    hints = warning_hints(comparison)
+    if hints:
+        parts.append(Text("\n".join(f"hint: {h}" for h in hints), style="yellow"))
     parts.append(Text(legend(comparison), style="dim"))
     return Group(*parts)
 
@@ -262,6 +285,14 @@ def render_markdown(comparison: Comparison) -> str:
             ]
             label = f"{row.op} {row.metric.label}"
             lines.append(f"| {label} | " + " | ".join(_md_escape(t) for t in texts) + " |")
+        lines.append("")
+        warned = warning_lines(group)
+        if warned:
+            lines += [f"- ⚠ {_md_escape(w)}" for w in warned]
+            lines.append("")
+    hints = warning_hints(comparison)
+    if hints:
+        lines += [f"- hint: {_md_escape(h)}" for h in hints]
         lines.append("")
     lines.append(f"_{_md_escape(legend(comparison))}_")
     return "\n".join(lines) + "\n"
@@ -352,9 +383,24 @@ def render_json(comparison: Comparison) -> str:
         "method": (
             "mean ± ci_half: Student's t confidence interval over n runs; delta_pct: change "
             "of the mean vs the baseline; verdict: Welch's t-test (two-sided), better/worse "
-            "when p_value < alpha, same otherwise, untested when either side has n < 2"
+            "when p_value < alpha (different for a metric without a better direction), same "
+            "otherwise or when the change is under the minimum effect, untested when either "
+            "side has n < 2"
         ),
         "skipped_runs": dict(comparison.skipped_runs),
         "rows": tidy_rows(comparison),
+        "warnings": [
+            {
+                "workload": g.workload,
+                "params": dict(g.params),
+                "target": w.target,
+                "kind": w.kind.value,
+                "message": w.message,
+                "hint": w.hint,
+                "run_ids": list(w.runs),
+            }
+            for g in comparison.groups
+            for w in g.all_warnings()
+        ],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

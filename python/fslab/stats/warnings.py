@@ -6,8 +6,13 @@ show the same warnings (one source: `fslab.compare` attaches them to the cells t
 
 from __future__ import annotations
 
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
+
+from scipy import stats as _scipy_stats  # type: ignore[import-untyped]
 
 
 class WarningKind(StrEnum):
@@ -27,6 +32,8 @@ class WarningKind(StrEnum):
     """The data written was compressible: a compressing layer would flatter it."""
     CONTAMINATED = "contaminated"
     """Other processes, CPU steal or pressure disturbed the run."""
+    ENGINE = "engine"
+    """A warning of the engine's own (an ignored key, io_uring punting to workers, ...)."""
 
 
 @dataclass(frozen=True)
@@ -39,3 +46,226 @@ class StatWarning:
     """What was seen, for people: `noisy: CV 14% over 3 runs (IOPS)`."""
     hint: str
     """What to do next."""
+    runs: tuple[int, ...] = ()
+    """The runs (`run.id`) it concerns; empty when it concerns the samples as a whole."""
+
+
+NOISY_CV = 0.10
+"""Repetitions whose standard deviation exceeds 10% of their mean are called noisy. The
+Phoronix Test Suite re-runs above 3.5%; on shared virtual machines 5-10% is common, so 10%
+flags the points whose verdicts are weak, not every point of a VM."""
+OUTLIER_Z = 3.5
+"""Modified z-score `0.6745 (x - median) / MAD` above which a repetition is an outlier
+(Iglewicz and Hoaglin, 1993: "How to Detect and Handle Outliers", the value they advise)."""
+UNSTEADY_DRIFT = 0.20
+"""A run whose IOPS trend (least-squares line over its measured intervals) moves by more
+than 20% of its mean from start to end, with p < 0.05, never reached steady state."""
+MIN_TREND_POINTS = 5
+"""Intervals needed before a trend is judged (fewer: no verdict on steadiness)."""
+SHORT_RUN_S = 5.0
+"""Block runs shorter than this measure start-up more than the steady state."""
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """What one completed run says about itself (engine warnings, telemetry, series)."""
+
+    run_id: int
+    runtime_s: float | None = None
+    engine_warnings: tuple[tuple[str, str | None, str, str | None], ...] = ()
+    """(kind, op of a files run or None, message, hint) as the engine reported them."""
+    intervals: int = 0
+    contaminated_intervals: int = 0
+    reasons: tuple[str, ...] = ()
+    """Why contaminated: `foreign_cpu`, `steal`, `memory_pressure`."""
+    iops_series: tuple[tuple[float, float], ...] = ()
+    """(t_s, IOPS of all ops) of the measured (not ramp) intervals."""
+    available_min_bytes: float | None = None
+    """The least memory available during the run (MemAvailable)."""
+
+
+def modified_z_scores(samples: Sequence[float]) -> list[float] | None:
+    """`0.6745 (x - median) / MAD` per sample; None when the MAD is 0 (more than half the
+    samples equal: nothing can be called far from them) or n < 3."""
+    if len(samples) < 3:
+        return None
+    med = statistics.median(samples)
+    mad = statistics.median(abs(x - med) for x in samples)
+    if mad == 0:
+        return None
+    return [0.6745 * (x - med) / mad for x in samples]
+
+
+def sample_warnings(
+    target: str, what: str, samples: Sequence[float], runs: Sequence[int] = ()
+) -> list[StatWarning]:
+    """Noise and outliers in one target's repetitions of one metric (`what`, for people)."""
+    out: list[StatWarning] = []
+    n = len(samples)
+    if n < 2:
+        return out
+    mean = statistics.fmean(samples)
+    cv = statistics.stdev(samples) / abs(mean) if mean else 0.0
+    if cv > NOISY_CV:
+        out.append(
+            StatWarning(
+                WarningKind.NOISY,
+                target,
+                f"{what}: the {n} runs spread widely (CV {cv:.0%}, over {NOISY_CV:.0%})",
+                "repeat more (`repeat = N`) or quiet the machine; verdicts here are weak",
+            )
+        )
+    z = modified_z_scores(samples)
+    if z is not None:
+        far = [i for i, v in enumerate(z) if abs(v) > OUTLIER_Z]
+        for i in far:
+            out.append(
+                StatWarning(
+                    WarningKind.OUTLIER,
+                    target,
+                    f"{what}: run {i + 1} of {n} is an outlier ({samples[i]:.4g} against a "
+                    f"median of {statistics.median(samples):.4g}; modified z {z[i]:+.1f})",
+                    "look at that run's telemetry for what disturbed it; re-run the point",
+                    runs=(runs[i],) if i < len(runs) else (),
+                )
+            )
+    return out
+
+
+def trend(series: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
+    """(relative drift over the run, p-value of the slope) of a least-squares line through
+    `series`; None with too few points or a zero mean."""
+    if len(series) < MIN_TREND_POINTS:
+        return None
+    ts = [t for t, _ in series]
+    ys = [y for _, y in series]
+    mean = statistics.fmean(ys)
+    if mean == 0 or max(ts) == min(ts):
+        return None
+    if statistics.pvariance(ys) == 0:
+        return (0.0, 1.0)
+    fit = _scipy_stats.linregress(ts, ys)
+    drift = float(fit.slope) * (max(ts) - min(ts)) / mean
+    return drift, float(fit.pvalue)
+
+
+def run_warnings(
+    target: str, kind: str, params: Mapping[str, Any], facts: Sequence[RunFacts]
+) -> list[StatWarning]:
+    """What one target's runs of one point say about themselves, one warning per kind."""
+    out: list[StatWarning] = []
+    n = len(facts)
+
+    def runs_of(pred: Any) -> tuple[int, ...]:
+        return tuple(f.run_id for f in facts if pred(f))
+
+    def of_n(ids: tuple[int, ...]) -> str:
+        return "the run" if n == 1 else f"{len(ids)} of {n} runs"
+
+    # Engine warnings (the engine's own `short_run` included), one per kind.
+    engine: dict[str, tuple[str, str | None, dict[int, None], dict[str, None]]] = {}
+    for f in facts:
+        for k, op, message, hint in f.engine_warnings:
+            entry = engine.setdefault(k, (message, hint, {}, {}))
+            entry[2][f.run_id] = None
+            if op:
+                entry[3][op] = None
+    for k, (message, hint, run_set, op_set) in engine.items():
+        ids_ = tuple(run_set)
+        ops = f" ({', '.join(op_set)})" if op_set else ""
+        if k == "short_run":
+            said = f"{of_n(ids_)} measured under a second{ops}"
+        else:
+            said = f"{of_n(ids_)}{ops}: {message}"
+        wk = WarningKind.SHORT if k == "short_run" else WarningKind.ENGINE
+        out.append(StatWarning(wk, target, said, hint or "", runs=ids_))
+    if kind == "block" and "short_run" not in engine:
+        short = runs_of(lambda f: f.runtime_s is not None and f.runtime_s < SHORT_RUN_S)
+        if short:
+            out.append(
+                StatWarning(
+                    WarningKind.SHORT,
+                    target,
+                    f"{of_n(short)} measured under {SHORT_RUN_S:g} s",
+                    "give the workload a longer `runtime` (and a `ramp_time`)",
+                    runs=short,
+                )
+            )
+
+    drifting: list[tuple[int, float]] = []
+    for f in facts:
+        t = trend(f.iops_series)
+        if t is not None and abs(t[0]) > UNSTEADY_DRIFT and t[1] < 0.05:
+            drifting.append((f.run_id, t[0]))
+    if drifting:
+        ids = tuple(r for r, _ in drifting)
+        worst = max((d for _, d in drifting), key=abs)
+        out.append(
+            StatWarning(
+                WarningKind.UNSTEADY,
+                target,
+                f"{of_n(ids)} never reached steady state: IOPS drifted {worst:+.0%} from "
+                "start to end",
+                "add a `ramp_time` and a longer `runtime` (caches, write-back and SLC "
+                "caches take time to settle)",
+                runs=ids,
+            )
+        )
+
+    dirty = runs_of(lambda f: f.contaminated_intervals > 0)
+    if dirty:
+        share = sum(f.contaminated_intervals for f in facts) / max(
+            1, sum(f.intervals for f in facts if f.run_id in dirty)
+        )
+        why = sorted({r for f in facts for r in f.reasons})
+        out.append(
+            StatWarning(
+                WarningKind.CONTAMINATED,
+                target,
+                f"{of_n(dirty)} shared the machine ({', '.join(_REASONS.get(r, r) for r in why)}"
+                f"; {share:.0%} of their intervals)",
+                "stop other work on the machine while measuring; `fslab compare` still "
+                "counts these runs",
+                runs=dirty,
+            )
+        )
+
+    if kind == "block":
+        rw = str(params.get("rw", ""))
+        size = params.get("file_size")
+        buffered = params.get("direct") is False
+        reads = "read" in rw or rw in ("rw", "randrw")
+        if buffered and reads and isinstance(size, int):
+            fits = runs_of(
+                lambda f: f.available_min_bytes is not None and size < f.available_min_bytes
+            )
+            if fits:
+                out.append(
+                    StatWarning(
+                        WarningKind.CACHED,
+                        target,
+                        f"buffered reads of a {size / (1 << 30):.3g} GiB file with more memory "
+                        f"available ({of_n(fits)}): the page cache may have served them",
+                        "use `direct = true`, or a `file_size` well above the memory",
+                        runs=fits,
+                    )
+                )
+        writes = "write" in rw or rw in ("rw", "randrw")
+        if writes and params.get("buffer_content") == "zeros":
+            out.append(
+                StatWarning(
+                    WarningKind.COMPRESSIBLE,
+                    target,
+                    "the data written is zeros: compression, deduplication or thin "
+                    "provisioning below would make it look faster than real data",
+                    'leave `buffer_content` at its default ("random")',
+                )
+            )
+    return out
+
+
+_REASONS = {
+    "foreign_cpu": "other processes' CPU",
+    "steal": "CPU steal",
+    "memory_pressure": "memory pressure",
+}

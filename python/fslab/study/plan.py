@@ -31,6 +31,15 @@ from fslab.study.model import (
 # Study words that the engine spells the fio way (block jobs; files jobs keep `file_size`).
 ENGINE_KEY = {"threads": "numjobs", "file_size": "size"}
 FILES_ENGINE_KEY = {"threads": "numjobs"}
+# Keys only some file ops use (the engine warns about the others): the set's shape for
+# `create`, the changed share for `mutate`, the mode for `chmod`.
+FILES_OP_KEYS = {
+    "create": ("nr_files", "file_size", "size_dist", "size_sigma", "size_buckets",
+               "files_per_dir", "dup_share"),
+    "mutate": ("mutate_share",),
+    "chmod": ("mode",),
+}  # fmt: skip
+_OP_ONLY = {k for keys in FILES_OP_KEYS.values() for k in keys}
 MIN_FILES = 20
 MIN_SCALED_FILE = 16 << 10
 # Rough cost of one file operation and of copying data, for the estimate only.
@@ -163,14 +172,19 @@ class Point:
         dst = directory / "copy"
         base: dict[str, Any] = {"kind": "files", "name": "fslab", "directory": str(src)}
         for key, value in self.params.items():
-            if key not in ("set", "ops", "source"):
+            if key not in ("set", "ops", "source") and key not in _OP_ONLY:
                 base[FILES_ENGINE_KEY.get(key, key)] = value
+
+        def job_for(op: str) -> dict[str, Any]:
+            own = {k: self.params[k] for k in FILES_OP_KEYS.get(op, ()) if k in self.params}
+            return {**base, **own, "op": op}
+
         ops = str(self.params.get("ops", "")).split(",")
-        jobs: list[tuple[str, dict[str, Any]]] = [("create", {**base, "op": "create"})]
+        jobs: list[tuple[str, dict[str, Any]]] = [("create", job_for("create"))]
         for op in filter(None, ops):
             if op == "sync":
-                jobs.append(("mutate", {**base, "op": "mutate"}))
-            job = {**base, "op": op}
+                jobs.append(("mutate", job_for("mutate")))
+            job = job_for(op)
             if op in ("copy", "sync"):
                 job["dest"] = str(dst)
             elif source_dir is not None:

@@ -1,0 +1,98 @@
+"""Warnings about doubtful measurements: noise, outliers, drift, short, cached, compressible
+and contaminated runs; each must fire on a constructed case and stay quiet on a clean one."""
+
+from __future__ import annotations
+
+import pytest
+
+from fslab.stats.warnings import (
+    NOISY_CV,
+    RunFacts,
+    WarningKind,
+    modified_z_scores,
+    run_warnings,
+    sample_warnings,
+    trend,
+)
+
+BLOCK = {"rw": "randread", "direct": True, "file_size": 1 << 30}
+
+
+def kinds(ws: list) -> list[WarningKind]:  # type: ignore[type-arg]
+    return [w.kind for w in ws]
+
+
+def test_quiet_samples_give_no_warning() -> None:
+    assert sample_warnings("ext4", "IOPS", [100, 101, 99, 100]) == []
+    assert sample_warnings("ext4", "IOPS", [100]) == []
+
+
+def test_spread_over_the_threshold_is_noisy() -> None:
+    ws = sample_warnings("ext4", "IOPS", [100, 130, 75])
+    assert kinds(ws) == [WarningKind.NOISY]
+    assert "CV" in ws[0].message and ws[0].hint and ws[0].target == "ext4"
+    # Just under the threshold: quiet.
+    s = 100 * NOISY_CV * 0.9 / 2**0.5  # the stdev of two points is s * sqrt(2)
+    assert sample_warnings("ext4", "IOPS", [100 - s, 100 + s]) == []
+
+
+def test_one_far_repetition_is_an_outlier_and_names_its_run() -> None:
+    samples = [100, 101, 99, 100, 102, 40]
+    z = modified_z_scores(samples)
+    assert z is not None and abs(z[-1]) > 3.5 and all(abs(v) < 3.5 for v in z[:-1])
+    ws = sample_warnings("xfs", "IOPS", samples, runs=[1, 2, 3, 4, 5, 6])
+    outliers = [w for w in ws if w.kind is WarningKind.OUTLIER]
+    assert len(outliers) == 1 and outliers[0].runs == (6,)
+    assert "run 6 of 6" in outliers[0].message
+
+
+def test_equal_majority_has_no_outlier_score() -> None:
+    assert modified_z_scores([5, 5, 5, 9]) is None
+    assert modified_z_scores([1, 2]) is None
+
+
+def test_a_drifting_run_is_unsteady_and_a_flat_one_is_not() -> None:
+    rising = tuple((float(t), 1000.0 + 100 * t) for t in range(10))
+    flat = tuple((float(t), 1000.0 + (7 if t % 2 else -7)) for t in range(10))
+    drift = trend(rising)
+    assert drift is not None and drift[0] == pytest.approx(900 / 1450) and drift[1] < 0.05
+    facts = [RunFacts(1, runtime_s=10, iops_series=rising), RunFacts(2, 10, iops_series=flat)]
+    ws = run_warnings("btrfs", "block", BLOCK, facts)
+    assert kinds(ws) == [WarningKind.UNSTEADY]
+    assert ws[0].runs == (1,) and "1 of 2 runs" in ws[0].message
+    assert trend(rising[:3]) is None, "too few intervals to judge"
+
+
+def test_short_contaminated_cached_and_compressible_runs() -> None:
+    facts = [
+        RunFacts(1, runtime_s=2.0, intervals=4, contaminated_intervals=1, reasons=("steal",),
+                 available_min_bytes=8 << 30),
+        RunFacts(2, runtime_s=2.0, intervals=4, available_min_bytes=8 << 30),
+    ]  # fmt: skip
+    params = {"rw": "randrw", "direct": False, "file_size": 1 << 30, "buffer_content": "zeros"}
+    ws = {w.kind: w for w in run_warnings("ext4", "block", params, facts)}
+    assert set(ws) == {
+        WarningKind.SHORT, WarningKind.CONTAMINATED, WarningKind.CACHED, WarningKind.COMPRESSIBLE
+    }  # fmt: skip
+    assert (
+        ws[WarningKind.CONTAMINATED].runs == (1,)
+        and "CPU steal" in ws[WarningKind.CONTAMINATED].message
+    )
+    assert "25% of their intervals" in ws[WarningKind.CONTAMINATED].message
+    assert ws[WarningKind.CACHED].runs == (1, 2)
+    # Direct I/O of a file larger than the memory left, random data, long runs: quiet.
+    clean = [RunFacts(3, runtime_s=30.0, intervals=30, available_min_bytes=512 << 20)]
+    params = {"rw": "randrw", "direct": False, "file_size": 1 << 30}
+    assert run_warnings("ext4", "block", params, clean) == []
+
+
+def test_engine_warnings_are_grouped_by_kind_with_their_ops() -> None:
+    facts = [
+        RunFacts(1, engine_warnings=(("short_run", "create", "took 0.1 s", "use more files"),
+                                     ("short_run", "scan", "took 0.01 s", "use more files"))),
+        RunFacts(2, engine_warnings=(("short_run", "create", "took 0.2 s", "use more files"),)),
+    ]  # fmt: skip
+    ws = run_warnings("ext4", "files", {}, facts)
+    assert kinds(ws) == [WarningKind.SHORT]
+    assert ws[0].message == "2 of 2 runs measured under a second (create, scan)"
+    assert ws[0].hint == "use more files" and ws[0].runs == (1, 2)
