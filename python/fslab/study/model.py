@@ -373,9 +373,12 @@ class Study(Strict):
         return self
 
     def targets_of(self, w: WorkloadSpec | FilesWorkloadSpec) -> list[TargetSpec]:
-        """The targets a workload runs on: its `targets`, else all but its `source`."""
-        source = getattr(w, "source", None)
-        return [t for t in self.target if (t.name in w.targets if w.targets else t.name != source)]
+        """The targets a workload runs on: its `targets`, else every target that is not
+        some workload's `source` (a source disk is not a column unless named)."""
+        if w.targets:
+            return [t for t in self.target if t.name in w.targets]
+        sources = {getattr(x, "source", None) for x in self.workload}
+        return [t for t in self.target if t.name not in sources]
 
     def target_named(self, name: str) -> TargetSpec:
         return next(t for t in self.target if t.name == name)
