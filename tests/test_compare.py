@@ -671,3 +671,10 @@ def test_a_tiny_but_certain_difference_is_not_called_better() -> None:
     assert d.verdict is Verdict.SAME
     d = compare_samples([256.0, 256.1, 256.0], [300.0, 300.1, 300.0], higher_is_better=False)
     assert d.verdict is Verdict.WORSE
+
+
+def test_where_filters_by_workload_too(results: Path) -> None:
+    c = build_comparison(results, where=["workload=randio"])
+    assert c.groups and {g.workload for g in c.groups} == {"randio"}
+    with pytest.raises(CompareError, match="no point matches"):
+        build_comparison(results, where=["workload=nope"])

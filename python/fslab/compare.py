@@ -513,20 +513,25 @@ def _load_points(con: sqlite3.Connection, study_id: int, db: Path) -> list[_Poin
 def _filter_points(points: list[_Point], filters: tuple[tuple[str, str], ...]) -> list[_Point]:
     if not filters:
         return points
-    keys = tuple(dict.fromkeys(k for p in points for k in p.params))
+    # `workload` is not a parameter but names what people filter by first.
+    keys = ("workload", *dict.fromkeys(k for p in points for k in p.params))
     wanted: dict[str, list[str]] = {}
-    for key, value in filters:
+    for key, wanted_value in filters:
         if key not in keys:
             raise CompareError(
                 f"unknown --where key `{key}`: no point has this parameter",
                 hint=_suggest(key, keys, "the parameters are"),
             )
-        wanted.setdefault(key, []).append(value)
+        wanted.setdefault(key, []).append(wanted_value)
+
+    def value(p: _Point, k: str) -> Any:
+        return p.workload if k == "workload" else p.params.get(k, _MISSING)
+
     kept = [
         p
         for p in points
         if all(
-            k in p.params and any(param_matches(k, p.params[k], v) for v in vs)
+            value(p, k) is not _MISSING and any(param_matches(k, value(p, k), v) for v in vs)
             for k, vs in wanted.items()
         )
     ]
@@ -534,7 +539,9 @@ def _filter_points(points: list[_Point], filters: tuple[tuple[str, str], ...]) -
         present = "; ".join(
             f"`{k}` is "
             + ", ".join(
-                dict.fromkeys(format_param(k, p.params[k]) for p in points if k in p.params)
+                dict.fromkeys(
+                    format_param(k, value(p, k)) for p in points if value(p, k) is not _MISSING
+                )
             )
             for k in wanted
         )
