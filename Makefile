@@ -23,7 +23,7 @@ test-rust:
 	cargo test --release --locked
 
 test-python:
-	$(VENV)/pytest
+	FSLAB_TEST_OUTPUT=$(CURDIR)/test-output $(VENV)/pytest
 
 fmt:
 	cargo fmt

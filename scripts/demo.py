@@ -1,6 +1,7 @@
 """The README's demo: a small study across ext4, xfs and btrfs on loop devices that ends
-in the comparison table. Everything it makes (images, loop devices, mounts) is removed
-by `fslab run` itself; the results stay in demo-out/demo.db for `fslab compare`.
+in the comparison table and an HTML report. Everything it makes (images, loop devices,
+mounts) is removed by `fslab run` itself; the results stay in demo-out/demo.db for
+`fslab compare`, and the report is demo-out/report.html.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ def main() -> int:
     fslab("plan", str(STUDY), "--results", db)
     fslab("run", str(STUDY), "--results", db)
     fslab("compare", "--results", db)
+    report = OUT / "report.html"
+    fslab("report", "--results", db, "-o", str(report))
+    print(
+        f"demo: the report is {report} (open it in a browser; it needs no network)", file=sys.stderr
+    )
     return 0
 
 

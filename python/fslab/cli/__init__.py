@@ -13,9 +13,12 @@ from rich.console import Console
 from rich.text import Text
 
 from fslab import __version__
+from fslab.cli import bundle as bundle_cli
 from fslab.cli import cleanup as cleanup_cli
 from fslab.cli import compare as compare_cli
+from fslab.cli import export as export_cli
 from fslab.cli import plan as plan_cli
+from fslab.cli import report as report_cli
 from fslab.cli import run as run_cli
 from fslab.cli.job import job
 from fslab.errors import EngineError, ExitStatus, FslabError
@@ -104,5 +107,5 @@ def main(traceback: bool) -> None:
 
 
 main.add_command(job)
-for _module in (plan_cli, run_cli, compare_cli, cleanup_cli):
+for _module in (plan_cli, run_cli, compare_cli, report_cli, export_cli, bundle_cli, cleanup_cli):
     main.add_command(_module.command)

@@ -1,0 +1,68 @@
+"""`fslab export`: every completed run x metric of a study as tidy CSV or JSON, for
+notebooks (pandas, polars, R). Data goes to FILE, or to stdout with `-o -`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fslab.compare import DEFAULT_RESULTS
+from fslab.report.export import export_rows, render_export_csv, render_export_json
+from fslab.report.output import check_output, on_stdout, write_text
+
+
+@click.command("export")
+@click.option(
+    "--results",
+    "results",
+    metavar="DB",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_RESULTS,
+    show_default=True,
+    help="The results database `fslab run` wrote.",
+)
+@click.option("--study", metavar="NAME", help="The study to export; default: the most recent.")
+@click.option(
+    "--where",
+    "where",
+    metavar="KEY=VALUE",
+    multiple=True,
+    help="Keep the points whose parameter KEY is VALUE, as in `fslab compare`.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["csv", "json"]),
+    help="csv (a header row) or json (`columns` and `rows`). Default: from FILE's suffix, "
+    "else csv.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="FILE",
+    type=click.Path(path_type=Path),
+    default=Path("-"),
+    show_default=True,
+    help="Where to write; `-` is stdout.",
+)
+def export(
+    results: Path, study: str | None, where: tuple[str, ...], fmt: str | None, output: Path
+) -> None:
+    """Export a study's results as one row per completed run and metric, with every
+    parameter as a column (values in base units: bytes, ns, per second)."""
+    if fmt is None:
+        fmt = "json" if output.suffix.lower() == ".json" else "csv"
+    if not on_stdout(output):
+        check_output(output, f"runs.{fmt}")
+    columns, rows = export_rows(results, study=study, where=where)
+    text = render_export_json(columns, rows) if fmt == "json" else render_export_csv(columns, rows)
+    if on_stdout(output):
+        click.echo(text, nl=False)
+    else:
+        write_text(output, text)
+        click.echo(f"export: wrote {output} ({len(rows)} rows)", err=True)
+
+
+command = export

@@ -1,0 +1,93 @@
+"""`fslab report`: a study's results as one self-contained HTML file with interactive
+charts, or as Markdown with SVG charts beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from fslab.compare import DEFAULT_RESULTS
+from fslab.report.charts import build_charts
+from fslab.report.context import load_report
+from fslab.report.html import render_html
+from fslab.report.markdown import image_dir_name, write_markdown_report
+from fslab.report.output import check_output, write_text
+
+_MD_SUFFIXES = (".md", ".markdown")
+
+
+@click.command("report")
+@click.option(
+    "--results",
+    "results",
+    metavar="DB",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_RESULTS,
+    show_default=True,
+    help="The results database `fslab run` wrote.",
+)
+@click.option("--study", metavar="NAME", help="The study to report; default: the most recent.")
+@click.option(
+    "--baseline",
+    metavar="NAME",
+    help="The target the others are compared with; default: the study's first.",
+)
+@click.option(
+    "--where",
+    "where",
+    metavar="KEY=VALUE",
+    multiple=True,
+    help="Keep the points whose parameter KEY is VALUE, as in `fslab compare`.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "md"]),
+    help="html: one self-contained file with interactive charts; md: Markdown with SVG "
+    "charts in FILE's `<name>_files/` folder. Default: from FILE's suffix, else html.",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    metavar="FILE",
+    type=click.Path(path_type=Path),
+    help="Where to write the report; default: fslab-report.html (or .md).",
+)
+def report(
+    results: Path,
+    study: str | None,
+    baseline: str | None,
+    where: tuple[str, ...],
+    fmt: str | None,
+    output: Path | None,
+) -> None:
+    """Write a report of a study: the conclusions the statistics support, charts, the
+    comparison tables, each target's configuration, the machine and the method.
+
+    The HTML report opens offline (plotly.js is inlined, once); the Markdown report is
+    ready to paste into a blog post or an issue, its images beside it.
+    """
+    if fmt is None:
+        fmt = "md" if output is not None and output.suffix.lower() in _MD_SUFFIXES else "html"
+    out = check_output(output or Path(f"fslab-report.{fmt}"), f"report.{fmt}")
+    data = load_report(results, study=study, baseline=baseline, where=where)
+    charts = build_charts(data)
+    if fmt == "md":
+        written = write_markdown_report(data, charts, out)
+        images = len(written) - 1
+        folder = out.parent / image_dir_name(out)
+        extra = f", {images} chart image{'s' if images != 1 else ''} in {folder}/"
+        click.echo(f"report: wrote {out}{extra if images else ''}", err=True)
+    else:
+        write_text(out, render_html(data, charts))
+        n_charts, n_tables = len(charts), len(data.comparison.groups)
+        click.echo(
+            f"report: wrote {out} ({n_charts} chart{'s' if n_charts != 1 else ''}, "
+            f"{n_tables} table{'s' if n_tables != 1 else ''}); open it in a browser",
+            err=True,
+        )
+
+
+command = report

@@ -1,0 +1,325 @@
+"""Everything a report shows, read once from the results database: the `Comparison`
+(`fslab.compare`, which owns the statistics) and what a report adds around it: the study
+file, the machine, each target's configuration as written and as in effect, and the
+telemetry series of one run per target and point.
+
+Read-only, like `fslab compare`: the database is opened with `mode=ro` and never changed.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from contextlib import closing
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from fslab.compare import DEFAULT_RESULTS, Comparison, Group, build_comparison
+from fslab.stats.summary import MIN_EFFECT_PCT
+from fslab.units import format_bytes
+
+GroupKey = tuple[str, str]
+"""(workload, canonical JSON of its parameters): which points make one group."""
+
+
+def group_key(workload: str, params: Iterable[tuple[str, Any]] | Mapping[str, Any]) -> GroupKey:
+    """The key that ties a `Group` to its points (one per target) in the database."""
+    items = dict(params.items() if isinstance(params, Mapping) else params)
+    items.pop("target", None)
+    return (workload, json.dumps(items, sort_keys=True))
+
+
+def key_of(group: Group) -> GroupKey:
+    return group_key(group.workload, group.params)
+
+
+@dataclass(frozen=True)
+class Environment:
+    """One machine state the study's runs ran on (table `environment`)."""
+
+    kernel: str
+    cpu_model: str
+    cores: int
+    mem_bytes: int
+    tools: Mapping[str, str | None]
+    runs: int
+    """How many of the compared runs ran on it."""
+
+
+@dataclass(frozen=True)
+class TargetInfo:
+    """A target as the study wrote it and, from its first completed run, as it was made."""
+
+    name: str
+    spec: Mapping[str, Any]
+    effective: Mapping[str, Any] | None
+
+
+@dataclass(frozen=True)
+class RunTelemetry:
+    """The telemetry series of one run: for a block run the sampler's document, for a
+    files run one document per operation, in the order they ran."""
+
+    run_id: int
+    rep: int
+    """0-based repetition."""
+    kind: str
+    parts: tuple[tuple[str, Mapping[str, Any]], ...]
+    """(operation, `Telemetry.to_dict()` document); the operation is "" for a block run."""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """A comparison and its surroundings: what `render_html` and `render_markdown` read."""
+
+    comparison: Comparison
+    study_path: str | None
+    study_toml: str
+    environments: tuple[Environment, ...]
+    targets: tuple[TargetInfo, ...]
+    telemetry: Mapping[GroupKey, Mapping[str, RunTelemetry]] = field(default_factory=dict)
+    """Per group and target, the first completed repetition's telemetry (when stored)."""
+    generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    def target(self, name: str) -> TargetInfo:
+        for t in self.targets:
+            if t.name == name:
+                return t
+        raise KeyError(name)
+
+
+def load_report(
+    db_path: Path | str = DEFAULT_RESULTS,
+    study: str | None = None,
+    baseline: str | None = None,
+    where: Iterable[str | tuple[str, str]] = (),
+    *,
+    generated_at: datetime | None = None,
+) -> ReportData:
+    """The comparison of `study` (see `build_comparison`, which raises `ResultsError` or
+    `CompareError` with a hint) and the rest of what a report shows."""
+    comparison = build_comparison(db_path, study=study, baseline=baseline, where=where)
+    path = Path(db_path)
+    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
+        path_text, toml = con.execute(
+            "SELECT path, toml FROM study WHERE name = ?", (comparison.study,)
+        ).fetchone()
+        (study_id,) = con.execute(
+            "SELECT id FROM study WHERE name = ?", (comparison.study,)
+        ).fetchone()
+        wanted = {key_of(g) for g in comparison.groups}
+        # (point id) -> (group key, target, kind); only the points of compared groups
+        points: dict[str, tuple[GroupKey, str, str]] = {}
+        specs: dict[str, Mapping[str, Any]] = {}
+        for pid, target, workload, kind, spec, params in con.execute(
+            "SELECT id, target, workload, kind, target_spec, params FROM point"
+            " WHERE study_id = ? ORDER BY seq, id",
+            (study_id,),
+        ):
+            specs.setdefault(target, _json_object(spec))
+            key = group_key(workload, _json_object(params))
+            if key in wanted:
+                points[pid] = (key, target, kind)
+        runs = con.execute(
+            "SELECT run.id, run.point_id, run.rep, run.environment_id, run.effective FROM run"
+            " JOIN point ON point.id = run.point_id"
+            " WHERE point.study_id = ? AND run.status = 'ok' ORDER BY run.rep, run.id",
+            (study_id,),
+        ).fetchall()
+        runs = [r for r in runs if r[1] in points]
+        effective: dict[str, Mapping[str, Any]] = {}
+        first_run: dict[tuple[GroupKey, str], tuple[int, int, str]] = {}
+        env_runs: dict[int, int] = {}
+        for run_id, point_id, rep, env_id, eff in runs:
+            key, target, kind = points[point_id]
+            if eff and target not in effective:
+                effective[target] = _json_object(eff)
+            first_run.setdefault((key, target), (int(run_id), int(rep), kind))
+            if env_id is not None:
+                env_runs[int(env_id)] = env_runs.get(int(env_id), 0) + 1
+        environments = _environments(con, env_runs)
+        telemetry = _telemetry(con, first_run)
+
+    targets = tuple(
+        TargetInfo(name=t, spec=specs.get(t, {}), effective=effective.get(t))
+        for t in comparison.targets
+    )
+    return ReportData(
+        comparison=comparison,
+        study_path=path_text,
+        study_toml=toml,
+        environments=environments,
+        targets=targets,
+        telemetry=telemetry,
+        generated_at=generated_at or datetime.now(UTC),
+    )
+
+
+def _json_object(text: str | None) -> dict[str, Any]:
+    if not text:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _environments(con: sqlite3.Connection, env_runs: Mapping[int, int]) -> tuple[Environment, ...]:
+    out: list[Environment] = []
+    for env_id, n in sorted(env_runs.items(), key=lambda kv: (-kv[1], kv[0])):
+        row = con.execute(
+            "SELECT kernel, cpu_model, cores, mem_bytes, tools FROM environment WHERE id = ?",
+            (env_id,),
+        ).fetchone()
+        if row is None:
+            continue
+        kernel, cpu, cores, mem, tools = row
+        out.append(
+            Environment(
+                kernel=kernel,
+                cpu_model=cpu,
+                cores=int(cores),
+                mem_bytes=int(mem),
+                tools={
+                    str(k): (None if v is None else str(v)) for k, v in _json_object(tools).items()
+                },
+                runs=n,
+            )
+        )
+    return tuple(out)
+
+
+def _telemetry(
+    con: sqlite3.Connection, first_run: Mapping[tuple[GroupKey, str], tuple[int, int, str]]
+) -> dict[GroupKey, dict[str, RunTelemetry]]:
+    has = con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'telemetry'"
+    ).fetchone()
+    if not has or not first_run:
+        return {}
+    by_run = {
+        run_id: (key, target, rep, kind) for (key, target), (run_id, rep, kind) in first_run.items()
+    }
+    out: dict[GroupKey, dict[str, RunTelemetry]] = {}
+    ids = sorted(by_run)
+    for chunk in (ids[i : i + 500] for i in range(0, len(ids), 500)):
+        marks = ",".join("?" * len(chunk))
+        for run_id, data in con.execute(
+            f"SELECT run_id, data FROM telemetry WHERE run_id IN ({marks})", chunk
+        ):
+            key, target, rep, kind = by_run[int(run_id)]
+            doc = _json_object(data)
+            if not doc:
+                continue
+            if "series" in doc:
+                parts: tuple[tuple[str, Mapping[str, Any]], ...] = (("", doc),)
+            else:  # a files run: one document per operation, in the order they ran
+                parts = tuple(
+                    (op, d) for op, d in doc.items() if isinstance(d, dict) and "series" in d
+                )
+            if parts:
+                out.setdefault(key, {})[target] = RunTelemetry(int(run_id), rep, kind, parts)
+    return out
+
+
+# -- words shared by the HTML and Markdown reports -----------------------------------------
+
+_FACTS = (
+    ("fs", "file system"),
+    ("kind", "storage"),
+    ("devices", "devices"),
+    ("image_size", "image size"),
+    ("block_size", "block size"),
+    ("cluster_size", "cluster size"),
+    ("profile", "data profile"),
+    ("metadata_profile", "metadata profile"),
+    ("data_checksums", "data checksums"),
+    ("metadata_checksums", "metadata checksums"),
+    ("encryption", "encryption"),
+    ("mkfs", "mkfs"),
+    ("mount_command", "mount"),
+    ("mount", "mount options in effect"),
+    ("kernel", "kernel"),
+)
+# Long tool output and per-run details: shown whole in the effective JSON, not as facts.
+_NOT_FACTS = {"raw", "loop", "caches", "label", "page_size"}
+
+
+def _fact_text(key: str, value: Any) -> str | None:
+    if value is None:
+        return None
+    if key == "mkfs" and isinstance(value, Mapping):
+        return str(value.get("command") or " ".join(map(str, value.get("argv", []))))
+    if key == "mount" and isinstance(value, Mapping):
+        return ",".join(map(str, value.get("options", [])))
+    if key in ("image_size", "block_size", "cluster_size") and isinstance(value, int):
+        return format_bytes(value)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    if isinstance(value, Mapping):
+        return None
+    return str(value)
+
+
+def target_facts(info: TargetInfo) -> list[tuple[str, str]]:
+    """The target's configuration in effect, as (label, value), most telling first: file
+    system, sizes, checksums, the mkfs and mount commands, then the file system's own
+    figures (`ext4 features`, ...)."""
+    eff = info.effective or {}
+    out: list[tuple[str, str]] = []
+    for key, label in _FACTS:
+        text = _fact_text(key, eff.get(key))
+        if text:
+            out.append((label, text))
+    known = {k for k, _ in _FACTS} | _NOT_FACTS
+    for key, value in eff.items():
+        if key in known:
+            continue
+        if isinstance(value, Mapping):
+            for sub, v in value.items():
+                text = _fact_text(sub, v)
+                if text:
+                    out.append((f"{key} {sub.replace('_', ' ')}", text))
+        else:
+            text = _fact_text(key, value)
+            if text:
+                out.append((key.replace("_", " "), text))
+    caches = eff.get("caches")
+    if isinstance(caches, Mapping) and "dropped" in caches:
+        out.append(("page cache dropped before runs", "yes" if caches["dropped"] else "no"))
+    return out
+
+
+def methodology(c: Comparison) -> tuple[str, ...]:
+    """How the numbers were made and judged, one paragraph each (plain text)."""
+    return (
+        "Each target is made fresh from its study entry (image files on loop devices unless "
+        "the study names devices or directories), the page cache is dropped before each "
+        "run, and fslab-engine runs the workload while a sampler records what the devices, "
+        "CPUs and page cache did. Every run of every point is stored; only completed runs "
+        "count here.",
+        f"A value is the mean over a point's completed runs (n), with the half-width of its "
+        f"{c.confidence:.0%} confidence interval from Student's t distribution; one run gives "
+        "no interval.",
+        f"Each target is compared with the baseline `{c.baseline}`: Δ is the change of the "
+        f"mean in percent of the baseline's. Welch's two-sided t-test decides whether a "
+        f"difference is real: better or worse when p < {c.alpha:g} and the change is at "
+        f'least {MIN_EFFECT_PCT:g}%, otherwise "no significant difference" (which does not '
+        "prove the two equal: more runs narrow it down). With a single run on either side "
+        "nothing is tested (?).",
+        "The conclusions name, per point, the target with the best mean of the headline "
+        "metric (IOPS, or files/s for file operations) and test its lead over the next best "
+        "the same way. Each cell is tested on its own, with no correction for multiple "
+        f"comparisons: in a table of 40 cells about {40 * c.alpha:.0f} can be marked by "
+        "chance alone when nothing differs.",
+        "Write amplification is bytes the target's devices wrote per byte the workload wrote; "
+        "space amplification is the space used on the file system per byte of data stored "
+        "(from statvfs before and after). Device figures sum the target's own devices, not "
+        "the disk under a loop image.",
+    )

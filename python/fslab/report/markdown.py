@@ -1,0 +1,450 @@
+"""`fslab report --format md`: the report as Markdown, with its charts as static SVG
+images (matplotlib) in a folder beside it, ready to paste into a blog post or an issue.
+
+`report.md` links its images as `report_files/<chart>.svg`; move the two together.
+Names and parameters from the database are escaped for Markdown (and inline HTML), so a
+target called `a|b` or `<b>x</b>` reads as written.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import matplotlib as mpl
+from matplotlib.figure import Figure
+from matplotlib.ticker import EngFormatter
+
+from fslab.compare import format_param
+from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
+from fslab.report.context import ReportData, methodology, target_facts
+from fslab.report.findings import Finding, Span, find, headlines
+from fslab.report.output import staged_dir, write_text
+from fslab.report.tables import MARKS, table_views
+from fslab.report.terminal import format_stat, legend
+from fslab.stats.summary import Verdict
+
+_MARKERS = {
+    "circle": "o",
+    "square": "s",
+    "diamond": "D",
+    "triangle-up": "^",
+    "x": "x",
+    "triangle-down": "v",
+    "cross": "P",
+    "star": "*",
+}
+_RC = {
+    "svg.hashsalt": "fslab",  # stable ids: the same data gives the same file
+    "svg.fonttype": "none",  # text stays text: smaller, selectable, searchable
+    "text.parse_math": False,  # a `$` in a name is a dollar sign
+    "font.family": "DejaVu Sans",
+    "font.size": 9,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": True,
+    "grid.color": "#e4e4e4",
+    "axes.facecolor": "#fbfbfb",
+}
+
+# -- escaping ------------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
+
+
+def md(text: str) -> str:
+    """Text for Markdown: its punctuation escaped, `<`, `>` and `&` as entities."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
+
+
+def code(text: str) -> str:
+    """An inline code span that holds `text` as is (backticks included)."""
+    runs = [len(m) for m in re.findall(r"`+", text)]
+    fence = "`" * (max(runs, default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _fenced(text: str, lang: str = "") -> str:
+    runs = [len(m) for m in re.findall(r"`{3,}", text)]
+    fence = "`" * max(3, max(runs, default=0) + 1)
+    return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
+
+
+def _spans(spans: Sequence[Span]) -> str:
+    out: list[str] = []
+    for s in spans:
+        if s.style == "target":
+            out.append(code(s.text))
+        elif s.style == "strong":
+            lead = " " if s.text.startswith(" ") else ""
+            trail = " " if s.text.endswith(" ") else ""
+            out.append(f"{lead}**{md(s.text.strip())}**{trail}")
+        else:
+            out.append(md(s.text))
+    return "".join(out)
+
+
+def _row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+# -- the document --------------------------------------------------------------------------
+
+
+def image_dir_name(report: Path) -> str:
+    """`report.md` -> `report_files`: where its images go, beside it."""
+    return f"{report.stem}_files"
+
+
+def render_markdown_report(
+    data: ReportData, charts: Sequence[Chart], image_dir: str = "report_files"
+) -> str:
+    """The Markdown text; images are linked as `<image_dir>/<chart id>.svg`."""
+    c = data.comparison
+    lines: list[str] = [f"# {md(c.study)}", ""]
+    meta = [
+        f"{len(c.groups)} point{'s' if len(c.groups) != 1 else ''} x {len(c.targets)} "
+        f"target{'s' if len(c.targets) != 1 else ''}",
+        f"baseline {code(c.baseline)}",
+    ]
+    if c.where:
+        meta.append("filtered: " + code(" ".join(f"{k}={v}" for k, v in c.where)))
+    common = " ".join(f"{k}={format_param(k, v)}" for k, v in c.common_params())
+    if common:
+        meta.append(code(common))
+    meta.append(f"results {code(c.db_path.name)}")
+    meta.append(f"generated {data.generated_at.strftime('%Y-%m-%d %H:%M UTC')}")
+    lines += [" · ".join(meta), "", "Targets: " + ", ".join(code(t) for t in c.targets), ""]
+
+    lines += _summary(data)
+    views = table_views(c)
+    warned = [(v, w) for v in views for w in v.warnings]
+    if warned:
+        lines += ["## Warnings", ""]
+        for v, w in warned:
+            lines.append(
+                f"- **{md(v.title)}** · {code(w.target)} · **{md(w.kind.value)}**: "
+                f"{_inline_code(w.message)} — {_inline_code(w.hint)}"
+            )
+        lines.append("")
+
+    for section in Section:
+        mine = [ch for ch in charts if ch.section is section]
+        if not mine:
+            continue
+        lines += [f"## {section.heading}", "", md(section.intro), ""]
+        for ch in mine:
+            lines += [
+                f"### {md(ch.title)}",
+                "",
+                f"![{md(ch.title)}]({image_dir}/{ch.id}.svg)",
+                "",
+            ]
+            if ch.caption:
+                lines += [f"_{md(ch.caption)}_", ""]
+
+    lines += ["## Comparison tables", "", f"_{md(legend(c))}_", ""]
+    for v in views:
+        lines += [f"### {md(v.title)}", ""]
+        lines.append(_row([md(col.text) for col in v.columns]))
+        lines.append("|:---|" + "---:|" * (len(v.columns) - 1))
+        for row in v.rows:
+            lines.append(_row([_cell(cell.text, cell.verdict) for cell in row]))
+        lines.append("")
+        for w in v.warnings:
+            lines.append(
+                f"- ⚠ {code(w.target)} **{md(w.kind.value)}**: {_inline_code(w.message)} — "
+                f"{_inline_code(w.hint)}"
+            )
+        if v.warnings:
+            lines.append("")
+
+    lines += _configuration(data)
+    lines += ["## Methodology", ""]
+    for p in methodology(c):
+        lines += [_inline_code(p), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _inline_code(text: str) -> str:
+    """Plain text whose `backquoted` words are code: escaped outside them."""
+    parts = re.split(r"(`[^`]*`)", text)
+    return "".join(p if p.startswith("`") and p.endswith("`") else md(p) for p in parts)
+
+
+def _cell(text: str, verdict: Verdict | None) -> str:
+    mark = MARKS.get(verdict, verdict.value) if verdict else ""
+    if verdict in (Verdict.BETTER, Verdict.WORSE, Verdict.DIFFERENT):
+        return f"{md(text)} **{mark}**"
+    return f"{md(text)} {mark}" if mark else md(text)
+
+
+def _summary(data: ReportData) -> list[str]:
+    c = data.comparison
+    findings = find(c)
+    lines = ["## Summary", ""]
+    if c.skipped_runs:
+        detail = ", ".join(f"{n} {s}" for s, n in sorted(c.skipped_runs.items()))
+        lines += [f"Not counted: {detail} run(s).", ""]
+    if not findings:
+        return [*lines, "No point has a headline metric to compare.", ""]
+    for h in headlines(findings):
+        where = h.workload + (f" · {h.op}" if h.op else "")
+        extra = ""
+        if len(h.findings) == 1 and h.findings[0].title != h.workload:
+            extra = f" ({md(h.findings[0].title)})"
+        lines.append(f"- **{md(where)}**{extra}: {_spans(h.sentence())}")
+    lines += ["", "### Best target per point", ""]
+    lines.append(
+        _row(
+            [
+                "point",
+                "op",
+                "best",
+                "mean ± 95% CI",
+                "next best",
+                "its mean",
+                "lead",
+                "p",
+                "verdict",
+            ]
+        )
+    )
+    lines.append("|:---|:---|:---|---:|:---|---:|---:|---:|:---|")
+    for f in findings:
+        lines.append(_row(_finding_row(f)))
+    lines += [
+        "",
+        "_Lead: the best mean over the next best's, in percent; significant when Welch's "
+        f"t-test gives p < {c.alpha:g} (and the lead is at least 1%); otherwise no "
+        "significant difference._",
+        "",
+    ]
+    return lines
+
+
+def _finding_row(f: Finding) -> list[str]:
+    m = f.metric
+    d = f.margin
+    runner = (
+        format_stat(m, f.runner_summary.mean, f.runner_summary.ci_half) if f.runner_summary else "—"
+    )
+    verdict = (
+        "only target"
+        if d is None
+        else ("**significant**" if d.verdict is Verdict.BETTER else md(d.verdict.label))
+    )
+    return [
+        md(f.title),
+        md(f"{f.op} {m.label}"),
+        md(f.best),
+        md(format_stat(m, f.best_summary.mean, f.best_summary.ci_half)),
+        md(f.runner_up) if f.runner_up else "—",
+        md(runner),
+        "—" if d is None or d.delta_pct is None else f"{d.delta_pct:+.1f}%",
+        "—" if d is None or d.p_value is None else f"{d.p_value:.2g}",
+        verdict,
+    ]
+
+
+def _configuration(data: ReportData) -> list[str]:
+    lines = ["## Configuration", ""]
+    for t in data.targets:
+        lines += [f"### {code(t.name)}", ""]
+        facts = target_facts(t)
+        if facts:
+            lines += ["| | |", "|:---|:---|"]
+            lines += [_row([md(label), code(value.replace("|", "/"))]) for label, value in facts]
+        else:
+            lines.append("No effective configuration was recorded for this target.")
+        lines += [
+            "",
+            "<details><summary>As the study wrote it</summary>",
+            "",
+            _fenced(json.dumps(t.spec, indent=2, sort_keys=True, ensure_ascii=False), "json"),
+            "",
+            "</details>",
+            "",
+        ]
+    lines += ["### Environment", ""]
+    if len(data.environments) > 1:
+        lines += [
+            f"**The runs compared here ran on {len(data.environments)} different machine "
+            "states**; differences between targets may be differences between machines.",
+            "",
+        ]
+    for e in data.environments:
+        lines += ["| | |", "|:---|:---|"]
+        lines.append(_row(["kernel", code(e.kernel)]))
+        lines.append(_row(["CPU", md(f"{e.cpu_model}, {e.cores} cores")]))
+        lines.append(_row(["memory", f"{e.mem_bytes / (1 << 30):.1f} GiB"]))
+        for tool, version in sorted(e.tools.items()):
+            lines.append(_row([md(tool), code(version) if version else "—"]))
+        lines.append(_row(["runs", str(e.runs)]))
+        lines.append("")
+    if not data.environments:
+        lines += ["No environment was recorded.", ""]
+    lines += ["### Study file", ""]
+    if data.study_path:
+        lines += [code(data.study_path), ""]
+    lines += [_fenced(data.study_toml, "toml"), ""]
+    return lines
+
+
+# -- images --------------------------------------------------------------------------------
+
+
+def render_svg(chart: Chart, styles: Mapping[str, TargetStyle]) -> str:
+    """The chart as an SVG document (matplotlib): small multiples, one colour and marker
+    per target, error bars of the 95% CI, each time line's peak marked."""
+    with mpl.rc_context(cast(Any, _RC)):
+        fig = _figure(chart, styles)
+        out = io.StringIO()
+        fig.savefig(out, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    return out.getvalue()
+
+
+def _figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> Figure:
+    n = len(chart.panels)
+    cols = min(n, 3 if chart.kind == "bars" else 4)
+    rows = -(-n // cols)
+    single = n == 1
+    width = 9.0 if single else cols * 3.3
+    height = 3.6 if single else rows * 2.5
+    fig = Figure(figsize=(width, height + 0.7), layout="constrained")
+    axes = fig.subplots(rows, cols, squeeze=False)
+    handles: dict[str, Any] = {}
+    order = list(styles)
+    for i, panel in enumerate(chart.panels):
+        ax = axes[i // cols][i % cols]
+        xs = [float(x) for t in panel.traces for x in t.x if not isinstance(x, str)]
+        span = (max(xs) - min(xs)) if xs else 0.0
+        cats = list(dict.fromkeys(str(x) for t in panel.traces for x in t.x))
+        for trace in panel.traces:
+            style = styles[trace.target]
+            k = order.index(trace.target)
+            ys = [float("nan") if y is None else y for y in trace.y]
+            errs = trace.err or (None,) * len(ys)
+            lower = [
+                0.0 if e is None or y is None else min(e, y)
+                for e, y in zip(errs, trace.y, strict=True)
+            ]
+            upper = [0.0 if e is None else e for e in errs]
+            if chart.kind == "bars":
+                width_bar = 0.8 / max(len(panel.traces), 1)
+                pos = [
+                    cats.index(str(x))
+                    + (panel.traces.index(trace) - (len(panel.traces) - 1) / 2) * width_bar
+                    for x in trace.x
+                ]
+                h = ax.bar(pos, ys, width=width_bar * 0.95, color=style.color, label=trace.name)
+                if any(upper):
+                    ax.errorbar(
+                        pos,
+                        ys,
+                        yerr=[lower, upper],
+                        fmt="none",
+                        ecolor="#333",
+                        elinewidth=0.8,
+                        capsize=2,
+                    )
+            else:
+                x = [float(v) for v in trace.x]
+                if chart.kind == "lines":
+                    x = [dodge(v, k, len(order), log=chart.x_log, span=span) for v in x]
+                h = ax.errorbar(
+                    x,
+                    ys,
+                    yerr=[lower, upper] if any(upper) else None,
+                    color=style.color,
+                    marker=_MARKERS.get(style.symbol, "o"),
+                    markersize=4 if chart.kind == "lines" else 2.5,
+                    linewidth=1.5,
+                    linestyle=":" if trace.dash == "dot" else "-",
+                    capsize=2,
+                    label=trace.name,
+                )
+                if trace.peak is not None and trace.y[trace.peak] is not None:
+                    px, py = x[trace.peak], trace.y[trace.peak]
+                    assert py is not None
+                    ax.plot(
+                        [px], [py], marker="*", markersize=9, color=style.color, linestyle="none"
+                    )
+                    ax.annotate(
+                        f"peak {_short(py)}",
+                        (px, py),
+                        textcoords="offset points",
+                        xytext=(0, 5),
+                        ha="center",
+                        fontsize=7,
+                        color=style.color,
+                    )
+            handles.setdefault(trace.name, h)
+        if chart.kind == "bars":
+            ax.set_xticks(range(len(cats)))
+            long = max((len(c) for c in cats), default=0) > 10 or len(cats) > 6
+            ax.set_xticklabels(
+                cats, rotation=30 if long else 0, ha="right" if long else "center", fontsize=7.5
+            )
+        elif chart.kind == "lines" and xs:
+            ticks = sorted(set(xs))
+            if chart.x_log:
+                ax.set_xscale("log", base=2)
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([f"{t:g}" for t in ticks])
+            ax.minorticks_off()
+        ax.set_axisbelow(True)
+        if chart.kind == "time":
+            ax.set_xlim(left=0)
+        top = chart.y_top(panel)
+        ax.set_ylim(0, top if top is not None else None)
+        if any(w in chart.y_label for w in ("IOPS", "files/s")):
+            ax.yaxis.set_major_formatter(EngFormatter(sep=""))
+        if not single and panel.title:
+            ax.set_title(panel.title, fontsize=8, fontweight="bold")
+        if i % cols == 0:
+            ax.set_ylabel(chart.y_label)
+        if i // cols == rows - 1 and chart.x_label:
+            ax.set_xlabel(chart.x_label)
+    for j in range(n, rows * cols):
+        axes[j // cols][j % cols].set_visible(False)
+    fig.suptitle(chart.title, fontsize=11, fontweight="bold")
+    fig.legend(
+        list(handles.values()),
+        list(handles),
+        loc="outside lower center",
+        ncol=min(len(handles), 6),
+        frameon=False,
+    )
+    return fig
+
+
+def _short(v: float) -> str:
+    for suffix, scale in (("M", 1e6), ("k", 1e3)):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g}{suffix}"
+    return f"{v:.3g}"
+
+
+def write_markdown_report(data: ReportData, charts: Sequence[Chart], out: Path) -> list[Path]:
+    """Writes `out` and its images into `<stem>_files/` beside it (replacing an older
+    one), each whole or not at all; returns the paths written. The caller checks that
+    `out` can be written (`fslab.report.output.check_output`)."""
+    folder = out.parent / image_dir_name(out)
+    text = render_markdown_report(data, charts, image_dir_name(out))
+    styles = target_styles(data.comparison.targets)
+    written: list[Path] = []
+    if charts:
+        with staged_dir(folder) as tmp:
+            for ch in charts:
+                (tmp / f"{ch.id}.svg").write_text(render_svg(ch, styles), encoding="utf-8")
+        written += [folder / f"{ch.id}.svg" for ch in charts]
+    write_text(out, text)
+    written.append(out)
+    return written

@@ -1,0 +1,123 @@
+"""The comparison tables of a report as rows of cells, for the HTML and Markdown
+renderers: the same columns and numbers as `fslab compare` (`fslab.report.terminal`),
+with each Δ cell's verdict and details (p-value, n, CI) kept for styling and tooltips."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from fslab.compare import Cell, Comparison, Group
+from fslab.report.charts import slug
+from fslab.report.terminal import format_cell, format_delta, group_title
+from fslab.stats.summary import Verdict
+from fslab.stats.warnings import StatWarning
+
+
+@dataclass(frozen=True)
+class TableCell:
+    text: str
+    kind: Literal["label", "value", "delta"] = "value"
+    verdict: Verdict | None = None
+    """A Δ cell's verdict against the baseline."""
+    title: str = ""
+    """Details for a tooltip: n, standard deviation, CI; p-value of a Δ."""
+
+
+@dataclass(frozen=True)
+class Column:
+    text: str
+    target: str | None
+    """The target whose values the column holds; None for the label and Δ columns."""
+    delta: bool = False
+
+
+@dataclass(frozen=True)
+class TableView:
+    group: Group
+    title: str
+    anchor: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[TableCell, ...], ...]
+    warnings: tuple[StatWarning, ...]
+
+
+def _columns(c: Comparison) -> tuple[Column, ...]:
+    cols = [Column("", None)]
+    for t in c.targets:
+        if t == c.baseline:
+            cols.append(Column(f"{t} (baseline)", t))
+        else:
+            cols += [Column(t, t), Column("Δ", None, delta=True)]
+    return tuple(cols)
+
+
+def _value_title(cell: Cell) -> str:
+    s = cell.summary
+    if s is None:
+        return "no completed run with this value"
+    if s.stdev is None or s.ci_half is None:
+        return f"n={s.n}: a single run, no interval"
+    low, high = s.mean - s.ci_half, s.mean + s.ci_half
+    return f"n={s.n}, stdev {s.stdev:.4g}, {s.confidence:.0%} CI {low:.4g} to {high:.4g}"
+
+
+def _delta_title(cell: Cell, baseline: str) -> str:
+    d = cell.diff
+    if d is None:
+        return ""
+    p = "not tested (n < 2)" if d.p_value is None else f"Welch's t-test p = {d.p_value:.3g}"
+    return f"vs {baseline}: {d.verdict.label}; {p}"
+
+
+def table_views(c: Comparison) -> tuple[TableView, ...]:
+    """One table per group: a `runs` row, then one row per operation and metric."""
+    views: list[TableView] = []
+    cols = _columns(c)
+    anchors: set[str] = set()
+    for group in c.groups:
+        title = group_title(c, group)
+        anchor = base = "table-" + slug(title)
+        i = 2
+        while anchor in anchors:
+            anchor, i = f"{base}-{i}", i + 1
+        anchors.add(anchor)
+        rows: list[tuple[TableCell, ...]] = []
+        runs: list[TableCell] = [TableCell("runs", "label")]
+        for t in c.targets:
+            runs.append(TableCell(str(group.runs.get(t, 0))))
+            if t != c.baseline:
+                runs.append(TableCell("", "delta"))
+        rows.append(tuple(runs))
+        for row in group.rows:
+            out: list[TableCell] = [TableCell(f"{row.op} {row.metric.label}", "label")]
+            for t in c.targets:
+                cell = row.cell(t)
+                out.append(
+                    TableCell(
+                        format_cell(row.metric, cell, group.runs.get(t, 0)),
+                        title=_value_title(cell),
+                    )
+                )
+                if t != c.baseline:
+                    out.append(
+                        TableCell(
+                            format_delta(cell.diff),
+                            "delta",
+                            verdict=cell.diff.verdict if cell.diff else None,
+                            title=_delta_title(cell, c.baseline),
+                        )
+                    )
+            rows.append(tuple(out))
+        views.append(TableView(group, title, anchor, cols, tuple(rows), group.all_warnings()))
+    return tuple(views)
+
+
+MARKS = {
+    Verdict.BETTER: "better",
+    Verdict.WORSE: "worse",
+    Verdict.SAME: "",
+    Verdict.UNTESTED: "?",
+    Verdict.DIFFERENT: "differs",
+}
+"""The word after a Δ, as `fslab compare` prints it."""

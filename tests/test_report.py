@@ -1,0 +1,495 @@
+"""`fslab report`, `export` and `bundle`: the charts and conclusions built from a fixed
+results database, Markdown and CSV against committed snapshots, the HTML as a person sees
+it in headless Chromium, and the commands with their errors.
+
+Snapshots live in tests/snapshots/; after an intended change, regenerate them with
+`FSLAB_UPDATE_SNAPSHOTS=1 .venv/bin/pytest tests/test_report.py` and review the diff.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_fslab
+from report_fixture import EVIL, STUDY, TARGETS, make_fixture_db
+
+from fslab.report.charts import Chart, Section, build_charts, target_styles
+from fslab.report.context import ReportData, load_report
+from fslab.report.export import export_rows, render_export_csv, render_export_json
+from fslab.report.findings import find, headlines
+from fslab.report.html import figure, render_html
+from fslab.report.markdown import code, md, render_markdown_report, render_svg
+from fslab.stats.summary import Verdict
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+WHEN = datetime(2024, 1, 2, 3, 4, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def fixture_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_fixture_db(tmp_path_factory.mktemp("report") / "fixture.db")
+
+
+@pytest.fixture(scope="module")
+def data(fixture_db: Path) -> ReportData:
+    return load_report(fixture_db, generated_at=WHEN)
+
+
+@pytest.fixture(scope="module")
+def charts(data: ReportData) -> tuple[Chart, ...]:
+    return build_charts(data)
+
+
+def assert_snapshot(name: str, text: str) -> None:
+    """`text` must equal tests/snapshots/`name`; FSLAB_UPDATE_SNAPSHOTS=1 rewrites it."""
+    path = SNAPSHOTS / name
+    if os.environ.get("FSLAB_UPDATE_SNAPSHOTS") == "1":
+        SNAPSHOTS.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return
+    how = f"FSLAB_UPDATE_SNAPSHOTS=1 .venv/bin/pytest {Path(__file__).name}"
+    if not path.exists():
+        pytest.fail(f"no snapshot {path}: make it with `{how}` and review it")
+    expected = path.read_text(encoding="utf-8")
+    if text != expected:
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(keepends=True),
+                text.splitlines(keepends=True),
+                f"snapshots/{name}",
+                "rendered now",
+                n=2,
+            )
+        )
+        pytest.fail(
+            f"{name} differs from its snapshot (first 80 lines of the diff below); if the "
+            f"change is intended, update it with `{how}` and review the diff\n"
+            + "\n".join(diff.splitlines()[:80]),
+            pytrace=False,
+        )
+
+
+# -- what the report concludes ----------------------------------------------------------------
+
+
+def test_conclusions_follow_the_verdicts(data: ReportData) -> None:
+    findings = find(data.comparison)
+    by = {(f.group.workload, *_key(f.group.params), f.op): f for f in findings}
+    # randread: xfs leads ext4 by ~35% with 3% noise: significant
+    f = by[("sweep", "randread", 1, "read")]
+    assert (f.best, f.runner_up) == ("xfs", "ext4")
+    assert f.margin is not None and f.margin.verdict is Verdict.BETTER
+    text = "".join(s.text for s in f.sentence())
+    assert "significant" in text and "xfs" in text
+    # randwrite: ext4 15000 vs xfs 14800 (1.4%) with 3% noise: not significant
+    f = by[("sweep", "randwrite", 1, "write")]
+    assert (f.best, f.runner_up) == ("ext4", "xfs")
+    assert f.margin is not None and f.margin.verdict is Verdict.SAME
+    assert "".join(s.text for s in f.sentence()).startswith("No significant difference")
+    # files: xfs has 25% more files/s than ext4 with 2% noise
+    f = by[("manage", None, 1, "copy")]
+    assert f.best == "xfs" and f.significant
+
+
+def _key(params: Any) -> tuple[Any, Any]:
+    p = dict(params)
+    return p.get("rw"), p.get("iodepth", p.get("threads"))
+
+
+def test_headlines_count_points_per_workload_and_op(data: ReportData) -> None:
+    heads = {(h.workload, h.op): h for h in headlines(find(data.comparison))}
+    assert set(heads) == {
+        ("sweep", "read"),
+        ("sweep", "write"),
+        ("manage", "create"),
+        ("manage", "copy"),
+        ("manage", "scan"),
+    }
+    read = "".join(s.text for s in heads[("sweep", "read")].sentence())
+    assert read.startswith("Significantly best IOPS in 3 of the 3 points: xfs in 3")
+    write = "".join(s.text for s in heads[("sweep", "write")].sentence())
+    assert "no significant difference" in write.lower()
+
+
+# -- charts ------------------------------------------------------------------------------------
+
+
+def test_charts_cover_sweeps_bars_telemetry_and_amplification(charts: tuple[Chart, ...]) -> None:
+    ids = [c.id for c in charts]
+    assert ids == [
+        "sweep-iops-vs-iodepth",
+        "sweep-bw-bytes-vs-iodepth",
+        "sweep-lat-mean-ns-vs-iodepth",
+        "sweep-lat-p99-ns-vs-iodepth",
+        "manage-iops-vs-threads",
+        "sweep-iops",
+        "sweep-bw-bytes",
+        "sweep-lat-mean-ns",
+        "sweep-lat-p99-ns",
+        "manage-iops",
+        "manage-bw-bytes",
+        "manage-lat-mean-ns",
+        "sweep-device-iops-time",
+        "sweep-device-mib-s-time",
+        "manage-device-iops-time",
+        "manage-device-mib-s-time",
+        "sweep-write-amplification",
+        "sweep-space-amplification",
+        "manage-write-amplification",
+        "manage-space-amplification",
+    ]
+    sweep = charts[0]
+    assert sweep.section is Section.SWEEP and sweep.x_log
+    assert [p.title for p in sweep.panels] == ["rw=randread", "rw=randwrite"]
+    assert [t.target for t in sweep.panels[0].traces] == list(TARGETS)
+    assert sweep.panels[0].traces[0].x == (1, 4, 16)
+    assert sweep.y_label == "IOPS"
+    lat = charts[2]
+    assert lat.y_label == "mean latency (µs)"
+    files = charts[4]
+    assert files.x_label == "threads"
+    assert sorted(p.title for p in files.panels) == ["copy", "create", "scan"]
+    for c in charts:
+        assert c.points() > 0, c.id
+
+
+def test_timeline_marks_each_peak(charts: tuple[Chart, ...]) -> None:
+    iops = next(c for c in charts if c.id == "sweep-device-iops-time")
+    trace = iops.panels[0].traces[0]
+    assert trace.peak is not None
+    assert trace.y[trace.peak] == max(y for y in trace.y if y is not None)
+    assert trace.x[trace.peak] == 3.0  # rep 0 peaks in its third interval
+    # a files run's ops follow each other on one time axis
+    files = next(c for c in charts if c.id == "manage-device-iops-time")
+    xs = files.panels[0].traces[0].x
+    assert list(xs) == sorted(xs) and len(xs) == 3 + 4 + 5
+    assert any("copy" in h for h in files.panels[0].traces[0].hover)
+
+
+def test_every_figure_is_valid_plotly(data: ReportData, charts: tuple[Chart, ...]) -> None:
+    go = pytest.importorskip("plotly.graph_objects")
+    styles = target_styles(data.comparison.targets)
+    for chart in charts:
+        fig = figure(chart, styles)
+        go.Figure({"data": fig["data"], "layout": fig["layout"]})  # raises on a bad key
+
+
+def test_one_colour_per_target_in_every_chart(data: ReportData, charts: tuple[Chart, ...]) -> None:
+    styles = target_styles(data.comparison.targets)
+    colors: dict[str, set[str]] = {}
+    for chart in charts:
+        for trace in figure(chart, styles)["data"]:
+            name = trace["legendgroup"]
+            color = trace.get("line", trace.get("marker", {})).get("color")
+            colors.setdefault(name, set()).add(color)
+    assert all(len(c) == 1 for c in colors.values()), colors
+    assert len({next(iter(c)) for c in colors.values()}) == len(TARGETS)
+
+
+def test_svg_charts_are_drawn_and_escape_names(charts: tuple[Chart, ...], data: ReportData) -> None:
+    styles = target_styles(data.comparison.targets)
+    svg = render_svg(charts[0], styles)
+    assert svg.startswith("<?xml") and "<svg" in svg
+    assert "alert(" in svg and "<script>" not in svg  # the name is text, escaped by XML
+    assert render_svg(charts[0], styles) == svg  # deterministic
+
+
+# -- Markdown and CSV snapshots ----------------------------------------------------------------
+
+
+def test_markdown_report_snapshot(data: ReportData, charts: tuple[Chart, ...]) -> None:
+    text = render_markdown_report(data, charts, "report_files")
+    # markup in names only inside code (spans and blocks show it as text), else escaped
+    prose = re.sub(r"```.*?```", "", text, flags=re.S)
+    prose = re.sub(r"(`+).*?\1", "", prose)
+    assert "<script>" not in prose
+    assert 'btrfs&lt;script&gt;alert("x")&lt;/script&gt;' in prose
+    assert_snapshot("report.md", text)
+
+
+def test_export_csv_snapshot(fixture_db: Path) -> None:
+    columns, rows = export_rows(fixture_db)
+    assert columns[:4] == ["study", "workload", "kind", "target"]
+    assert {"rw", "bs", "iodepth", "threads", "set"} <= set(columns)
+    assert_snapshot("runs.csv", render_export_csv(columns, rows))
+
+
+def test_export_json_has_the_same_rows(fixture_db: Path) -> None:
+    columns, rows = export_rows(fixture_db, where=["rw=randread", "rw=randwrite"])
+    doc = json.loads(render_export_json(columns, rows))
+    assert doc["schema_version"] == 1
+    assert doc["columns"] == columns
+    assert len(doc["rows"]) == len(rows) > 0
+    assert {r["workload"] for r in doc["rows"]} == {"sweep"}
+    # one row per completed run x metric: 3 targets x 6 points x 3 reps x (14 + 6)
+    assert len(rows) == 3 * 6 * 3 * (14 + 6)
+
+
+def test_markdown_escaping() -> None:
+    assert md("a|b <i>_x_</i> *y* [z](u) & #1") == (
+        "a\\|b &lt;i&gt;\\_x\\_&lt;/i&gt; \\*y\\* \\[z\\](u) &amp; \\#1"
+    )
+    assert code("plain") == "`plain`"
+    assert code("has ` tick") == "``has ` tick``"
+
+
+# -- HTML -------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def html_path(
+    data: ReportData, charts: tuple[Chart, ...], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    path = tmp_path_factory.mktemp("html") / "report.html"
+    path.write_text(render_html(data, charts), encoding="utf-8")
+    return path
+
+
+def test_html_is_self_contained_and_escaped(html_path: Path) -> None:
+    text = html_path.read_text(encoding="utf-8")
+    # no script, stylesheet, image or frame from elsewhere
+    refs = re.findall(r"<(?:script|link|img|iframe)\b[^>]*\b(?:src|href)\s*=", text, re.I)
+    assert refs == []
+    # ... and no link to one in the page itself (plotly.js, inlined, mentions its site)
+    page = re.sub(r"(<script\b[^>]*>).*?(</script>)", r"\1\2", text, flags=re.S | re.I)
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page, re.I)
+    assert not re.search(r"""@import|url\(\s*['"]?(?:https?:)?//""", page, re.I)
+    assert text.count("plotly.js v") == 1  # the library, inlined once
+    assert EVIL not in text
+    assert "btrfs&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in text
+    assert "alert(\\u0022x\\u0022)" in text or 'alert(\\"x\\")' in text  # in the chart JSON
+    assert text.count('class="plot fslab-chart"') == 20
+
+
+def _chromium() -> tuple[str, str]:
+    browser = next(
+        (
+            p
+            for p in ("/usr/lib/chromium/chromium", shutil.which("chromium") or "")
+            if p and Path(p).is_file()
+        ),
+        None,
+    )
+    driver = shutil.which("chromedriver")
+    if not browser or not driver:
+        pytest.skip("needs Debian's chromium and chromium-driver (`scripts/setup` installs them)")
+    return browser, driver
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """Headless Chromium driven by the system chromedriver (nothing is downloaded); quit
+    afterwards whatever happens, so no browser process is left behind."""
+    webdriver = pytest.importorskip("selenium.webdriver")
+    from selenium.webdriver.chrome.service import Service
+
+    binary, driver_path = _chromium()
+    options = webdriver.ChromeOptions()
+    options.binary_location = binary
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",  # root in a container: the sandbox needs user namespaces
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1400,1000",
+        "--hide-scrollbars",
+    ):
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(service=Service(executable_path=driver_path), options=options)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+_CHART_STATE = """
+return Array.from(document.querySelectorAll('.fslab-chart')).map(function (el) {
+  var traces = (el.data || []).map(function (t) {
+    return {x: (t.x || []).length, y: (t.y || []).length};
+  });
+  return {id: el.id, drawn: !!el._fullLayout && !!el.querySelector('svg.main-svg'),
+          traces: traces};
+});
+"""
+
+
+def test_html_report_in_headless_chromium(
+    browser: Any, html_path: Path, charts: tuple[Chart, ...], data: ReportData, tmp_path: Path
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(html_path.as_uri())
+    WebDriverWait(browser, 60).until(
+        lambda d: d.execute_script(
+            "return document.body.getAttribute('data-charts-drawn')"
+            " || document.body.getAttribute('data-charts-error')"
+        )
+    )
+    assert browser.execute_script("return document.body.getAttribute('data-charts-error')") is None
+    drawn = browser.execute_script("return document.body.getAttribute('data-charts-drawn')")
+    assert int(drawn) == len(charts)
+
+    states = browser.execute_script(_CHART_STATE)
+    assert [s["id"] for s in states] == [f"chart-{c.id}" for c in charts]
+    for state in states:
+        assert state["drawn"], state["id"]
+        assert state["traces"], f"{state['id']}: no traces"
+        assert all(t["x"] > 0 and t["y"] > 0 for t in state["traces"]), state
+    # drawn points: markers and bars plotly put in the SVG
+    points = browser.execute_script(
+        "return document.querySelectorAll('.fslab-chart .point').length"
+    )
+    assert points > 0
+
+    tables = browser.execute_script("return document.querySelectorAll('table.comparison').length")
+    assert tables == len(data.comparison.groups)
+    assert browser.execute_script("return !!document.getElementById('best-per-point')")
+    kinds = browser.execute_script(
+        "return document.querySelectorAll('table.warning-kinds tbody tr').length"
+    )
+    assert kinds == len({w.kind for g in data.comparison.groups for w in g.all_warnings()})
+    for section in ("summary", "tables", "configuration", "methodology"):
+        assert browser.execute_script(f"return !!document.getElementById('{section}')"), section
+    # the name with markup is shown as text, and ran nothing
+    assert EVIL in browser.execute_script("return document.body.innerText")
+    assert browser.execute_script("return typeof window.alert") == "function"
+
+    severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+    assert severe == []
+
+    shot = tmp_path / "report.png"
+    height = browser.execute_script("return document.documentElement.scrollHeight")
+    browser.set_window_size(1400, min(int(height), 16000))
+    assert browser.save_screenshot(str(shot))
+    assert shot.stat().st_size > 10_000
+    keep = os.environ.get("FSLAB_TEST_OUTPUT")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / "report.png")
+
+
+# -- the commands ------------------------------------------------------------------------------
+
+
+def test_report_command_writes_html(fixture_db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.html"
+    done = run_fslab("report", "--results", fixture_db, "-o", out, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert f"report: wrote {out} (20 charts, 8 tables)" in done.stderr
+    assert out.read_text(encoding="utf-8").startswith("<!doctype html>")
+    assert [p.name for p in tmp_path.iterdir()] == ["r.html"]  # no temporary file left
+
+
+def test_report_command_writes_markdown_and_images(fixture_db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "r.md"
+    done = run_fslab("report", "--results", fixture_db, "-o", out, timeout=120)
+    assert done.returncode == 0, done.stderr
+    images = sorted((tmp_path / "r_files").iterdir())
+    assert len(images) == 20 and all(p.suffix == ".svg" for p in images)
+    text = out.read_text(encoding="utf-8")
+    for image in images:
+        assert f"](r_files/{image.name})" in text
+
+
+def test_report_into_a_missing_directory_writes_nothing(fixture_db: Path, tmp_path: Path) -> None:
+    out = tmp_path / "nowhere" / "r.html"
+    done = run_fslab("report", "--results", fixture_db, "-o", out)
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"error: {out}: the directory `{out.parent}` does not exist")
+    assert "hint: create it first" in done.stderr
+    assert not out.parent.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "status", "message"),
+    [
+        (["--results", "{tmp}/none.db"], 1, "none.db: no results database here"),
+        (["--study", "nope"], 2, "no study `nope` in"),
+        (["--baseline", "zfs"], 2, "unknown baseline `zfs`"),
+        (["--where", "bs=1m"], 2, "no point matches `bs=1m`"),
+    ],
+)
+def test_report_errors_name_what_is_wrong(
+    fixture_db: Path, tmp_path: Path, args: list[str], status: int, message: str
+) -> None:
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    if "--results" not in args:
+        args = ["--results", str(fixture_db), *args]
+    out = tmp_path / "r.html"
+    done = run_fslab("report", *args, "-o", out)
+    assert done.returncode == status, done.stderr
+    assert done.stderr.startswith("error: ") and message in done.stderr
+    assert "hint: " in done.stderr
+    assert not out.exists()
+
+
+def test_report_of_an_empty_database(tmp_path: Path) -> None:
+    from fslab.store.db import Results
+
+    Results.open(tmp_path / "empty.db").close()
+    done = run_fslab("report", "--results", tmp_path / "empty.db", "-o", tmp_path / "r.html")
+    assert done.returncode == 1
+    assert "no studies in this results database" in done.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_export_command_to_stdout_and_file(fixture_db: Path, tmp_path: Path) -> None:
+    done = run_fslab("export", "--results", fixture_db, "--where", "iodepth=4")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("study,workload,kind,target,rw,bs,")
+    assert all(",4," in line for line in lines[1:])
+    out = tmp_path / "runs.json"
+    done = run_fslab("export", "--results", fixture_db, "-o", out)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(out.read_text())["rows"]
+    done = run_fslab("export", "--results", fixture_db, "-o", tmp_path / "no" / "x.csv")
+    assert done.returncode == 2 and "does not exist" in done.stderr
+
+
+@pytest.mark.parametrize("name", ["b.tar.gz", "b.zip"])
+def test_bundle_holds_study_db_reports_and_csvs(
+    fixture_db: Path, tmp_path: Path, name: str
+) -> None:
+    out = tmp_path / name
+    done = run_fslab("bundle", "--results", fixture_db, "-o", out, timeout=180)
+    assert done.returncode == 0, done.stderr
+    if name.endswith(".zip"):
+        with zipfile.ZipFile(out) as z:
+            names = z.namelist()
+    else:
+        with tarfile.open(out) as t:
+            names = [m.name for m in t.getmembers() if m.isfile()]
+    top = "report-fixture-ext4-vs-xfs"
+    expected = {"README.md", "study.toml", "results.db", "report.html", "report.md",
+                "summary.csv", "runs.csv"}  # fmt: skip
+    assert expected <= {n.removeprefix(f"{top}/") for n in names}
+    assert sum(n.startswith(f"{top}/report_files/") for n in names) == 20
+
+
+def test_bundle_refuses_an_unknown_archive_name(fixture_db: Path, tmp_path: Path) -> None:
+    done = run_fslab("bundle", "--results", fixture_db, "-o", tmp_path / "b.rar")
+    assert done.returncode == 2
+    assert "hint: end it with `.tar.gz`" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fixture_names_the_study(data: ReportData) -> None:
+    assert data.comparison.study == STUDY
+    assert data.comparison.targets == TARGETS
+    assert dict(data.comparison.skipped_runs) == {"failed": 1}
+    assert data.environments[0].runs == 3 * 6 * 3 + 3 * 2 * 2
