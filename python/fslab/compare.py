@@ -85,6 +85,17 @@ FILES_METRICS: tuple[MetricSpec, ...] = (
     *METRICS[1:],
 )
 
+# pgbench's transactions (op `txn`): tps and latency from its per-transaction log.
+PGBENCH_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("iops", "tps", "count", higher_is_better=True),
+    METRICS[2],
+    MetricSpec("lat_p95_ns", "lat p95", "ns", higher_is_better=False),
+    METRICS[3],
+)
+_KIND_METRICS = {"files": FILES_METRICS, "pgbench": PGBENCH_METRICS}
+# The `metric` columns read, in this order, for every kind.
+_COLUMNS = tuple(dict.fromkeys(m.name for m in (*METRICS, *PGBENCH_METRICS)))
+
 # Run-level metrics from the telemetry sampler (table `run_metric`), shown as the rows of
 # a pseudo-operation after the engine's; each one where a direction is unambiguous.
 TELEMETRY_OP = "device"
@@ -333,7 +344,7 @@ def build_comparison(
         ]
         metric_rows = con.execute(
             "SELECT metric.run_id, metric.op, "
-            + ", ".join(f"metric.{m.name}" for m in METRICS)
+            + ", ".join(f"metric.{name}" for name in _COLUMNS)
             + " FROM metric JOIN run ON run.id = metric.run_id"
             " JOIN point ON point.id = run.point_id"
             " WHERE point.study_id = ? AND run.status = 'ok'",
@@ -598,14 +609,11 @@ def _build_groups(
         rows: list[Row] = []
         ordered = [o for o in _OP_ORDER if o in ops] + [o for o in ops if o not in _OP_ORDER]
         for op in ordered:
-            metrics = (
-                TELEMETRY_METRICS
-                if op.endswith(TELEMETRY_OP)
-                else FILES_METRICS
-                if first.kind == "files"
-                else METRICS
-            )
-            for i, metric in enumerate(metrics):
+            telemetry = op.endswith(TELEMETRY_OP)
+            metrics = TELEMETRY_METRICS if telemetry else _KIND_METRICS.get(first.kind, METRICS)
+            columns = [m.name for m in TELEMETRY_METRICS] if telemetry else list(_COLUMNS)
+            for metric in metrics:
+                i = columns.index(metric.name)
                 per_target = {
                     t: tuple(v[i] for v in samples.get((t, op), []) if not math.isnan(v[i]))
                     for t in targets

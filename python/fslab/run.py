@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from fslab.apps.pgbench import PgbenchSpec, cluster, find_postgres, initialize, run_pgbench
 from fslab.cleanup import undo_open
 from fslab.engine import Report, find_engine, run_job
 from fslab.environment import describe, drop_caches
@@ -103,7 +104,7 @@ class _Watch:
 
     def __init__(
         self, prov: Provisioned, interval_s: float, *, also: Provisioned | None = None,
-        space_at: Path | None = None,
+        space_at: Path | None = None, pids: Callable[[], set[int]] | None = None,
     ) -> None:  # fmt: skip
         # `also`: a second target the run touches (a copy's source); `space_at`: where
         # the run stores new data (default: the target's work directory).
@@ -113,7 +114,11 @@ class _Watch:
         me = os.getpid()
         self.interval_s = interval_s
         devices = [*prov.devices, *(also.devices if also else [])]
-        self.sampler = Sampler(devices_under(devices), interval_s, lambda: {me})
+        # `pids`: more processes that are the workload (a database server and its
+        # backends, which are not our children).
+        self.sampler = Sampler(
+            devices_under(devices), interval_s, lambda: {me} | (pids() if pids else set())
+        )
         self.sampler.start()
         self.telemetry: Telemetry | None = None
 
@@ -281,6 +286,47 @@ class Runner:
         )
         return status, err
 
+    def _pgbench(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
+        """A real PostgreSQL in the target: initialize, load, then the measured pgbench run
+        from a cold cache with telemetry; the server is stopped whatever happens."""
+        p = point.params
+        spec = PgbenchSpec(
+            scale=int(p["scale"]),
+            clients=int(p["clients"]),
+            jobs=int(p["jobs"]),
+            duration_s=float(p["duration"]),
+            builtin=str(p["builtin"]),
+        )
+        settings = {
+            "shared_buffers": str(p["shared_buffers"]),
+            "synchronous_commit": "on" if p.get("synchronous_commit", True) else "off",
+        }
+        tools = find_postgres()
+        with cluster(prov.workdir, self.db.journal(run_id), tools, settings) as server:
+            self.progress.live(f"pgbench -i -s {spec.scale}")
+            initialize(server, spec.scale)
+            caches = drop_caches()
+            effective = {**prov.effective, "caches": caches.as_dict(),
+                         "postgres": {"version": tools.version, **settings}}  # fmt: skip
+            self.db.set_effective(run_id, effective)
+            self.progress.live(f"pgbench -c {spec.clients} -j {spec.jobs}")
+            watch = _Watch(prov, 1.0, pids=server.pids)
+            try:
+                result = run_pgbench(server, spec)
+            finally:
+                watch.stop()
+        self.db.store_telemetry(run_id, 1.0, watch.data(), watch.summary(0, 0))
+        self.db.add_metric(
+            run_id, "txn", ios=result.transactions, iops=result.tps, lat_ns=result.latency_ns()
+        )
+        status = "ok" if result.failed == 0 else "failed"
+        err = None if status == "ok" else f"{result.failed} pgbench transactions failed"
+        self.db.finish_run(
+            run_id, status, engine_json=json.dumps(result.as_dict()), error=err,
+            runtime_s=result.duration_s,
+        )  # fmt: skip
+        return status, err
+
     def _block(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
         """A block point: one engine job from a cold cache, with telemetry."""
         caches = drop_caches()
@@ -313,6 +359,8 @@ class Runner:
             prov, owned = self._target(point.target, run_id)
             if point.kind == "files":
                 status, err = self._files(run_id, point, prov)
+            elif point.kind == "pgbench":
+                status, err = self._pgbench(run_id, point, prov)
             else:
                 status, err = self._block(run_id, point, prov)
             if status == "failed":

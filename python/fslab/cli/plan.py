@@ -12,6 +12,7 @@ from rich.table import Table
 from fslab.compare import format_param
 from fslab.errors import ExitStatus
 from fslab.study.check import (
+    app_problems,
     capacity_problems,
     engine_problems,
     param_problems,
@@ -30,6 +31,7 @@ def checked_plan(
     *,
     force: bool = False,
     confirmed: frozenset[str] = frozenset(),
+    workdir: Path | None = None,
 ) -> tuple[Plan, str]:
     """Loads, expands and checks a study; raises StudyError listing every problem."""
     study, text = load_study(study_path)
@@ -43,6 +45,8 @@ def checked_plan(
     if not problems:
         problems += capacity_problems(plan, place)
     problems += engine_problems(plan, place)
+    if workdir is not None:
+        problems += app_problems(plan, place, workdir)
     if problems:
         raise StudyError(problems)
     return plan, text
@@ -88,8 +92,8 @@ def plan(
     study: Path, scale: float, results: Path, force: bool, devices: tuple[str, ...], as_json: bool
 ) -> ExitStatus:
     """Check a study and show its points, time estimate and side effects; touch nothing."""
-    p, _ = checked_plan(study, scale, force=force, confirmed=frozenset(devices))
     workdir = default_workdir(results)
+    p, _ = checked_plan(study, scale, force=force, confirmed=frozenset(devices), workdir=workdir)
     effects = {t.name: side_effects(t, workdir, scale) for t in p.targets()}
     if as_json:
         doc = {

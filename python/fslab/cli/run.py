@@ -72,7 +72,9 @@ def run(
 ) -> ExitStatus:
     """Run a study (resuming: finished runs are skipped) and store the results."""
     confirmed = frozenset(devices)
-    plan, text = checked_plan(study, scale, force=force, confirmed=confirmed)
+    plan, text = checked_plan(
+        study, scale, force=force, confirmed=confirmed, workdir=workdir or default_workdir(results)
+    )
     db = Results.open(results)
     try:
         db.mark_stale_runs()

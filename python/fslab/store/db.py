@@ -204,10 +204,13 @@ class Results:
         reports: list[Report] | None = None,
         engine_json: str | None = None,
         error: str | None = None,
+        runtime_s: float | None = None,
     ) -> None:
         """Ends a run. `report` is a block run's engine report (metrics and series);
         `reports` are a files run's, one per op (metrics only: their series overlap)."""
-        runtime = report.runtime_s if report else sum(r.runtime_s for r in reports or [])
+        runtime = runtime_s or (
+            report.runtime_s if report else sum(r.runtime_s for r in reports or [])
+        )
         with self.tx() as c:
             c.execute(
                 "UPDATE run SET status = ?, ended_at = ?, engine_json = ?, runtime_s = ?,"
@@ -228,6 +231,24 @@ class Results:
                         (run_id, p.t_s, op, int(p.ramp), o.iops, o.bw_bytes, o.lat_mean_ns,
                          o.lat_p99_ns),
                     )  # fmt: skip
+
+    def add_metric(
+        self, run_id: int, op: str, *, ios: int, iops: float, lat_ns: Mapping[str, float],
+        bytes_: int = 0, bw_bytes: float = 0.0,
+    ) -> None:  # fmt: skip
+        """One operation's results measured by something other than the engine (pgbench's
+        transactions): latencies in ns under the engine's names (`mean`, `p99`, ...); no
+        HDR histogram (`hist` is empty)."""
+        names = ("min", "mean", "stdev", "max", "p50", "p90", "p95", "p99", "p999", "p9999")
+        lat = {k: float(lat_ns.get(k, 0.0)) for k in names}
+        with self.tx() as c:
+            c.execute(
+                "INSERT INTO metric VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (run_id, op, ios, bytes_, iops, bw_bytes, round(lat["min"]), lat["mean"],
+                 lat["stdev"], round(lat["max"]), round(lat["p50"]), round(lat["p90"]),
+                 round(lat["p95"]), round(lat["p99"]), round(lat["p999"]),
+                 round(lat["p9999"]), ""),
+            )  # fmt: skip
 
     @staticmethod
     def _metrics(c: sqlite3.Connection, run_id: int, report: Report) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 from fslab.engine import find_engine
 from fslab.study.load import Problem
 from fslab.study.model import Study, TargetSpec, parse_size
-from fslab.study.plan import Plan, Point, normalize
+from fslab.study.plan import PGBENCH_BYTES_PER_SCALE, Plan, Point, normalize
 from fslab.targets.mkfs import loop_image_size
 from fslab.targets.system import System, check
 
@@ -40,6 +40,33 @@ def param_problems(study: Study, place: str) -> list[Problem]:
     return problems
 
 
+def app_problems(plan: Plan, place: str, workdir: Path) -> list[Problem]:
+    """What application workloads need from this machine: PostgreSQL and its user, and a
+    work directory that user can reach."""
+    if not any(p.kind == "pgbench" for p in plan.points):
+        return []
+    from fslab.apps.pgbench import PG_USER, AppError, find_postgres, pg_user, unreachable_parent
+
+    where = f"{place}: pgbench"
+    try:
+        find_postgres()
+        user = pg_user()
+    except AppError as e:
+        return [Problem(where, e.message, hint=e.hint)]
+    blocked = unreachable_parent(workdir, user.pw_uid)
+    if blocked is not None:
+        return [
+            Problem(
+                where,
+                f"the `{PG_USER}` user cannot reach the work directory {workdir}: "
+                f"{blocked} is closed to others",
+                hint="give a --workdir under a directory others may pass through, e.g. "
+                "/var/tmp/fslab",
+            )
+        ]
+    return []
+
+
 def engine_problems(plan: Plan, place: str) -> list[Problem]:
     """Asks the engine about every distinct job (its checks are the only source of truth
     for job keys and ranges); one problem per job it refuses."""
@@ -53,6 +80,8 @@ def engine_problems(plan: Plan, place: str) -> list[Problem]:
             [j for _, j in p.file_jobs(Path("/fslab-plan"))]
             if p.kind == "files"
             else [p.job(Path("/fslab-plan"))]
+            if p.kind == "block"
+            else []
         )
     ]
     for p, job in jobs:
@@ -128,6 +157,10 @@ def _files_footprint(target: TargetSpec, params: dict[str, Any], copies: int) ->
 
 def _footprints(plan: Plan, p: Point) -> list[tuple[TargetSpec, int | None]]:
     """What a point stores on each target it touches."""
+    if p.kind == "pgbench":
+        # tables and indexes, WAL up to max_wal_size (1 GiB by default), and room to grow
+        scale = int(p.params.get("scale", 1))
+        return [(p.target, scale * PGBENCH_BYTES_PER_SCALE * 2 + (256 << 20))]
     if p.kind != "files":
         size = p.params.get("file_size")
         return [(p.target, size if isinstance(size, int) else None)]
@@ -140,6 +173,9 @@ def _footprints(plan: Plan, p: Point) -> list[tuple[TargetSpec, int | None]]:
     ops = str(p.params.get("ops", "")).split(",")
     copies = 2 if "copy" in ops or "sync" in ops else 1
     return [(p.target, _files_footprint(p.target, p.params, copies))]
+
+
+_WHAT = {"files": "the file set", "pgbench": "the database (pgbench scale) with its WAL"}
 
 
 def capacity_problems(plan: Plan, place: str) -> list[Problem]:
@@ -158,7 +194,7 @@ def capacity_problems(plan: Plan, place: str) -> list[Problem]:
                 problems.append(
                     Problem(
                         f"{place}: workload `{p.workload}` on target `{target.name}`{role}",
-                        f"{'the file set' if p.kind == 'files' else 'file_size'} "
+                        f"{_WHAT.get(p.kind, 'file_size')} "
                         f"{size >> 20} MiB does not fit: the target holds about "
                         f"{cap >> 20} MiB, and a test file may fill {fill:.0%} of it"
                         + (" (copy on write)" if target.fs == "btrfs" else ""),

@@ -332,8 +332,69 @@ def bucket_sweep(v: list[Any]) -> list[list[Any]]:
     return [v]
 
 
+PGBENCH_BUILTINS = ("tpcb-like", "simple-update", "select-only")
+
+
+class PgbenchWorkloadSpec(Strict):
+    """A real PostgreSQL on the target, driven by pgbench: `pgbench -i -s scale`, then
+    `clients` connections on `jobs` threads for `duration`. Lists are sweep axes."""
+
+    kind: Literal["pgbench"]
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
+    targets: list[str] | None = Field(None, min_length=1)
+    scale: Param = 10
+    clients: Param = 4
+    jobs: Param = 1
+    duration: Param = "30s"
+    builtin: Param = "tpcb-like"
+    shared_buffers: Param = "128MB"
+    synchronous_commit: Param = True
+
+    @field_validator("scale", "clients", "jobs")
+    @classmethod
+    def _counts(cls, v: Param) -> Param:
+        for x in v if isinstance(v, list) else [v]:
+            if isinstance(x, bool) or not isinstance(x, int) or not 1 <= x <= 100_000:
+                raise ValueError(f"`{x}` is not a count from 1 to 100000")
+        return v
+
+    @field_validator("builtin")
+    @classmethod
+    def _builtin(cls, v: Param) -> Param:
+        for x in v if isinstance(v, list) else [v]:
+            if x not in PGBENCH_BUILTINS:
+                raise ValueError(
+                    f"`{x}` is not a pgbench builtin; allowed: {', '.join(PGBENCH_BUILTINS)}"
+                )
+        return v
+
+    @field_validator("shared_buffers")
+    @classmethod
+    def _pg_size(cls, v: Param) -> Param:
+        for x in v if isinstance(v, list) else [v]:
+            if not isinstance(x, str) or not re.fullmatch(r"\d+(kB|MB|GB)", x):
+                raise ValueError(f"`{x}` is not a PostgreSQL size (write e.g. `128MB`)")
+        return v
+
+    @model_validator(mode="after")
+    def _jobs_le_clients(self) -> PgbenchWorkloadSpec:
+        clients = self.clients if isinstance(self.clients, list) else [self.clients]
+        jobs = self.jobs if isinstance(self.jobs, list) else [self.jobs]
+        if max(int(j) for j in jobs) > min(int(c) for c in clients):
+            raise ValueError("pgbench needs `jobs` <= `clients` (each thread drives clients)")
+        return self
+
+    def params(self) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {}
+        for key, value in self.model_dump(exclude={"kind", "name", "targets"}).items():
+            out[key] = list(value) if isinstance(value, list) else [value]
+        return out
+
+
 AnyWorkload = Annotated[
-    Annotated[WorkloadSpec, Tag("block")] | Annotated[FilesWorkloadSpec, Tag("files")],
+    Annotated[WorkloadSpec, Tag("block")]
+    | Annotated[FilesWorkloadSpec, Tag("files")]
+    | Annotated[PgbenchWorkloadSpec, Tag("pgbench")],
     Discriminator(lambda d: d.get("kind", "block") if isinstance(d, dict) else d.kind),
 ]
 
@@ -372,7 +433,9 @@ class Study(Strict):
                 raise ValueError(f"{where}: `{source}` cannot be both the source and a target")
         return self
 
-    def targets_of(self, w: WorkloadSpec | FilesWorkloadSpec) -> list[TargetSpec]:
+    def targets_of(
+        self, w: WorkloadSpec | FilesWorkloadSpec | PgbenchWorkloadSpec
+    ) -> list[TargetSpec]:
         """The targets a workload runs on: its `targets`, else every target that is not
         some workload's `source` (a source disk is not a column unless named)."""
         if w.targets:

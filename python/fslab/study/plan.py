@@ -20,6 +20,7 @@ from typing import Any
 from fslab.study.model import (
     FILE_SETS,
     FilesWorkloadSpec,
+    PgbenchWorkloadSpec,
     Scalar,
     Study,
     TargetSpec,
@@ -46,7 +47,7 @@ MIN_SCALED_FILE = 16 << 10
 FILE_OP_S = 20e-6
 COPY_BYTES_PER_S = 300 << 20
 SIZE_KEYS = ("bs", "file_size", "io_size")
-DURATION_KEYS = ("runtime", "ramp_time", "interval")
+DURATION_KEYS = ("runtime", "ramp_time", "interval", "duration")
 MIN_RUNTIME_S = 1.0
 MIN_FILE_SIZE = 16 << 20
 # Seconds a run costs besides its runtime and ramp: dropping caches, starting the engine;
@@ -133,6 +134,25 @@ def _scale_params(params: dict[str, Value], scale: float) -> dict[str, Value]:
     return out
 
 
+# About what `pgbench -i` takes per unit of scale (100,000 accounts), and how long one
+# unit takes to load here, for capacity checks and estimates.
+PGBENCH_BYTES_PER_SCALE = 16 << 20
+PGBENCH_INIT_S_PER_SCALE = 0.6
+PG_START_S = 3.0
+
+
+def _scale_pgbench(params: dict[str, Value], scale: float) -> dict[str, Value]:
+    """`--scale` shrinks the database (pgbench's scale factor, at least 1) and the run."""
+    if scale == 1.0:
+        return params
+    out = dict(params)
+    if isinstance(out.get("scale"), int):
+        out["scale"] = max(1, int(int(out["scale"]) * scale))  # type: ignore[arg-type]
+    if isinstance(out.get("duration"), float):
+        out["duration"] = max(MIN_RUNTIME_S, round(float(out["duration"]) * scale, 3))  # type: ignore[arg-type]
+    return out
+
+
 @dataclass(frozen=True)
 class Point:
     id: str
@@ -145,6 +165,9 @@ class Point:
 
     def label(self) -> str:
         p = self.params
+        if self.kind == "pgbench":
+            return (f"{self.target.name} {self.workload} s{p.get('scale')} "
+                    f"c{p.get('clients')} j{p.get('jobs')}")  # fmt: skip
         if self.kind == "files":
             threads = f" x{p['threads']}" if p.get("threads", 1) != 1 else ""
             return f"{self.target.name} {self.workload} {p.get('set', '')}{threads}"
@@ -201,6 +224,9 @@ class Point:
 
     def estimate_s(self, fresh_target: bool = True) -> float:
         setup = RUN_OVERHEAD_S + (PROVISION_S if fresh_target else 0)
+        if self.kind == "pgbench":
+            init = int(self.params.get("scale", 1)) * PGBENCH_INIT_S_PER_SCALE
+            return setup + PG_START_S + init + float(self.params.get("duration", 0))
         if self.kind == "files":
             nr = int(self.params.get("nr_files", 0) or 0)
             size = int(self.params.get("file_size", 0) or 0)
@@ -252,9 +278,10 @@ class Plan:
         return list(self.study.target)
 
 
-def workload_name(
-    w: WorkloadSpec | FilesWorkloadSpec, i: int, all_: list[WorkloadSpec | FilesWorkloadSpec]
-) -> str:
+AnySpec = WorkloadSpec | FilesWorkloadSpec | PgbenchWorkloadSpec
+
+
+def workload_name(w: AnySpec, i: int, all_: list[AnySpec]) -> str:
     if w.name:
         return w.name
     same_kind = [x for x in all_ if x.kind == w.kind]
@@ -286,6 +313,8 @@ def expand(study: Study, scale: float = 1.0) -> Plan:
                 if isinstance(w, FilesWorkloadSpec):
                     params = _scale_files(_files_params(params), scale)
                     params["ops"] = ",".join(w.ops)
+                elif isinstance(w, PgbenchWorkloadSpec):
+                    params = _scale_pgbench(params, scale)
                 else:
                     params = _scale_params(params, scale)
                 points.append(

@@ -19,6 +19,8 @@ Actions, their subject and details:
   (retried while busy), only if mounted from one of those devices.
 - `fscrypt_key`: subject the mount point; details `identifier`, `device`, `devices`.
   Undo: remove the key if still mounted (unmounting drops it anyway).
+- `postgres`: subject a PostgreSQL data directory; details `pg_ctl`. Undo: stop its
+  server if one still runs (fast, then immediate shutdown, then SIGKILL).
 
 Nothing is ever deleted through a mount point that is still mounted: a directory at or
 above a mount is refused, and images are deleted only when no loop device uses them.
@@ -37,7 +39,7 @@ from fslab.errors import TargetError
 from fslab.targets import fscrypt, loop
 from fslab.targets.mount import mounts_at, mounts_under, same_device, umount
 
-ACTIONS = ("image", "loop", "mkdir", "mkfs", "mount", "fscrypt_key")
+ACTIONS = ("image", "loop", "mkdir", "mkfs", "mount", "fscrypt_key", "postgres")
 State = Literal["pending", "done", "undone"]
 
 
@@ -116,6 +118,10 @@ def undo(action: str, subject: str, details: Mapping[str, Any]) -> None:
         _undo_key(subject, details)
     elif action == "mkfs":
         pass  # a file system on fslab's own image goes with the image
+    elif action == "postgres":
+        from fslab.apps.pgbench import stop_cluster  # the apps import this module
+
+        stop_cluster(str(details.get("pg_ctl") or "pg_ctl"), Path(subject))
     else:
         raise TargetError(f"the journal holds an unknown action {action!r} (for {subject})")
 

@@ -1,0 +1,1 @@
+"""Application workloads: real programs (PostgreSQL with pgbench) run on a target."""
