@@ -271,13 +271,7 @@ def test_example_jobs_pass_the_engine_check_without_warnings(path: Path) -> None
     study, _ = load_study(path)
     plan = expand(study, scale=0.02)
     jobs = {
-        json.dumps(job, sort_keys=True)
-        for p in plan.points
-        for job in (
-            [j for _, j in p.file_jobs(Path("/x"), Path("/s") if p.source else None)]
-            if p.kind == "files"
-            else [p.job(Path("/x"))]
-        )
+        json.dumps(job, sort_keys=True) for p in plan.points for job in p.engine_jobs(Path("/x"))
     }
     for job in sorted(jobs):
         done = subprocess.run(

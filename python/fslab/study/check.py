@@ -73,17 +73,7 @@ def engine_problems(plan: Plan, place: str) -> list[Problem]:
     engine = find_engine()
     seen: dict[str, str] = {}
     problems = []
-    jobs = [
-        (p, job)
-        for p in plan.points
-        for job in (
-            [j for _, j in p.file_jobs(Path("/fslab-plan"))]
-            if p.kind == "files"
-            else [p.job(Path("/fslab-plan"))]
-            if p.kind == "block"
-            else []
-        )
-    ]
+    jobs = [(p, job) for p in plan.points for job in p.engine_jobs(Path("/fslab-plan"))]
     for p, job in jobs:
         key = json.dumps(job, sort_keys=True)
         if key in seen:

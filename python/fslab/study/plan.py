@@ -215,6 +215,14 @@ class Point:
             jobs.append((op, job))
         return jobs
 
+    def engine_jobs(self, directory: Path) -> list[dict[str, Any]]:
+        """Every engine job the point runs (none for pgbench, which runs a database)."""
+        if self.kind == "files":
+            return [j for _, j in self.file_jobs(directory, directory if self.source else None)]
+        if self.kind == "block":
+            return [self.job(directory)]
+        return []
+
     def job(self, directory: Path) -> dict[str, Any]:
         """The engine job for this point, its file inside `directory`."""
         job: dict[str, Any] = {"name": "fslab", "filename": str(directory / "fslab.dat")}
