@@ -3,6 +3,7 @@
 //! `spec` reads the job, `target` opens what it does I/O on, `worker` + `io/` do the
 //! I/O, `record` + `series` measure it, `report` is the JSON that comes out.
 
+pub mod app;
 pub mod cpu;
 pub mod error;
 pub mod files;
@@ -48,6 +49,9 @@ pub fn run(
 ) -> Result<Report, RunError> {
     if job.kind == spec::Kind::Files {
         return files::run(job, warnings, flags, on_point);
+    }
+    if job.kind.is_app() {
+        return app::run(job, warnings, flags, on_point);
     }
     let target = target::open(&mut job, &flags.stop)?;
     let job = job;
@@ -215,6 +219,7 @@ pub fn run(
         errors,
         warnings,
         files: None,
+        app: None,
     })
 }
 

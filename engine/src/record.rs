@@ -23,10 +23,16 @@ pub enum Op {
     Write = 1,
     /// One file-management operation on one file (`kind = "files"`).
     Files = 2,
+    /// One log write + flush of an application model (`kind = "oltp"`, `"mailstore"`).
+    Log = 3,
+    /// One whole transaction of an application model.
+    Txn = 4,
+    /// Background reads of an application model (mailstore maintenance).
+    Background = 5,
 }
 
 /// Number of `Op` slots.
-pub const OPS: usize = 3;
+pub const OPS: usize = 6;
 
 impl Op {
     pub fn name(self) -> &'static str {
@@ -34,6 +40,9 @@ impl Op {
             Op::Read => "read",
             Op::Write => "write",
             Op::Files => "files",
+            Op::Log => "log",
+            Op::Txn => "txn",
+            Op::Background => "background",
         }
     }
 }
@@ -183,7 +192,7 @@ impl Recorder {
         tx: Sender<IntervalMsg>,
     ) -> Self {
         Self {
-            ops: [OpTotals::new(), OpTotals::new(), OpTotals::new()],
+            ops: std::array::from_fn(|_| OpTotals::new()),
             fsync: total_hist(),
             ramp_end: start + ramp,
             in_ramp: !ramp.is_zero(),
@@ -223,6 +232,19 @@ impl Recorder {
         self.fsync.saturating_record((lat.as_nanos() as u64).max(1));
     }
 
+    /// Closes the intervals that ended by `now`, for a thread that may do no I/O for a
+    /// while (a checkpointer): the series waits for every thread's report of an interval.
+    pub fn tick(&mut self, now: Instant) {
+        if now >= self.next_boundary {
+            self.flip(now);
+        }
+    }
+
+    /// Whether `now` is past the ramp (what the totals count).
+    pub fn measuring(&self, now: Instant) -> bool {
+        now >= self.ramp_end
+    }
+
     /// Ends the current interval (and any empty ones skipped since) at `now`.
     fn flip(&mut self, now: Instant) {
         let index = (now.saturating_duration_since(self.start).as_nanos()
@@ -239,7 +261,7 @@ impl Recorder {
             let _ = self.tx.send(IntervalMsg {
                 index: skipped,
                 end: None,
-                ops: [None, None, None],
+                ops: std::array::from_fn(|_| None),
             });
         }
         self.index = index;

@@ -47,6 +47,141 @@ pub struct Report {
     /// What a files job (`kind = "files"`) found and did; absent in block jobs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<FilesResult>,
+    /// What an application model (`kind = "oltp"`, `"mailstore"`) did; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppResult>,
+}
+
+/// An application model's answers. Counts cover the measured time (after the ramp),
+/// like `results`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct AppResult {
+    /// `oltp` or `mailstore`.
+    pub model: String,
+    /// Transactions completed (scans and mailstore reads included).
+    pub txn: u64,
+    pub txn_per_s: f64,
+    /// Per file, `data` and `log`: the engine's own counters.
+    pub files: std::collections::BTreeMap<String, AppFile>,
+    pub commits: Commits,
+    pub cache: CacheStats,
+    /// Page updates by transactions (a page updated twice before a checkpoint is written once).
+    pub pages_dirtied: u64,
+    /// Every checkpoint, the final one included (at most 10000 listed).
+    pub checkpoints: Vec<Checkpoint>,
+    /// oltp: read-ahead scans done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scans: Option<u64>,
+    /// mailstore: operations done, by name (`insert`, `delete`, `replace`, `read`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ops: Option<std::collections::BTreeMap<String, u64>>,
+    /// mailstore: background maintenance reads of the data file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maintenance: Option<AppSide>,
+    /// mailstore: the JetStress set of numbers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jetstress: Option<JetStress>,
+    /// mailstore: PASS (`pass: true`) when every check is under its threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<Verdict>,
+}
+
+/// One file of an application model.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct AppFile {
+    pub path: String,
+    pub read: AppSide,
+    pub write: AppSide,
+    /// fsync/fdatasync calls on this file (the data file: one per checkpoint; the log:
+    /// one per flush, none when `direct` opens it O_DSYNC).
+    pub fsyncs: u64,
+    /// Reads + writes per second.
+    pub iops: f64,
+}
+
+/// One direction on one file.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct AppSide {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub avg_bytes: f64,
+    pub lat_ns: LatNs,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct Commits {
+    /// Transactions that wrote a commit record.
+    pub count: u64,
+    /// Of those, the ones that waited for their record to be durable.
+    pub sync: u64,
+    /// Of those, the ones that did not wait (mailstore's lazy commits).
+    pub lazy: u64,
+    /// Log flushes (write + fdatasync, or one O_DSYNC write); fewer than `count` when commits were grouped.
+    pub flushes: u64,
+    /// Commit records per flush, mean.
+    pub records_per_flush: f64,
+    /// Time a synchronous commit took, from appending the record to its being durable.
+    pub sync_lat_ns: LatNs,
+    /// Time a lazy commit took (appending the record only).
+    pub lazy_lat_ns: LatNs,
+}
+
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct CacheStats {
+    /// Capacity, pages (0: no cache, every page read is an I/O).
+    pub pages: u64,
+    /// Page reads transactions asked for.
+    pub lookups: u64,
+    /// Of those, served from the cache without I/O.
+    pub hits: u64,
+    pub hit_ratio: f64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Checkpoint {
+    /// Start, seconds from the start of the job (the ramp included).
+    pub t_s: f64,
+    pub pages: u64,
+    /// Writes and the data file's fdatasync.
+    pub dur_s: f64,
+    /// pages / dur_s: the burst's IOPS.
+    pub iops: f64,
+    /// The one at the end of the job, which writes what is left.
+    pub last: bool,
+}
+
+/// The numbers Microsoft JetStress reports, from this run.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct JetStress {
+    /// Data reads + writes per second (maintenance and log excluded).
+    pub transactional_iops: f64,
+    pub db_reads_per_s: f64,
+    pub db_writes_per_s: f64,
+    pub db_read_lat_ms: f64,
+    pub db_write_lat_ms: f64,
+    pub db_read_avg_bytes: f64,
+    pub db_write_avg_bytes: f64,
+    pub log_writes_per_s: f64,
+    pub log_write_lat_ms: f64,
+    pub log_write_avg_bytes: f64,
+    /// The engine's CPU, as in `cpu.usage_pct`.
+    pub cpu_pct: f64,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Verdict {
+    pub pass: bool,
+    pub checks: Vec<Check>,
+}
+
+/// One threshold: passes when `value < max`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Check {
+    pub name: String,
+    pub value: f64,
+    pub max: f64,
+    pub pass: bool,
 }
 
 /// The answers of a files job, beside its rates in `results`.
@@ -181,6 +316,15 @@ pub struct SeriesPoint {
     /// A files job's operation (files handled, their bytes read + written); absent in block jobs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub files: Option<IntervalOp>,
+    /// An application model's log writes (each a write + flush); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log: Option<IntervalOp>,
+    /// An application model's transactions (`bytes` 0); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub txn: Option<IntervalOp>,
+    /// An application model's background reads (mailstore maintenance); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub background: Option<IntervalOp>,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -86,7 +86,7 @@ impl SeriesBuilder {
             .saturating_sub(begin)
             .max(Duration::from_micros(1))
             .as_secs_f64();
-        let [r, w, f] = acc.ops;
+        let [r, w, f, l, t, b] = acc.ops;
         let op = |a: OpAcc| -> Option<IntervalOp> {
             if a.ios == 0 {
                 return None;
@@ -108,6 +108,9 @@ impl SeriesBuilder {
             read: op(r),
             write: op(w),
             files: op(f),
+            log: op(l),
+            txn: op(t),
+            background: op(b),
         }
     }
 
@@ -120,11 +123,14 @@ impl SeriesBuilder {
         }
         self.points.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         // Trailing intervals where no thread did anything (after every thread stopped) are noise.
-        while self
-            .points
-            .last()
-            .is_some_and(|p| p.read.is_none() && p.write.is_none() && p.files.is_none())
-            && self.points.len() > 1
+        while self.points.last().is_some_and(|p| {
+            p.read.is_none()
+                && p.write.is_none()
+                && p.files.is_none()
+                && p.log.is_none()
+                && p.txn.is_none()
+                && p.background.is_none()
+        }) && self.points.len() > 1
         {
             self.points.pop();
         }
@@ -170,19 +176,18 @@ fn merge_point(into: &mut SeriesPoint, from: SeriesPoint) {
     let dur = into.dur_s + from.dur_s;
     into.t_s = from.t_s;
     into.dur_s = dur;
-    if let Some(a) = &mut into.read {
-        a.iops = a.ios as f64 / dur;
-        a.bw_bytes = a.bytes as f64 / dur;
+    for (a, b) in [
+        (&mut into.read, from.read),
+        (&mut into.write, from.write),
+        (&mut into.files, from.files),
+        (&mut into.log, from.log),
+        (&mut into.txn, from.txn),
+        (&mut into.background, from.background),
+    ] {
+        if let Some(a) = a.as_mut() {
+            a.iops = a.ios as f64 / dur;
+            a.bw_bytes = a.bytes as f64 / dur;
+        }
+        merge_op(a, b, dur);
     }
-    if let Some(a) = &mut into.write {
-        a.iops = a.ios as f64 / dur;
-        a.bw_bytes = a.bytes as f64 / dur;
-    }
-    if let Some(a) = &mut into.files {
-        a.iops = a.ios as f64 / dur;
-        a.bw_bytes = a.bytes as f64 / dur;
-    }
-    merge_op(&mut into.read, from.read, dur);
-    merge_op(&mut into.write, from.write, dur);
-    merge_op(&mut into.files, from.files, dur);
 }

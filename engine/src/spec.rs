@@ -37,6 +37,26 @@ const FILES_KEYS: &[&str] = &[
     "mutate_share",
     "mode",
 ];
+/// Keys of the application models and the kinds that use them.
+const APP_KEYS: &[(&str, &[Kind])] = &[
+    ("data_size", &[Kind::Oltp, Kind::Mailstore]),
+    ("log_size", &[Kind::Oltp, Kind::Mailstore]),
+    ("page_size", &[Kind::Oltp, Kind::Mailstore]),
+    ("cache_size", &[Kind::Oltp, Kind::Mailstore]),
+    ("checkpoint_interval", &[Kind::Oltp, Kind::Mailstore]),
+    ("log_record_size", &[Kind::Oltp, Kind::Mailstore]),
+    ("txn_reads", &[Kind::Oltp]),
+    ("txn_writes", &[Kind::Oltp]),
+    ("scan_share", &[Kind::Oltp]),
+    ("scan_size", &[Kind::Oltp]),
+    ("op_mix", &[Kind::Mailstore]),
+    ("lazy_commit_share", &[Kind::Mailstore]),
+    ("maintenance_rate", &[Kind::Mailstore]),
+    ("read_lat_ms_max", &[Kind::Mailstore]),
+    ("log_lat_ms_max", &[Kind::Mailstore]),
+];
+pub const MAX_PAGE_SIZE: u64 = 1 << 20;
+pub const MAX_APP_TXN_PAGES: u32 = 1024;
 /// Latencies above this are clamped in the histogram; a job should not get near it.
 pub const MAX_RUNTIME: Duration = Duration::from_secs(7 * 24 * 3600);
 
@@ -104,11 +124,29 @@ pub enum Kind {
     Block,
     /// One file-management operation (`op`) on a tree of files under `directory`.
     Files,
+    /// I/O model of a database: 8 KiB page reads, dirty pages flushed at checkpoints,
+    /// a log with group commit, some 64 KiB scans. `numjobs` are users.
+    Oltp,
+    /// I/O model of a mail store (JetStress-like): 32 KiB pages through a buffer cache,
+    /// an insert/delete/replace/read mix, lazy commits, background maintenance, a verdict.
+    Mailstore,
 }
 
 impl Kind {
     pub fn is_block(&self) -> bool {
         *self == Kind::Block
+    }
+    /// An application model (`oltp`, `mailstore`).
+    pub fn is_app(self) -> bool {
+        matches!(self, Kind::Oltp | Kind::Mailstore)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Block => "block",
+            Kind::Files => "files",
+            Kind::Oltp => "oltp",
+            Kind::Mailstore => "mailstore",
+        }
     }
 }
 
@@ -268,6 +306,36 @@ pub struct JobSpec {
     pub mutate_share: Option<f64>,
     /// Files job, `chmod`: the mode to set, e.g. `"0640"`. Default `"0640"`.
     pub mode: Option<ModeValue>,
+    /// oltp, mailstore: size of the data file `<directory>/<name>.data`. Default 256MiB.
+    pub data_size: Option<SizeValue>,
+    /// oltp, mailstore: size of the log file `<directory>/<name>.log`, written round-robin; 1MiB or more. Default 64MiB.
+    pub log_size: Option<SizeValue>,
+    /// oltp, mailstore: size of a data page (every data read and write but scans). Default 8KiB (oltp), 32KiB (mailstore).
+    pub page_size: Option<SizeValue>,
+    /// oltp, mailstore: buffer cache; a page read that hits it costs no I/O (random replacement). Default 0 (oltp), 64MiB (mailstore).
+    pub cache_size: Option<SizeValue>,
+    /// oltp, mailstore: time between checkpoints, which write every dirty page in a burst and fsync the data file. Default 5s (oltp), 1s (mailstore).
+    pub checkpoint_interval: Option<DurationValue>,
+    /// oltp, mailstore: log bytes one committing transaction adds. Default 512 (oltp), 2KiB (mailstore).
+    pub log_record_size: Option<SizeValue>,
+    /// oltp: page reads per transaction, 0..=1024. Default 11 (with `txn_writes` 2: reads:writes 5.5:1).
+    pub txn_reads: Option<u32>,
+    /// oltp: pages a transaction updates (dirties), 0..=1024. Default 2.
+    pub txn_writes: Option<u32>,
+    /// oltp: share of transactions that are a read-ahead scan (one `scan_size` read, no commit), 0..=1. Default 0.05.
+    pub scan_share: Option<f64>,
+    /// oltp: size of a scan's read, a multiple of `page_size`. Default 64KiB.
+    pub scan_size: Option<SizeValue>,
+    /// mailstore: weights of the operations `[insert, delete, replace, read]`. Default `[40, 20, 5, 35]`.
+    pub op_mix: Option<Vec<f64>>,
+    /// mailstore: share of committing transactions that do not wait for their log flush, 0..=1. Default 0.7.
+    pub lazy_commit_share: Option<f64>,
+    /// mailstore: bytes per second of background maintenance (a sequential read of the data file); 0 none. Default 1MiB.
+    pub maintenance_rate: Option<SizeValue>,
+    /// mailstore: the verdict fails when the mean data read latency reaches this, ms. Default 20.
+    pub read_lat_ms_max: Option<f64>,
+    /// mailstore: the verdict fails when the mean log write latency reaches this, ms. Default 10.
+    pub log_lat_ms_max: Option<f64>,
 }
 
 /// A job with every default filled in and every value checked; echoed as `job` in the
@@ -329,6 +397,47 @@ pub struct Job {
     /// Octal, e.g. `"0640"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
+    /// oltp, mailstore: the model's keys, resolved.
+    #[serde(flatten)]
+    pub app: Option<AppJob>,
+}
+
+/// The keys of an application model (`kind = "oltp"`, `"mailstore"`), resolved. Sizes
+/// in bytes, durations in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct AppJob {
+    pub data_size: u64,
+    pub log_size: u64,
+    pub page_size: u64,
+    pub cache_size: u64,
+    pub checkpoint_interval: f64,
+    pub log_record_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub txn_reads: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub txn_writes: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_size: Option<u64>,
+    /// `[insert, delete, replace, read]` weights.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op_mix: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lazy_commit_share: Option<f64>,
+    /// Bytes per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maintenance_rate: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_lat_ms_max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_lat_ms_max: Option<f64>,
+}
+
+impl AppJob {
+    pub fn checkpoint_interval(&self) -> Duration {
+        Duration::from_secs_f64(self.checkpoint_interval)
+    }
 }
 
 impl Job {
@@ -559,7 +668,12 @@ impl JobSpec {
     pub fn resolve(&self) -> Result<Job, JobErrors> {
         let mut errors = Vec::new();
         let e = &mut errors;
-        let ioengine = self.ioengine.unwrap_or(IoEngine::IoUring);
+        let kind = self.kind.unwrap_or_default();
+        let ioengine = self.ioengine.unwrap_or(if kind.is_app() {
+            IoEngine::Sync
+        } else {
+            IoEngine::IoUring
+        });
         let rw = self.rw.unwrap_or(Rw::Read);
 
         let rwmixread = self.rwmixread.unwrap_or(50);
@@ -567,7 +681,8 @@ impl JobSpec {
 
         let bs = size("bs", &self.bs, e).unwrap_or(4096);
         range("bs", bs, 1, MAX_BS, e);
-        let direct = self.direct.unwrap_or(false);
+        // A database bypasses the page cache for its own; a block job measures it.
+        let direct = self.direct.unwrap_or(kind.is_app());
         if direct && bs % 512 != 0 {
             e.push(
                 JobError::new(
@@ -685,8 +800,8 @@ impl JobSpec {
             ));
         }
 
-        let kind = self.kind.unwrap_or_default();
         let files = self.resolve_files(kind, e);
+        let app = self.resolve_app(kind, ioengine, direct, runtime, e);
         let needs_target = ioengine != IoEngine::Null;
         if kind == Kind::Block
             && needs_target
@@ -757,13 +872,187 @@ impl JobSpec {
             dup_share: files.dup_share,
             mutate_share: files.mutate_share,
             mode: files.mode,
+            app,
         })
+    }
+
+    /// The keys of an application model, checked; `None` for other kinds.
+    fn resolve_app(
+        &self,
+        kind: Kind,
+        ioengine: IoEngine,
+        direct: bool,
+        runtime: Option<Duration>,
+        e: &mut Vec<JobError>,
+    ) -> Option<AppJob> {
+        for (key, kinds) in APP_KEYS {
+            if self.key_set(key) && !kinds.contains(&kind) {
+                let names: Vec<_> = kinds
+                    .iter()
+                    .map(|k| format!("`kind = \"{}\"`", k.name()))
+                    .collect();
+                e.push(
+                    JobError::new(*key, format!("only applies to {}", names.join(" or ")))
+                        .hint("remove it, or set the kind it belongs to"),
+                );
+            }
+        }
+        if !kind.is_app() {
+            return None;
+        }
+        let oltp = kind == Kind::Oltp;
+        if ioengine != IoEngine::Sync {
+            let engine = serde_json::to_value(ioengine).unwrap_or_default();
+            e.push(
+                JobError::new(
+                    "ioengine",
+                    format!(
+                        "{engine} is not supported with `kind = \"{}\"`",
+                        kind.name()
+                    ),
+                )
+                .hint("use `ioengine = \"sync\"` (the default): each user does one I/O at a time"),
+            );
+        }
+        match self.directory.as_deref() {
+            None | Some("") => e.push(
+                JobError::new(
+                    "directory",
+                    format!("is required with `kind = \"{}\"`", kind.name()),
+                )
+                .hint("where the data and log files go, e.g. `directory = \"/mnt/test\"`"),
+            ),
+            Some(_) => {}
+        }
+        if self.filename.is_some() {
+            e.push(JobError::new(
+                "filename",
+                "does not apply to an application model: its files are `<directory>/<name>.data` and `.log`",
+            ));
+        }
+        if runtime.is_none() {
+            e.push(
+                JobError::new(
+                    "runtime",
+                    format!("is required with `kind = \"{}\"`", kind.name()),
+                )
+                .hint("an application model runs for a time, e.g. `runtime = \"60s\"`"),
+            );
+        }
+        let page_size =
+            size("page_size", &self.page_size, e).unwrap_or(if oltp { 8 << 10 } else { 32 << 10 });
+        range("page_size", page_size, 512, MAX_PAGE_SIZE, e);
+        if page_size % 512 != 0 {
+            e.push(JobError::new(
+                "page_size",
+                format!("{page_size} is not a multiple of 512"),
+            ));
+        }
+        let data_size = size("data_size", &self.data_size, e).unwrap_or(256 << 20);
+        range(
+            "data_size",
+            data_size,
+            page_size.max(1) * 16,
+            MAX_FILE_SIZE,
+            e,
+        );
+        let log_size = size("log_size", &self.log_size, e).unwrap_or(64 << 20);
+        range("log_size", log_size, 1 << 20, MAX_FILE_SIZE, e);
+        let cache_size =
+            size("cache_size", &self.cache_size, e).unwrap_or(if oltp { 0 } else { 64 << 20 });
+        range("cache_size", cache_size, 0, MAX_FILE_SIZE, e);
+        let ckpt = duration("checkpoint_interval", &self.checkpoint_interval, e)
+            .unwrap_or(Duration::from_secs(if oltp { 5 } else { 1 }));
+        if ckpt < MIN_INTERVAL {
+            e.push(JobError::new(
+                "checkpoint_interval",
+                format!("{ckpt:?} is out of range (100ms or more)"),
+            ));
+        }
+        let log_record_size = size("log_record_size", &self.log_record_size, e)
+            .unwrap_or(if oltp { 512 } else { 2 << 10 });
+        range("log_record_size", log_record_size, 1, 1 << 20, e);
+        let mut app = AppJob {
+            data_size,
+            log_size,
+            page_size,
+            cache_size,
+            checkpoint_interval: ckpt.as_secs_f64(),
+            log_record_size,
+            txn_reads: None,
+            txn_writes: None,
+            scan_share: None,
+            scan_size: None,
+            op_mix: None,
+            lazy_commit_share: None,
+            maintenance_rate: None,
+            read_lat_ms_max: None,
+            log_lat_ms_max: None,
+        };
+        if oltp {
+            let reads = self.txn_reads.unwrap_or(11);
+            range("txn_reads", reads, 0, MAX_APP_TXN_PAGES, e);
+            let writes = self.txn_writes.unwrap_or(2);
+            range("txn_writes", writes, 0, MAX_APP_TXN_PAGES, e);
+            if reads == 0 && writes == 0 {
+                e.push(JobError::new("txn_writes", "a transaction must read or write a page (`txn_reads` and `txn_writes` are both 0)"));
+            }
+            let share = self.scan_share.unwrap_or(0.05);
+            range("scan_share", share, 0.0, 1.0, e);
+            let scan = size("scan_size", &self.scan_size, e).unwrap_or(64 << 10);
+            if page_size > 0 && (scan == 0 || scan % page_size != 0) {
+                e.push(JobError::new(
+                    "scan_size",
+                    format!("{scan} is not a positive multiple of `page_size` ({page_size})"),
+                ));
+            }
+            range("scan_size", scan, 1, data_size, e);
+            app.txn_reads = Some(reads);
+            app.txn_writes = Some(writes);
+            app.scan_share = Some(share);
+            app.scan_size = Some(scan);
+        } else {
+            let mix = self
+                .op_mix
+                .clone()
+                .unwrap_or_else(|| vec![40.0, 20.0, 5.0, 35.0]);
+            if mix.len() != 4 {
+                e.push(
+                    JobError::new("op_mix", format!("has {} weights, needs 4", mix.len()))
+                        .hint("`op_mix = [insert, delete, replace, read]`, e.g. `[40, 20, 5, 35]`"),
+                );
+            } else if mix.iter().any(|w| !(w.is_finite() && *w >= 0.0))
+                || mix.iter().sum::<f64>() <= 0.0
+            {
+                e.push(JobError::new(
+                    "op_mix",
+                    "weights must be 0 or more, and not all 0",
+                ));
+            }
+            let lazy = self.lazy_commit_share.unwrap_or(0.7);
+            range("lazy_commit_share", lazy, 0.0, 1.0, e);
+            let rate = size("maintenance_rate", &self.maintenance_rate, e).unwrap_or(1 << 20);
+            range("maintenance_rate", rate, 0, 1 << 40, e);
+            let rmax = self.read_lat_ms_max.unwrap_or(20.0);
+            range("read_lat_ms_max", rmax, 0.0, 1e6, e);
+            let lmax = self.log_lat_ms_max.unwrap_or(10.0);
+            range("log_lat_ms_max", lmax, 0.0, 1e6, e);
+            app.op_mix = Some(mix);
+            app.lazy_commit_share = Some(lazy);
+            app.maintenance_rate = Some(rate);
+            app.read_lat_ms_max = Some(rmax);
+            app.log_lat_ms_max = Some(lmax);
+        }
+        if direct && log_record_size == 0 {
+            e.push(JobError::new("log_record_size", "must be more than 0"));
+        }
+        Some(app)
     }
 
     /// The keys of a files job, checked; `None` for those its `op` does not use.
     fn resolve_files(&self, kind: Kind, e: &mut Vec<JobError>) -> FilesPart {
         let mut out = FilesPart::default();
-        if kind == Kind::Block {
+        if kind != Kind::Files {
             for key in self.files_keys_set() {
                 e.push(
                     JobError::new(key, "only applies to `kind = \"files\"`")
@@ -909,6 +1198,21 @@ impl JobSpec {
             "dup_share" => self.dup_share.is_some(),
             "mutate_share" => self.mutate_share.is_some(),
             "mode" => self.mode.is_some(),
+            "data_size" => self.data_size.is_some(),
+            "log_size" => self.log_size.is_some(),
+            "page_size" => self.page_size.is_some(),
+            "cache_size" => self.cache_size.is_some(),
+            "checkpoint_interval" => self.checkpoint_interval.is_some(),
+            "log_record_size" => self.log_record_size.is_some(),
+            "txn_reads" => self.txn_reads.is_some(),
+            "txn_writes" => self.txn_writes.is_some(),
+            "scan_share" => self.scan_share.is_some(),
+            "scan_size" => self.scan_size.is_some(),
+            "op_mix" => self.op_mix.is_some(),
+            "lazy_commit_share" => self.lazy_commit_share.is_some(),
+            "maintenance_rate" => self.maintenance_rate.is_some(),
+            "read_lat_ms_max" => self.read_lat_ms_max.is_some(),
+            "log_lat_ms_max" => self.log_lat_ms_max.is_some(),
             _ => false,
         }
     }
@@ -923,6 +1227,9 @@ impl JobSpec {
 
     /// Warnings for keys the job sets but does not use.
     pub fn warnings(&self, job: &Job) -> Vec<Warning> {
+        if job.kind.is_app() {
+            return Vec::new();
+        }
         if job.kind == Kind::Block {
             return self
                 .ignored_keys()

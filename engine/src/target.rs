@@ -258,7 +258,12 @@ fn open_one(path: &Path, job: &Job, block: bool) -> Result<File, RunError> {
 
 /// Writes a file up to `size` with incompressible content, so reads hit real blocks.
 /// Returns the bytes written (0 when the file was already large enough).
-fn lay_out(path: &Path, size: u64, seed: u64, stop: &AtomicBool) -> Result<u64, RunError> {
+pub(crate) fn lay_out(
+    path: &Path,
+    size: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<u64, RunError> {
     let ctx = |e| RunError::io(format!("cannot lay out {}", path.display()), e);
     let mut f = OpenOptions::new()
         .create(true)

@@ -359,6 +359,7 @@ pub fn run(
         errors,
         warnings,
         files: Some(files),
+        app: None,
         job,
     })
 }

@@ -21,7 +21,9 @@ pub fn run(w: &mut Worker) {
             match op {
                 Op::Read => libc::pread(fd, buf.cast(), len, offset as libc::off_t),
                 Op::Write => libc::pwrite(fd, buf.cast(), len, offset as libc::off_t),
-                Op::Files => unreachable!("block jobs only read and write"),
+                Op::Files | Op::Log | Op::Txn | Op::Background => {
+                    unreachable!("block jobs only read and write")
+                }
             }
         };
         now = Instant::now();

@@ -46,7 +46,9 @@ fn entry(fixed_buffers: bool, w: &Worker, op: Op, slot: u32, offset: u64) -> squ
             .build(),
         (Op::Read, false) => opcode::Read::new(file, buf, len).offset(offset).build(),
         (Op::Write, false) => opcode::Write::new(file, buf, len).offset(offset).build(),
-        (Op::Files, _) => unreachable!("block jobs only read and write"),
+        (Op::Files | Op::Log | Op::Txn | Op::Background, _) => {
+            unreachable!("block jobs only read and write")
+        }
     };
     e.user_data(u64::from(slot))
 }

@@ -1,0 +1,168 @@
+//! The log and its group commit: committing users append a record; one of those that
+//! must wait becomes the leader and writes + flushes everything appended so far, so
+//! commits that overlap share one flush.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::Instant;
+
+use crate::record::{Op, Recorder};
+use crate::spec::BufferContent;
+use crate::target::Buffers;
+
+/// Most bytes one log write carries; a bigger backlog is written in several.
+const LOG_BUF: u64 = 1 << 20;
+
+/// What one thread's flushes did (counted after the ramp only).
+#[derive(Debug, Default, Clone)]
+pub struct LogCounts {
+    pub flushes: u64,
+    pub records: u64,
+    pub writes: u64,
+    pub fsyncs: u64,
+}
+
+#[derive(Default)]
+struct State {
+    appended: u64,
+    flushed: u64,
+    pending_bytes: u64,
+    pending_records: u64,
+    flushing: bool,
+    failed: bool,
+}
+
+pub struct Log {
+    file: File,
+    size: u64,
+    align: u64,
+    /// The file was opened O_DSYNC: each write is durable, no fdatasync needed.
+    dsync: bool,
+    st: Mutex<State>,
+    cv: Condvar,
+    /// Only the leader touches it (it holds `flushing`): the buffer and the write offset.
+    io: Mutex<(Buffers, u64)>,
+}
+
+impl Log {
+    pub fn new(file: File, size: u64, align: u64, dsync: bool, seed: u64) -> Self {
+        Self {
+            file,
+            size,
+            align,
+            dsync,
+            st: Mutex::new(State::default()),
+            cv: Condvar::new(),
+            io: Mutex::new((Buffers::new(LOG_BUF, 1, BufferContent::Random, seed), 0)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.st.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Appends a commit record of `bytes`; with `wait`, returns once it is durable.
+    pub fn commit(
+        &self,
+        bytes: u64,
+        wait: bool,
+        rec: &mut Recorder,
+        c: &mut LogCounts,
+    ) -> std::io::Result<()> {
+        let mut st = self.lock();
+        st.appended += 1;
+        st.pending_bytes += bytes;
+        st.pending_records += 1;
+        let lsn = st.appended;
+        if !wait {
+            return Ok(());
+        }
+        loop {
+            // A failed leader has stopped the job; its thread reports the error.
+            if st.flushed >= lsn || st.failed {
+                return Ok(());
+            }
+            if st.flushing {
+                st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            st = self.lead(st, rec, c)?;
+        }
+    }
+
+    /// Flushes what lazy commits left behind, unless a flush is under way.
+    pub fn flush_pending(&self, rec: &mut Recorder, c: &mut LogCounts) -> std::io::Result<()> {
+        let st = self.lock();
+        if st.pending_records == 0 || st.flushing || st.failed {
+            return Ok(());
+        }
+        self.lead(st, rec, c).map(drop)
+    }
+
+    fn lead<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        rec: &mut Recorder,
+        c: &mut LogCounts,
+    ) -> std::io::Result<MutexGuard<'a, State>> {
+        let (bytes, records, upto) = (st.pending_bytes, st.pending_records, st.appended);
+        st.pending_bytes = 0;
+        st.pending_records = 0;
+        st.flushing = true;
+        drop(st);
+        let r = self.write(bytes, records, rec, c);
+        let mut st = self.lock();
+        st.flushing = false;
+        match r {
+            Ok(()) => st.flushed = upto,
+            Err(_) => st.failed = true,
+        }
+        self.cv.notify_all();
+        r.map(|()| st)
+    }
+
+    fn write(
+        &self,
+        bytes: u64,
+        records: u64,
+        rec: &mut Recorder,
+        c: &mut LogCounts,
+    ) -> std::io::Result<()> {
+        let mut io = self.io.lock().unwrap_or_else(|p| p.into_inner());
+        let (buf, off) = &mut *io;
+        // Logs write whole sectors; O_DIRECT needs the file's alignment.
+        let total = bytes.div_ceil(self.align).max(1) * self.align;
+        let mut left = total;
+        let t0 = Instant::now();
+        let mut writes = 0;
+        while left > 0 {
+            let n = left.min(LOG_BUF);
+            if *off + n > self.size {
+                *off = 0;
+            }
+            self.file
+                .write_all_at(&buf.slot_mut(0)[..n as usize], *off)?;
+            *off += n;
+            left -= n;
+            writes += 1;
+        }
+        if !self.dsync {
+            let f0 = Instant::now();
+            self.file.sync_data()?;
+            let now = Instant::now();
+            rec.fsync(now - f0);
+            if rec.measuring(now) {
+                c.fsyncs += 1;
+            }
+        }
+        let now = Instant::now();
+        rec.complete(Op::Log, total, t0, now);
+        if rec.measuring(now) {
+            c.flushes += 1;
+            c.records += records;
+            c.writes += writes;
+        }
+        Ok(())
+    }
+}
