@@ -6,34 +6,16 @@ from pathlib import Path
 
 import click
 
-from fslab.compare import DEFAULT_RESULTS
+from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.report.bundle import archive_format, make_bundle
 from fslab.report.output import check_output
 
 
 @click.command("bundle")
-@click.option(
-    "--results",
-    "results",
-    metavar="DB",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_RESULTS,
-    show_default=True,
-    help="The results database `fslab run` wrote.",
-)
-@click.option("--study", metavar="NAME", help="The study to bundle; default: the most recent.")
-@click.option(
-    "--baseline",
-    metavar="NAME",
-    help="The target the reports compare with; default: the study's first.",
-)
-@click.option(
-    "--where",
-    "where",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="Keep the points whose parameter KEY is VALUE in the reports and CSVs.",
-)
+@results_db_option
+@study_option("bundle")
+@baseline_option
+@where_option
 @click.option(
     "-o",
     "--output",

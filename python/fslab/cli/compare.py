@@ -10,34 +10,16 @@ from pathlib import Path
 
 import click
 
-from fslab.compare import DEFAULT_RESULTS, Comparison, build_comparison
+from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
+from fslab.compare import Comparison, build_comparison
 from fslab.report.terminal import render_csv, render_json, render_markdown, render_table
 
 
 @click.command("compare")
-@click.option(
-    "--results",
-    "results",
-    metavar="DB",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_RESULTS,
-    show_default=True,
-    help="The results database `fslab run` wrote.",
-)
-@click.option("--study", metavar="NAME", help="The study to compare; default: the most recent.")
-@click.option(
-    "--baseline",
-    metavar="NAME",
-    help="The target the others are compared with; default: the study's first.",
-)
-@click.option(
-    "--where",
-    "where",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="Keep the points whose parameter KEY is VALUE (sizes compare in bytes: 8k = 8KiB); "
-    "repeat for several keys (all must match) or values (any may match).",
-)
+@results_db_option
+@study_option("compare")
+@baseline_option
+@where_option
 @click.option(
     "--format",
     "fmt",

@@ -7,29 +7,15 @@ from pathlib import Path
 
 import click
 
-from fslab.compare import DEFAULT_RESULTS
+from fslab.cli.options import results_db_option, study_option, where_option
 from fslab.report.export import export_rows, render_export_csv, render_export_json
 from fslab.report.output import check_output, on_stdout, write_text
 
 
 @click.command("export")
-@click.option(
-    "--results",
-    "results",
-    metavar="DB",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_RESULTS,
-    show_default=True,
-    help="The results database `fslab run` wrote.",
-)
-@click.option("--study", metavar="NAME", help="The study to export; default: the most recent.")
-@click.option(
-    "--where",
-    "where",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="Keep the points whose parameter KEY is VALUE, as in `fslab compare`.",
-)
+@results_db_option
+@study_option("export")
+@where_option
 @click.option(
     "--format",
     "fmt",

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fslab.compare import DEFAULT_RESULTS
+from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.report.charts import build_charts
 from fslab.report.context import load_report
 from fslab.report.html import render_html
@@ -18,28 +18,10 @@ _MD_SUFFIXES = (".md", ".markdown")
 
 
 @click.command("report")
-@click.option(
-    "--results",
-    "results",
-    metavar="DB",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_RESULTS,
-    show_default=True,
-    help="The results database `fslab run` wrote.",
-)
-@click.option("--study", metavar="NAME", help="The study to report; default: the most recent.")
-@click.option(
-    "--baseline",
-    metavar="NAME",
-    help="The target the others are compared with; default: the study's first.",
-)
-@click.option(
-    "--where",
-    "where",
-    metavar="KEY=VALUE",
-    multiple=True,
-    help="Keep the points whose parameter KEY is VALUE, as in `fslab compare`.",
-)
+@results_db_option
+@study_option("report")
+@baseline_option
+@where_option
 @click.option(
     "--format",
     "fmt",
