@@ -8,6 +8,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+mod common;
+use common::run_job;
+
 fn shm_or_disk() -> (TempDir, bool) {
     if Path::new("/dev/shm").is_dir() {
         (tempfile::tempdir_in("/dev/shm").unwrap(), true)
@@ -19,21 +22,6 @@ fn shm_or_disk() -> (TempDir, bool) {
 /// On the repository's disk: real fdatasync latency, and O_DIRECT works.
 fn disk() -> TempDir {
     tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap()
-}
-
-fn run_job(text: &str) -> Value {
-    let out = Command::cargo_bin("fslab-engine")
-        .unwrap()
-        .args(["run", "-"])
-        .write_stdin(text.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "job failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// A small job; O_DIRECT except on tmpfs, which has none.

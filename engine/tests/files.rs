@@ -8,8 +8,10 @@ use std::path::Path;
 
 use assert_cmd::Command;
 use fslab_engine::files::set::FileSet;
-use serde_json::Value;
 use tempfile::TempDir;
+
+mod common;
+use common::run_job;
 
 /// Temporary directories: one on tmpfs when there is one, one on the repository's disk.
 fn places() -> Vec<TempDir> {
@@ -19,21 +21,6 @@ fn places() -> Vec<TempDir> {
     }
     v.push(tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap());
     v
-}
-
-fn run_job(text: &str) -> Value {
-    let out = Command::cargo_bin("fslab-engine")
-        .unwrap()
-        .args(["run", "-"])
-        .write_stdin(text.to_string())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "job failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn job(op: &str, dir: &Path, extra: &str) -> String {
