@@ -194,11 +194,7 @@ pub fn run(
     );
     Ok(Report {
         schema_version: report::SCHEMA_VERSION,
-        engine: EngineInfo {
-            name: "fslab-engine".into(),
-            version: VERSION.into(),
-            clock: "CLOCK_MONOTONIC".into(),
-        },
+        engine: EngineInfo::this(),
         job,
         status,
         interrupted,

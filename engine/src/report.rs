@@ -240,6 +240,17 @@ pub struct EngineInfo {
     pub clock: String,
 }
 
+impl EngineInfo {
+    /// This engine: every report, whatever the job's kind, names it the same way.
+    pub fn this() -> Self {
+        Self {
+            name: "fslab-engine".into(),
+            version: crate::VERSION.into(),
+            clock: "CLOCK_MONOTONIC".into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TargetInfo {
     /// `file`, `block`, `none` (null engine) or `tree` (a files job: `paths` are `directory` and `dest`).

@@ -593,11 +593,7 @@ pub fn run(
     );
     Ok(Report {
         schema_version: report::SCHEMA_VERSION,
-        engine: EngineInfo {
-            name: "fslab-engine".into(),
-            version: crate::VERSION.into(),
-            clock: "CLOCK_MONOTONIC".into(),
-        },
+        engine: EngineInfo::this(),
         status,
         interrupted,
         start_unix_s,

@@ -332,11 +332,7 @@ pub fn run(
     paths.extend(job.dest.clone());
     Ok(Report {
         schema_version: report::SCHEMA_VERSION,
-        engine: EngineInfo {
-            name: "fslab-engine".into(),
-            version: crate::VERSION.into(),
-            clock: "CLOCK_MONOTONIC".into(),
-        },
+        engine: EngineInfo::this(),
         status,
         interrupted,
         start_unix_s,
