@@ -134,11 +134,7 @@ pub fn run(
         // Rings and buffers are set up by now: the CPU counted is the run's.
         let cpu_before = cpu::usage();
         let mut series = SeriesBuilder::new(threads, start, job.interval(), job.ramp_time());
-        for msg in rx {
-            if let Some(p) = series.add(msg) {
-                on_point(p);
-            }
-        }
+        series.drain(rx, on_point);
         let outcomes: Vec<ThreadOutcome> = handles
             .into_iter()
             .map(|h| h.join().expect("a worker thread panicked"))

@@ -45,6 +45,20 @@ impl SeriesBuilder {
         }
     }
 
+    /// Takes every interval the threads send until they all hang up, handing each
+    /// completed point to `on_point` as it completes (live progress).
+    pub fn drain(
+        &mut self,
+        rx: impl IntoIterator<Item = IntervalMsg>,
+        on_point: &mut dyn FnMut(&SeriesPoint),
+    ) {
+        for msg in rx {
+            if let Some(p) = self.add(msg) {
+                on_point(p);
+            }
+        }
+    }
+
     /// Adds one thread's interval; returns the point when this completed it.
     pub fn add(&mut self, msg: IntervalMsg) -> Option<&SeriesPoint> {
         let acc = self.pending.entry(msg.index).or_default();

@@ -517,11 +517,7 @@ pub fn run(
         go.wait();
         let cpu_before = crate::cpu::usage();
         let mut series = SeriesBuilder::new(threads, start, job.interval(), job.ramp_time());
-        for msg in rx {
-            if let Some(p) = series.add(msg) {
-                on_point(p);
-            }
-        }
+        series.drain(rx, on_point);
         let outcomes: Vec<Outcome> = handles
             .into_iter()
             .map(|h| h.join().expect("a worker thread panicked"))

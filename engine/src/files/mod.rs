@@ -280,11 +280,7 @@ pub fn run(
         go.wait();
         let cpu_before = crate::cpu::usage();
         let mut series = SeriesBuilder::new(threads, start, interval, Duration::ZERO);
-        for msg in rx {
-            if let Some(p) = series.add(msg) {
-                on_point(p);
-            }
-        }
+        series.drain(rx, on_point);
         let mut outcomes: Vec<Outcome> = handles
             .into_iter()
             .map(|h| h.join().expect("a worker thread panicked"))
