@@ -258,7 +258,7 @@ pub struct JobSpec {
     pub iodepth: Option<u32>,
     /// Completions to wait for per wake-up (io_uring). 1 reaps each request as soon as it is
     /// done: the most faithful latency. More saves CPU on a busy machine, but a request
-    /// that completed early is timed when it is reaped. 1..=`iodepth`. Default 1.
+    /// that completed early is timed when it is reaped. 1..=`iodepth` (`sync`, `null`: only 1). Default 1.
     pub iodepth_batch_complete_min: Option<u32>,
     /// Bypass the page cache with O_DIRECT. Default false.
     pub direct: Option<bool>,
@@ -282,7 +282,7 @@ pub struct JobSpec {
     pub allow_device_write: Option<bool>,
     /// Synthetic latency the `null` engine spins for per I/O (for testing what sits above the engine). Default 0.
     pub null_lat: Option<DurationValue>,
-    /// `block` (I/O on a file or device) or `files` (one file-management `op` on a tree under `directory`). Default `block`.
+    /// `block` (I/O on a file or device), `files` (one file-management `op` on a tree under `directory`), or an application model under `directory`: `oltp` (a database) or `mailstore` (an Exchange-like store; see docs/engine.md). Default `block`.
     pub kind: Option<Kind>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
@@ -727,22 +727,26 @@ impl JobSpec {
             );
         }
 
+        // Like `iodepth`, 1 (the default) is accepted with any engine: the resolved job
+        // echoes it for every engine, and that echo must be a valid job again.
         let batch_min = self.iodepth_batch_complete_min.unwrap_or(1);
-        if self.iodepth_batch_complete_min.is_some() {
-            if ioengine != IoEngine::IoUring {
-                e.push(JobError::new(
+        if ioengine == IoEngine::IoUring {
+            range(
+                "iodepth_batch_complete_min",
+                batch_min,
+                1,
+                iodepth.max(1),
+                e,
+            );
+        } else if batch_min != 1 {
+            let engine = serde_json::to_value(ioengine).unwrap_or_default();
+            e.push(
+                JobError::new(
                     "iodepth_batch_complete_min",
-                    "only applies to `ioengine = \"io_uring\"`",
-                ));
-            } else {
-                range(
-                    "iodepth_batch_complete_min",
-                    batch_min,
-                    1,
-                    iodepth.max(1),
-                    e,
-                );
-            }
+                    format!("{batch_min} only applies to `ioengine = \"io_uring\"`; ioengine = {engine} reaps each request alone (1)"),
+                )
+                .hint("leave it out, or use `ioengine = \"io_uring\"`"),
+            );
         }
 
         let runtime = duration("runtime", &self.runtime, e);

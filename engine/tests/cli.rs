@@ -517,3 +517,62 @@ fn check_warns_about_keys_the_job_ignores() {
     );
     assert!(err.contains("hint: remove `mutate_share`"), "{err}");
 }
+
+/// `check` on a job given as text on stdin: (exit code, stdout, stderr).
+fn check(job: &str) -> (i32, String, String) {
+    let mut child = engine()
+        .args(["check", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(job.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_echo_of_a_job_is_itself_a_job_check_takes() {
+    for job in [
+        // `sync` has no queue, yet the echo names `iodepth_batch_complete_min = 1`.
+        "filename = \"/nonexistent/f\"\nsize = \"1m\"\nioengine = \"sync\"\nrw = \"randwrite\"",
+        "ioengine = \"null\"\nruntime = 1",
+        "kind = \"files\"\nop = \"copy\"\ndirectory = \"/a\"\ndest = \"/b\"",
+        "kind = \"mailstore\"\ndirectory = \"/d\"\nruntime = \"2s\"\nnumjobs = 2",
+    ] {
+        let (code, echo, err) = check(job);
+        assert_eq!(code, 0, "{job:?}: {err}");
+        let v: Value = serde_json::from_str(&echo).unwrap();
+        assert_eq!(v["iodepth_batch_complete_min"], 1, "{echo}");
+        // The echo as it is, nulls and every key that does not apply included.
+        let (code, again, err) = check(&echo);
+        assert_eq!(code, 0, "the echo of {job:?} is refused: {err}");
+        assert!(!err.contains("error:"), "{err}");
+        assert_eq!(again, echo, "resolving the echo changes nothing");
+    }
+}
+
+#[test]
+fn batch_completions_other_than_1_need_io_uring() {
+    let (code, _, err) =
+        check("filename = \"/f\"\nioengine = \"sync\"\niodepth_batch_complete_min = 1");
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) =
+        check("filename = \"/f\"\nioengine = \"sync\"\niodepth_batch_complete_min = 4");
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(
+        err.contains("`iodepth_batch_complete_min`: 4 only applies to `ioengine = \"io_uring\"`"),
+        "{err}"
+    );
+}
