@@ -205,3 +205,44 @@ def test_report_from_json_checks_the_version_before_the_layout(null_run: EngineR
     for version, problem in ((0, "expected 1 or more"), (True, "expected an integer")):
         with pytest.raises(EngineError, match=f"`schema_version`: {problem}"):
             Report.from_json({**null_run.document, "schema_version": version})
+
+
+def test_run_job_reads_an_application_models_answers(tmp_path: Path) -> None:
+    job = {
+        "kind": "mailstore",
+        "directory": str(tmp_path),
+        "runtime": "1s",
+        "data_size": "8MiB",
+        "log_size": "1MiB",
+        "cache_size": "1MiB",
+        "direct": False,
+        "read_lat_ms_max": 50,
+    }
+    run = run_job(job)
+    report, app = run.report, run.report.app
+    assert app is not None and app.model == "mailstore"
+    assert report.job.kind == "mailstore" and report.job.op is None
+    assert report.job.page_size == 32768 and report.job.read_lat_ms_max == 50.0
+    assert app.txn > 0 and app.files.data.read.ios > 0 and app.files.log.write.ios > 0
+    assert app.commits.count == app.commits.sync + app.commits.lazy
+    assert app.cache.pages == 32 and 0 <= app.cache.hit_ratio <= 1
+    assert app.checkpoints and app.checkpoints[-1].last
+    assert app.ops is not None and set(app.ops) == {"insert", "delete", "replace", "read"}
+    assert app.maintenance is not None and app.jetstress is not None and app.scans is None
+    assert app.verdict is not None and app.verdict.passed is (
+        all(c.passed for c in app.verdict.checks)
+    )
+    assert [(c.name, c.max) for c in app.verdict.checks] == [
+        ("db_read_lat_ms_mean", 50.0),
+        ("log_write_lat_ms_mean", 10.0),
+    ]
+    # Strict like the rest of the report.
+    doc: dict[str, Any] = copy.deepcopy(dict(run.document))
+    doc["app"]["verdict"]["checks"][0]["pass"] = 1
+    with pytest.raises(EngineError, match=r"`app\.verdict\.checks\[0\]\.pass`: expected true"):
+        Report.from_json(doc)
+
+
+def test_block_and_files_reports_have_no_app_section(null_run: EngineRun) -> None:
+    assert null_run.report.app is None
+    assert null_run.report.job.kind == "block" and null_run.report.job.op is None

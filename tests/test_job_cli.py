@@ -139,6 +139,106 @@ def test_bad_job_exits_2_with_the_engines_message(
     assert not (tmp_path / "job.dat").exists()
 
 
+def _app_job(tmp_path: Path, kind: str, **keys: Any) -> dict[str, Any]:
+    """A small, short application-model job in a folder of `tmp_path`. Buffered (O_DIRECT
+    is not everywhere), with a cache smaller than the data so that pages are read."""
+    folder = tmp_path / kind
+    folder.mkdir()
+    return {
+        "name": kind[:2],
+        "kind": kind,
+        "directory": str(folder),
+        "runtime": "1s",
+        "data_size": "8MiB",
+        "log_size": "1MiB",
+        "direct": False,
+        **keys,
+    }
+
+
+def _line(stdout: str, label: str) -> str:
+    """The one summary line labelled `label:`, its label and padding removed."""
+    found = [ln for ln in stdout.splitlines() if ln.startswith(f"  {label}:")]
+    assert len(found) == 1, stdout
+    return found[0].removeprefix(f"  {label}:").lstrip()
+
+
+MAILSTORE = {"ioengine": "sync", "numjobs": 2, "cache_size": "1MiB"}
+
+
+def test_mailstore_job_summary_fits_the_model_and_passes_by_default(tmp_path: Path) -> None:
+    job = _app_job(tmp_path, "mailstore", **MAILSTORE)
+    done = run_fslab("job", write_job(tmp_path / "mailstore.toml", job))
+    assert done.returncode == 0, done.stderr
+    head = done.stdout.splitlines()[0]
+    assert head.startswith(
+        "ma: mailstore numjobs=2 data=8MiB cache=1MiB page=32KiB ioengine=sync direct=0 "
+    ), head
+    assert re.search(r" runtime=\S+s \[ok\]$", head), head
+    assert " bs=" not in head and "iodepth" not in head and " read " not in head
+    for op in ("data_read", "data_write", "log_write", "maintenance_read"):
+        assert re.match(r"IOPS=\S+ BW=\S+ \(\S+\) ios=\d+ lat mean=", _line(done.stdout, op))
+    # Transactions have a line of their own (no bandwidth: they move no bytes).
+    assert re.fullmatch(r"[\d.]+[kM]?/s ios=\d+ lat mean=\S+ p50=.*", _line(done.stdout, "txn"))
+    assert re.fullmatch(
+        r"\d+ \(sync \d+, lazy \d+\), \d+ flushes, [\d.]+ records per flush, "
+        r"sync lat mean=\S+ p99=\S+",
+        _line(done.stdout, "commits"),
+    )
+    assert re.fullmatch(
+        r"hit ratio [\d.]+% \(\d+ of \d+ page reads, 32 pages\)", _line(done.stdout, "cache")
+    )
+    assert re.fullmatch(r"\d+, max \d+ pages, peak \S+ IOPS", _line(done.stdout, "checkpoints"))
+    assert re.fullmatch(
+        r"PASS \(db read lat mean \S+ < 20\.0ms, log write lat mean \S+ < 10\.0ms\)",
+        _line(done.stdout, "verdict"),
+    )
+
+
+def test_mailstore_verdict_fails_naming_the_check_over_its_threshold(tmp_path: Path) -> None:
+    job = _app_job(tmp_path, "mailstore", **MAILSTORE, read_lat_ms_max=0.000001)
+    done = run_fslab("job", write_job(tmp_path / "mailstore.toml", job))
+    # A failed verdict is an answer, not a failed job.
+    assert done.returncode == 0, done.stderr
+    verdict = _line(done.stdout, "verdict")
+    assert re.fullmatch(
+        r"FAIL: db read lat mean \S+ >= 1ns \(passed: log write lat mean \S+ < 10\.0ms\)",
+        verdict,
+    ), verdict
+    assert "PASS" not in done.stdout
+
+
+def test_oltp_job_summary_says_oltp_not_a_block_size(tmp_path: Path) -> None:
+    done = run_fslab("job", write_job(tmp_path / "oltp.toml", _app_job(tmp_path, "oltp")))
+    assert done.returncode == 0, done.stderr
+    head = done.stdout.splitlines()[0]
+    assert head.startswith("ol: oltp numjobs=1 data=8MiB cache=0B page=8KiB ioengine=sync "), head
+    assert " bs=" not in head and "iodepth" not in head
+    assert _line(done.stdout, "cache") == "none (every page read is an I/O)"
+    assert re.match(r"\d+ \(sync \d+\), ", _line(done.stdout, "commits"))
+    assert "verdict:" not in done.stdout and "lazy" not in done.stdout
+
+
+def test_files_job_summary_names_its_op(tmp_path: Path) -> None:
+    tree, copy = tmp_path / "tree", tmp_path / "copy"
+    create = {"name": "set", "kind": "files", "op": "create", "directory": str(tree)}
+    create |= {"nr_files": 40, "file_size": "4k"}
+    done = run_fslab("job", write_job(tmp_path / "create.toml", create))
+    assert done.returncode == 0, done.stderr
+    head, line = done.stdout.splitlines()[:2]
+    assert re.fullmatch(
+        r"set: files op=create nr_files=40 file_size=4KiB numjobs=1 runtime=\S+s \[ok\]", head
+    ), head
+    assert line.startswith("  create: IOPS=") and " ios=40 " in line
+    job = {"name": "cp", "kind": "files", "op": "copy", "directory": str(tree), "dest": str(copy)}
+    done = run_fslab("job", write_job(tmp_path / "copy.toml", {**job, "numjobs": 2}))
+    assert done.returncode == 0, done.stderr
+    head, line = done.stdout.splitlines()[:2]
+    assert re.fullmatch(r"cp: files op=copy numjobs=2 runtime=\S+s \[ok\]", head), head
+    assert line.startswith("  copy:  IOPS=") and " ios=40 " in line
+    assert len(list(copy.rglob("f*"))) == 40
+
+
 def test_job_on_stdin(tmp_path: Path) -> None:
     done = run_fslab("job", "--json", "-", input='ioengine = "null"\nruntime = "100ms"\n')
     assert done.returncode == 0, done.stderr

@@ -143,6 +143,39 @@ class Job(_Model):
     interval: float
     allow_device_write: bool
     null_lat: float
+    kind: str = "block"
+    """`block`, `files`, `oltp` or `mailstore` (the engine leaves it out for `block`)."""
+    # files jobs (`None` where the job's kind or `op` does not use the key)
+    op: str | None = None
+    """A files job's operation: `create`, `copy`, `sync`, `mutate`, `scan`, ..."""
+    dest: str | None = None
+    nr_files: int | None = None
+    file_size: int | None = None
+    size_dist: str | None = None
+    size_sigma: float | None = None
+    files_per_dir: int | None = None
+    dup_share: float | None = None
+    mutate_share: float | None = None
+    mode: str | None = None
+    # application models (oltp, mailstore): sizes in bytes, durations in seconds
+    data_size: int | None = None
+    log_size: int | None = None
+    page_size: int | None = None
+    cache_size: int | None = None
+    checkpoint_interval: float | None = None
+    log_record_size: int | None = None
+    txn_reads: int | None = None
+    """oltp only, as are `txn_writes`, `scan_share` and `scan_size`."""
+    txn_writes: int | None = None
+    scan_share: float | None = None
+    scan_size: int | None = None
+    op_mix: _Items[float] | None = None
+    """mailstore only, as are the keys below: `[insert, delete, replace, read]` weights."""
+    lazy_commit_share: float | None = None
+    maintenance_rate: int | None = None
+    """Bytes per second."""
+    read_lat_ms_max: float | None = None
+    log_lat_ms_max: float | None = None
 
 
 class Target(_Model):
@@ -218,7 +251,14 @@ class SeriesPoint(_Model):
     ramp: bool
     """Inside `ramp_time`: shown, but not part of `results`."""
     read: IntervalOp | None = None
+    """A block job's reads; an application model's data file reads."""
     write: IntervalOp | None = None
+    log: IntervalOp | None = None
+    """An application model's log writes."""
+    txn: IntervalOp | None = None
+    """An application model's transactions."""
+    background: IntervalOp | None = None
+    """The mailstore's maintenance reads."""
 
 
 class Series(_Model):
@@ -256,6 +296,125 @@ class EngineWarning(_Model):
     hint: str | None = None
 
 
+class AppSide(_Model):
+    """One direction on one file of an application model, over the measured time."""
+
+    ios: int
+    bytes: int
+    iops: float
+    avg_bytes: float
+    lat_ns: LatNs
+
+
+class AppFile(_Model):
+    path: str
+    read: AppSide
+    write: AppSide
+    fsyncs: int
+    """fsync/fdatasync calls on this file (data: one per checkpoint; log: one per flush,
+    none when `direct` opens it O_DSYNC)."""
+    iops: float
+    """Reads + writes per second."""
+
+
+class AppFiles(_Model):
+    data: AppFile
+    log: AppFile
+
+
+class Commits(_Model):
+    count: int
+    """Transactions that wrote a commit record."""
+    sync: int
+    """Of those, the ones that waited for their record to be durable."""
+    lazy: int
+    """Of those, the ones that did not wait (mailstore's lazy commits)."""
+    flushes: int
+    """Log flushes; fewer than `count` when commits were grouped."""
+    records_per_flush: float
+    sync_lat_ns: LatNs
+    """Appending the record to its being durable."""
+    lazy_lat_ns: LatNs
+    """Appending the record only."""
+
+
+class CacheStats(_Model):
+    pages: int
+    """Capacity in pages (0: no cache, every page read is an I/O)."""
+    lookups: int
+    hits: int
+    hit_ratio: float
+
+
+class Checkpoint(_Model):
+    t_s: float
+    """Start, seconds from the start of the job (the ramp included)."""
+    pages: int
+    dur_s: float
+    iops: float
+    """pages / dur_s: the burst's IOPS."""
+    last: bool
+    """The one at the end of the job, which writes what is left."""
+
+
+class JetStress(_Model):
+    """The numbers Microsoft JetStress reports (mailstore)."""
+
+    transactional_iops: float
+    db_reads_per_s: float
+    db_writes_per_s: float
+    db_read_lat_ms: float
+    db_write_lat_ms: float
+    db_read_avg_bytes: float
+    db_write_avg_bytes: float
+    log_writes_per_s: float
+    log_write_lat_ms: float
+    log_write_avg_bytes: float
+    cpu_pct: float
+
+
+class Check(_Model):
+    """One threshold of a verdict: passes when `value < max`."""
+
+    name: str
+    """e.g. `db_read_lat_ms_mean`; `_ms` names a value in milliseconds."""
+    value: float
+    max: float
+    passed: bool = Field(alias="pass")
+
+
+class Verdict(_Model):
+    passed: bool = Field(alias="pass")
+    """True when every check passes."""
+    checks: _Items[Check]
+
+
+class App(_Model):
+    """What an application model (`kind = "oltp"`, `"mailstore"`) did; counts cover the
+    measured time, like `results`."""
+
+    model: str
+    """`oltp` or `mailstore`."""
+    txn: int
+    """Transactions completed (scans and mailstore reads included)."""
+    txn_per_s: float
+    files: AppFiles
+    commits: Commits
+    cache: CacheStats
+    pages_dirtied: int
+    checkpoints: _Items[Checkpoint]
+    """Every checkpoint, the final one included (at most 10000 listed)."""
+    scans: int | None = None
+    """oltp: read-ahead scans done."""
+    ops: dict[str, int] | None = None
+    """mailstore: operations done, by name (`insert`, `delete`, `replace`, `read`)."""
+    maintenance: AppSide | None = None
+    """mailstore: background maintenance reads of the data file."""
+    jetstress: JetStress | None = None
+    verdict: Verdict | None = None
+    """mailstore: PASS or FAIL against the job's thresholds."""
+
+
 class Report(_Model):
     """The whole output of one engine job (`fslab-engine schema report`)."""
 
@@ -277,6 +436,8 @@ class Report(_Model):
     cpu: Cpu
     errors: _Items[IoError]
     warnings: _Items[EngineWarning]
+    app: App | None = None
+    """An application model's answers; absent for block and files jobs."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
