@@ -35,7 +35,7 @@ DEFAULT_RESULTS = Path("fslab-results.db")
 
 _RUN_HINT = "run a study first: `fslab run STUDY.toml`"
 # Operations in the order people expect them; others follow in order of appearance.
-_OP_ORDER = ("read", "write", "trim")
+_OP_ORDER = ("jetstress", "txn", "read", "write", "trim")
 # The study's words first, in the order people read a job; others follow as stored.
 _PARAM_ORDER = (
     "rw", "rwmixread", "bs", "threads", "iodepth", "file_size", "io_size", "runtime", "ramp_time",
@@ -95,6 +95,49 @@ PGBENCH_METRICS: tuple[MetricSpec, ...] = (
 _KIND_METRICS = {"files": FILES_METRICS, "pgbench": PGBENCH_METRICS}
 # The `metric` columns read, in this order, for every kind.
 _COLUMNS = tuple(dict.fromkeys(m.name for m in (*METRICS, *PGBENCH_METRICS)))
+
+# The application models' operations (`fslab.apps.profiles`): transactions, then the data
+# file's reads and writes, the log's writes and the mailstore's maintenance reads.
+APP_KINDS = ("oltp", "mailstore")
+_TXN_METRICS = (MetricSpec("iops", "tps", "count", higher_is_better=True), *METRICS[2:])
+_APP_OP_METRICS: dict[str, tuple[MetricSpec, ...]] = {
+    "txn": _TXN_METRICS,
+    "data_read": (METRICS[0], *METRICS[2:]),
+    "data_write": (METRICS[0], *METRICS[2:]),
+    "log_write": METRICS,
+    "maintenance_read": (METRICS[1], METRICS[2]),
+}
+# The mailstore's data and log rates and means are in its JetStress rows: only the tail.
+_MAILSTORE_OP_METRICS = {**_APP_OP_METRICS, **dict.fromkeys(
+    ("data_read", "data_write", "log_write"), (METRICS[3],))}  # fmt: skip
+
+VERDICT_UNIT = "verdict"
+"""A pass (1) or fail (0) per run: shown as `PASS (3/3)`, never tested for a difference."""
+
+# Run-level metrics of the application models (table `run_metric`, `fslab.apps.profiles`),
+# each family shown as the rows of a pseudo-operation named for its prefix.
+JETSTRESS_OP = "jetstress"
+JETSTRESS_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("verdict_pass", "verdict", VERDICT_UNIT, None),
+    MetricSpec("transactional_iops", "transactional IOPS", "count", True, min_abs=1.0),
+    MetricSpec("db_reads_per_s", "DB reads/s", "count", True, min_abs=1.0),
+    MetricSpec("db_writes_per_s", "DB writes/s", "count", True, min_abs=1.0),
+    MetricSpec("db_read_lat_ns", "DB read lat", "ns", False),
+    MetricSpec("db_write_lat_ns", "DB write lat", "ns", False),
+    MetricSpec("db_read_avg_bytes", "DB read size", "size", None, min_abs=512.0),
+    MetricSpec("db_write_avg_bytes", "DB write size", "size", None, min_abs=512.0),
+    MetricSpec("log_writes_per_s", "log writes/s", "count", None, min_abs=1.0),
+    MetricSpec("log_write_lat_ns", "log write lat", "ns", False),
+    MetricSpec("log_write_avg_bytes", "log write size", "size", None, min_abs=512.0),
+    MetricSpec("cpu_pct", "CPU", "pct", False, min_abs=1.0),
+)
+APP_OP = "app"
+APP_METRICS: tuple[MetricSpec, ...] = (
+    MetricSpec("cache_hit_pct", "cache hits", "pct", True, min_abs=1.0),
+    MetricSpec("records_per_flush", "commits per log flush", "count", None, min_abs=0.1),
+    MetricSpec("checkpoints", "checkpoints", "count", None, min_abs=1.0),
+    MetricSpec("checkpoint_iops_peak", "checkpoint IOPS peak", "count", None, min_abs=1.0),
+)
 
 # Run-level metrics from the telemetry sampler (table `run_metric`), shown as the rows of
 # a pseudo-operation after the engine's; each one where a direction is unambiguous.
@@ -470,35 +513,73 @@ def _pick_baseline(targets: tuple[str, ...], wanted: str | None, study: str) -> 
     )
 
 
+_PSEUDO_OPS = {TELEMETRY_OP: TELEMETRY_METRICS, JETSTRESS_OP: JETSTRESS_METRICS,
+               APP_OP: APP_METRICS}  # fmt: skip
+
+
+def pseudo_metrics(op: str) -> tuple[MetricSpec, ...] | None:
+    """The metrics of a run-level pseudo-operation (`device`, `copy device`, `jetstress`,
+    `app`), or None for an engine operation."""
+    return _PSEUDO_OPS.get(op.rpartition(" ")[2])
+
+
+def _run_metric_name(full: str) -> tuple[str, str] | None:
+    """(pseudo-op, metric) of a stored run metric, or None when it is not compared:
+    `written_bytes` (block), `copy.written_bytes` (files), `jetstress.cpu_pct` and
+    `verdict.pass` (mailstore), `app.cache_hit_pct`. Per-device keys such as
+    `device.loop0.written_bytes` and per-check verdicts are not compared."""
+    head, _, rest = full.partition(".")
+    if full == "verdict.pass":
+        return JETSTRESS_OP, "verdict_pass"
+    if head in (JETSTRESS_OP, APP_OP) and "." not in rest:
+        return head, rest
+    prefix, name = (head, rest) if rest else ("", head)
+    if "." in name:
+        return None
+    return (f"{prefix} {TELEMETRY_OP}" if prefix else TELEMETRY_OP), name
+
+
 def _telemetry_rows(
     con: sqlite3.Connection, study_id: int
 ) -> dict[int, list[tuple[str, tuple[float, ...]]]]:
-    """Per completed run, (pseudo-op, values in TELEMETRY_METRICS order, NaN where one is
-    missing). A block run has one, `device`; a files run one per op, `copy device` from
-    the names `copy.written_bytes`, .... A version-1 database has none."""
+    """Per completed run, (pseudo-op, values in the order of its metrics, NaN where one is
+    missing). A block run has `device`; a files run one per op, `copy device` from the
+    names `copy.written_bytes`, ...; an application model's run `jetstress` and `app` as
+    well. A version-1 database has none."""
     has = con.execute(
         "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metric'"
     ).fetchone()
     if not has:
         return {}
-    names = [m.name for m in TELEMETRY_METRICS]
     values: dict[int, dict[str, dict[str, float]]] = {}
     for run_id, full, value in con.execute(
         "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm JOIN run ON run.id = rm.run_id"
         " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'",
         (study_id,),
     ):
-        # `written_bytes` (block), `copy.written_bytes` (files); per-device keys such as
-        # `device.loop0.written_bytes` are not compared.
-        head, _, rest = str(full).partition(".")
-        prefix, name = (head, rest) if rest else ("", head)
-        if name in names and "." not in name:
-            op = f"{prefix} {TELEMETRY_OP}" if prefix else TELEMETRY_OP
+        named = _run_metric_name(str(full))
+        if named is None:
+            continue
+        op, name = named
+        metrics = pseudo_metrics(op) or ()
+        if any(m.name == name for m in metrics):
             values.setdefault(int(run_id), {}).setdefault(op, {})[name] = float(value)
     return {
-        run_id: [(op, tuple(got.get(n, math.nan) for n in names)) for op, got in per_op.items()]
+        run_id: [
+            (op, tuple(got.get(m.name, math.nan) for m in pseudo_metrics(op) or ()))
+            for op, got in per_op.items()
+        ]
         for run_id, per_op in values.items()
     }
+
+
+def _op_metrics(kind: str, op: str) -> tuple[MetricSpec, ...]:
+    """The metrics compared for an engine operation of a point of this kind."""
+    if kind == "mailstore":
+        return _MAILSTORE_OP_METRICS.get(op, METRICS)
+    if kind == "oltp":
+        return _APP_OP_METRICS.get(op, METRICS)
+    return _KIND_METRICS.get(kind, METRICS)
 
 
 def _load_points(con: sqlite3.Connection, study_id: int, db: Path) -> list[_Point]:
@@ -609,27 +690,30 @@ def _build_groups(
         rows: list[Row] = []
         ordered = [o for o in _OP_ORDER if o in ops] + [o for o in ops if o not in _OP_ORDER]
         for op in ordered:
-            telemetry = op.endswith(TELEMETRY_OP)
-            metrics = TELEMETRY_METRICS if telemetry else _KIND_METRICS.get(first.kind, METRICS)
-            columns = [m.name for m in TELEMETRY_METRICS] if telemetry else list(_COLUMNS)
+            pseudo = pseudo_metrics(op)
+            metrics = pseudo if pseudo is not None else _op_metrics(first.kind, op)
+            columns = [m.name for m in pseudo] if pseudo is not None else list(_COLUMNS)
             for metric in metrics:
                 i = columns.index(metric.name)
                 per_target = {
                     t: tuple(v[i] for v in samples.get((t, op), []) if not math.isnan(v[i]))
                     for t in targets
                 }
-                if not any(v for vs in per_target.values() for v in vs):
+                if not any(per_target.values()) or (
+                    metric.unit != VERDICT_UNIT
+                    and not any(v for vs in per_target.values() for v in vs)
+                ):
                     continue  # nothing, or all zero (bytes of a chmod): no row
                 base = per_target[baseline]
                 cells: list[Cell] = []
                 for t in targets:
                     s = per_target[t]
                     noise: list[StatWarning] = []
-                    if metric.name == "iops" and not op.endswith(TELEMETRY_OP):
+                    if metric.name == "iops" and pseudo is None and _noise_op(first.kind, op):
                         what = f"{op} {metric.label}" if first.kind == "files" else metric.label
                         noise = sample_warnings(t, what, s, sample_runs.get((t, op), []))
                     diff = None
-                    if t != baseline and s and base:
+                    if t != baseline and s and base and metric.unit != VERDICT_UNIT:
                         diff = compare_samples(
                             base,
                             s,
@@ -653,6 +737,12 @@ def _build_groups(
             )
         )
     return tuple(groups)
+
+
+def _noise_op(kind: str, op: str) -> bool:
+    """Whether the spread of this op's rate is worth a warning: an application model's
+    transactions stand for its operations (their reads and writes follow them)."""
+    return op == "txn" if kind in APP_KINDS else True
 
 
 _REASON_KEYS = ("foreign_cpu", "steal", "memory_pressure")
@@ -687,10 +777,12 @@ def _run_facts(con: sqlite3.Connection, study_id: int) -> dict[int, RunFacts]:
             else:
                 got[key] = got.get(key, 0.0) + float(value)
     series: dict[int, dict[float, float]] = {}
+    # An application model's trend is its transactions' (checkpoints make its I/O bursty).
     for run_id, t_s, iops in con.execute(
         "SELECT series.run_id, series.t_s, series.iops FROM series"
         " JOIN run ON run.id = series.run_id JOIN point ON point.id = run.point_id"
-        " WHERE point.study_id = ? AND run.status = 'ok' AND series.ramp = 0",
+        " WHERE point.study_id = ? AND run.status = 'ok' AND series.ramp = 0"
+        " AND (point.kind NOT IN ('oltp', 'mailstore') OR series.op = 'txn')",
         (study_id,),
     ):
         per_t = series.setdefault(int(run_id), {})

@@ -23,6 +23,7 @@ from types import FrameType
 from typing import Any
 
 from fslab.apps.pgbench import PgbenchSpec, cluster, find_postgres, initialize, run_pgbench
+from fslab.apps.profiles import app_metrics
 from fslab.cleanup import undo_open
 from fslab.engine import Report, find_engine, run_job
 from fslab.environment import describe, drop_caches
@@ -144,9 +145,10 @@ class _Watch:
         return self.telemetry.to_dict() if self.telemetry else {}
 
     def store_block(self, db: Results, run_id: int, report: Report) -> None:
-        # Space amplification is about data newly stored: the file laid out now.
+        # Space amplification is about data newly stored: the file(s) laid out now.
         layout = report.layout.bytes if report.layout else 0
-        written = sum(r.bytes for r in report.results if r.op == "write") + layout
+        writes = ("write", "data_write", "log_write")
+        written = sum(r.bytes for r in report.results if r.op in writes) + layout
         db.store_telemetry(run_id, self.interval_s, self.data(), self.summary(written, layout))
 
 
@@ -328,7 +330,8 @@ class Runner:
         return status, err
 
     def _block(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
-        """A block point: one engine job from a cold cache, with telemetry."""
+        """A block point, or an application model's (oltp, mailstore): one engine job
+        from a cold cache, with telemetry; a model's verdict and facts are kept too."""
         caches = drop_caches()
         self.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
         watch = _Watch(prov, float(point.params.get("interval") or 1.0))
@@ -341,6 +344,9 @@ class Runner:
         finally:
             watch.stop()
         watch.store_block(self.db, run_id, result.report)
+        app = result.document.get("app")
+        if isinstance(app, dict):
+            self.db.add_run_metrics(run_id, app_metrics(app))
         status = {0: "ok", 130: "interrupted"}.get(result.exit_code, "failed")
         err = None if status == "ok" else (result.stderr.strip() or result.report.status)
         self.db.finish_run(

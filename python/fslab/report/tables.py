@@ -9,7 +9,7 @@ from typing import Literal
 
 from fslab.compare import Cell, Comparison, Group
 from fslab.report.charts import slug
-from fslab.report.terminal import format_cell, format_delta, group_title
+from fslab.report.terminal import format_cell, format_delta, group_title, passed
 from fslab.stats.summary import Verdict
 from fslab.stats.warnings import StatWarning
 
@@ -22,6 +22,8 @@ class TableCell:
     """A Δ cell's verdict against the baseline."""
     title: str = ""
     """Details for a tooltip: n, standard deviation, CI; p-value of a Δ."""
+    passed: bool | None = None
+    """A verdict cell's outcome (PASS: True, FAIL: False)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ def table_views(c: Comparison) -> tuple[TableView, ...]:
                     TableCell(
                         format_cell(row.metric, cell, group.runs.get(t, 0)),
                         title=_value_title(cell),
+                        passed=passed(row.metric, cell),
                     )
                 )
                 if t != c.baseline:

@@ -19,7 +19,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fslab.compare import Cell, Comparison, MetricSpec, format_param
+from fslab.compare import VERDICT_UNIT, Cell, Comparison, MetricSpec, format_param
 from fslab.compare import Group as CompareGroup
 from fslab.stats.summary import MIN_EFFECT_PCT, Difference, Verdict
 
@@ -81,11 +81,24 @@ def format_stat(metric: MetricSpec, mean: float, ci_half: float | None) -> str:
     return text
 
 
+def passed(metric: MetricSpec, cell: Cell) -> bool | None:
+    """A verdict cell's outcome: True when every run passed, False when any failed; None
+    for other metrics and for no runs."""
+    if metric.unit != VERDICT_UNIT or not cell.samples:
+        return None
+    return all(v >= 1.0 for v in cell.samples)
+
+
 def format_cell(metric: MetricSpec, cell: Cell, runs: int) -> str:
-    """A cell's summary, with its own n when it differs from the target's run count."""
+    """A cell's summary, with its own n when it differs from the target's run count; a
+    verdict as `PASS (3/3)` or `FAIL (1/3)`: runs that passed of those that ran."""
     s = cell.summary
     if s is None:
         return _NONE
+    ok = passed(metric, cell)
+    if ok is not None:
+        good = sum(v >= 1.0 for v in cell.samples)
+        return f"{'PASS' if ok else 'FAIL'} ({good}/{len(cell.samples)})"
     text = format_stat(metric, s.mean, s.ci_half)
     return text if s.n == runs else f"{text} (n={s.n})"
 
@@ -165,11 +178,14 @@ def _columns(comparison: Comparison) -> list[str]:
 def _row_cells(
     comparison: Comparison, group: CompareGroup, cells: dict[str, Cell], metric: MetricSpec
 ) -> list[tuple[str, Verdict | None]]:
-    """(text, verdict) per column: a summary has no verdict; a Δ column has its cell's."""
+    """(text, verdict) per column: a summary has no verdict (a PASS/FAIL one is marked as
+    better/worse would be); a Δ column has its cell's."""
     out: list[tuple[str, Verdict | None]] = []
     for t in comparison.targets:
         cell = cells[t]
-        out.append((format_cell(metric, cell, group.runs.get(t, 0)), None))
+        ok = passed(metric, cell)
+        shown = None if ok is None else (Verdict.BETTER if ok else Verdict.WORSE)
+        out.append((format_cell(metric, cell, group.runs.get(t, 0)), shown))
         if t != comparison.baseline:
             out.append((format_delta(cell.diff), cell.diff.verdict if cell.diff else None))
     return out
@@ -208,7 +224,9 @@ def table_renderable(comparison: Comparison) -> RenderableType:
             rendered: list[RenderableType] = [f"{row.op} {row.metric.label}"]
             for text, verdict in _row_cells(comparison, group, cells, row.metric):
                 mark = _MARKS[verdict] if verdict else ""
-                if verdict and mark:
+                if verdict and row.metric.unit == VERDICT_UNIT:
+                    rendered.append(Text(text, style=_STYLES[verdict]))
+                elif verdict and mark:
                     rendered.append(Text.assemble(text, " ", (mark, _STYLES[verdict])))
                 else:
                     rendered.append(text)
@@ -261,6 +279,8 @@ def _md_escape(text: str) -> str:
 
 
 def _md_cell(text: str, verdict: Verdict | None) -> str:
+    if text.startswith(("PASS", "FAIL")):
+        return f"**{text}**"
     mark = _MARKS[verdict] if verdict else ""
     if verdict in (Verdict.BETTER, Verdict.WORSE):
         return f"{text} **{mark}**"

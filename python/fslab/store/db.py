@@ -24,6 +24,12 @@ from fslab.store.migrations import MIGRATIONS
 
 SCHEMA_VERSION = 2
 
+# (field of an engine series point, op stored): the series of an application model use
+# its results' names (`data_read`, ...), as the `metric` table does.
+_BLOCK_SERIES = (("read", "read"), ("write", "write"))
+_APP_SERIES = (("read", "data_read"), ("write", "data_write"), ("log", "log_write"),
+               ("txn", "txn"), ("background", "maintenance_read"))  # fmt: skip
+
 
 class StoreError(FslabError):
     """The results database cannot be used."""
@@ -222,8 +228,10 @@ class Results:
             if report is None:
                 return
             self._metrics(c, run_id, report)
+            names = _APP_SERIES if report.job.kind in ("oltp", "mailstore") else _BLOCK_SERIES
             for p in report.series.points:
-                for op, o in (("read", p.read), ("write", p.write)):
+                for field, op in names:
+                    o = getattr(p, field, None)
                     if o is None:
                         continue
                     c.execute(
@@ -270,14 +278,23 @@ class Results:
                 "INSERT OR REPLACE INTO telemetry VALUES (?, ?, ?)",
                 (run_id, interval_s, json.dumps(data, default=str)),
             )
-            for name, value in metrics.items():
-                if isinstance(value, bool):
-                    value = int(value)
-                if isinstance(value, int | float):
-                    c.execute(
-                        "INSERT OR REPLACE INTO run_metric VALUES (?, ?, ?)",
-                        (run_id, name, float(value)),
-                    )
+            self._run_metrics(c, run_id, metrics)
+
+    def add_run_metrics(self, run_id: int, metrics: Mapping[str, Any]) -> None:
+        """Run-level numbers besides telemetry's (an application model's verdict, ...)."""
+        with self.tx() as c:
+            self._run_metrics(c, run_id, metrics)
+
+    @staticmethod
+    def _run_metrics(c: sqlite3.Connection, run_id: int, metrics: Mapping[str, Any]) -> None:
+        for name, value in metrics.items():
+            if isinstance(value, bool):
+                value = int(value)
+            if isinstance(value, int | float):
+                c.execute(
+                    "INSERT OR REPLACE INTO run_metric VALUES (?, ?, ?)",
+                    (run_id, name, float(value)),
+                )
 
     def mark_stale_runs(self) -> int:
         """Runs left `running` by a killed fslab become `interrupted`."""

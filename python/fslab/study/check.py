@@ -11,7 +11,7 @@ from typing import Any
 from fslab.engine import find_engine
 from fslab.study.load import Problem
 from fslab.study.model import Study, TargetSpec, parse_size
-from fslab.study.plan import PGBENCH_BYTES_PER_SCALE, Plan, Point, normalize
+from fslab.study.plan import APP_KINDS, PGBENCH_BYTES_PER_SCALE, Plan, Point, normalize
 from fslab.targets.mkfs import loop_image_size
 from fslab.targets.system import System, check
 
@@ -152,6 +152,10 @@ def _footprints(plan: Plan, p: Point) -> list[tuple[TargetSpec, int | None]]:
         # (measured here after `pgbench -i -s 2`: 52 MiB under base/, 33 MiB of WAL, 85 in all)
         scale = int(p.params.get("scale", 1))
         return [(p.target, scale * PGBENCH_BYTES_PER_SCALE * 3 // 2 + (96 << 20))]
+    if p.kind in APP_KINDS:
+        # The engine's defaults when the study leaves them out (docs/job-keys.md).
+        data, log = p.params.get("data_size", 256 << 20), p.params.get("log_size", 64 << 20)
+        return [(p.target, int(data) + int(log))]
     if p.kind != "files":
         size = p.params.get("file_size")
         return [(p.target, size if isinstance(size, int) else None)]
@@ -166,8 +170,9 @@ def _footprints(plan: Plan, p: Point) -> list[tuple[TargetSpec, int | None]]:
     return [(p.target, _files_footprint(p.target, p.params, copies))]
 
 
-_WHAT = {"files": "the file set", "pgbench": "the database (pgbench scale) with its WAL"}
-_SHRINK = {"files": "nr_files", "pgbench": "scale"}
+_WHAT = {"files": "the file set", "pgbench": "the database (pgbench scale) with its WAL",
+         "oltp": "the data and log files", "mailstore": "the data and log files"}  # fmt: skip
+_SHRINK = {"files": "nr_files", "pgbench": "scale", "oltp": "data_size", "mailstore": "data_size"}
 
 
 def capacity_problems(plan: Plan, place: str) -> list[Problem]:

@@ -391,10 +391,109 @@ class PgbenchWorkloadSpec(Strict):
         return out
 
 
+class AppWorkloadSpec(Strict):
+    """An application I/O model in the engine (`kind = "oltp"` or `"mailstore"`): a data
+    file and a log file under the target, `threads` users, sync I/O. Keys are the engine's
+    (docs/job-keys.md) but `threads` and `runtime`; unset ones take the engine's default.
+    Lists are sweep axes."""
+
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
+    targets: list[str] | None = Field(None, min_length=1)
+    threads: Param = 8
+    runtime: Param = "30s"
+    ramp_time: Param = "0s"
+    data_size: Param = "1GiB"
+    log_size: Param = "64MiB"
+    page_size: Param | None = None
+    cache_size: Param | None = None
+    checkpoint_interval: Param | None = None
+    log_record_size: Param | None = None
+    direct: Param | None = None
+    randseed: Param | None = None
+    interval: Param | None = None
+
+    def params(self) -> dict[str, list[Any]]:
+        out: dict[str, list[Any]] = {}
+        for key, value in self.model_dump(exclude={"kind", "name", "targets"}).items():
+            if value is None:
+                continue
+            if key == "op_mix":
+                out[key] = list(mix_sweep(value))
+                continue
+            out[key] = list(value) if isinstance(value, list) else [value]
+        return out
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_empty_axes(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for k, v in data.items():
+                if isinstance(v, list) and not v:
+                    raise ValueError(f"`{k}` is an empty list: a sweep axis needs a value")
+        return data
+
+
+class OltpWorkloadSpec(AppWorkloadSpec):
+    """A database's I/O (TPC-E-like): 8 KiB page reads and updates, a log appended and
+    fsynced per commit, checkpoints that flush dirty pages in bursts, read-ahead scans."""
+
+    kind: Literal["oltp"]
+    txn_reads: Param | None = None
+    txn_writes: Param | None = None
+    scan_share: Param | None = None
+    scan_size: Param | None = None
+
+
+class MailstoreWorkloadSpec(AppWorkloadSpec):
+    """An Exchange-like mail store's I/O (JetStress): 32 KiB pages behind a buffer cache,
+    an insert/delete/replace/read mix, lazy commits, background maintenance; each run
+    gets a PASS/FAIL verdict against `read_lat_ms_max` and `log_lat_ms_max`."""
+
+    kind: Literal["mailstore"]
+    threads: Param = 12
+    cache_size: Param | None = "64MiB"
+    # `[insert, delete, replace, read]` is one value; a list of such lists is a sweep.
+    op_mix: list[Any] | None = None
+    lazy_commit_share: Param | None = None
+    maintenance_rate: Param | None = None
+    read_lat_ms_max: Param | None = None
+    log_lat_ms_max: Param | None = None
+
+    @field_validator("op_mix")
+    @classmethod
+    def _mix(cls, v: list[Any] | None) -> list[Any] | None:
+        if v is None:
+            return v
+        for mix in mix_sweep(v):
+            if (
+                len(mix) != 4
+                or any(isinstance(x, bool) or not isinstance(x, int | float) or x < 0 for x in mix)
+                or not sum(mix) > 0
+            ):
+                raise ValueError(
+                    f"`{mix}` is not an op mix: write four weights [insert, delete, replace, "
+                    "read], e.g. `[40, 20, 5, 35]`"
+                )
+        return v
+
+
+def mix_sweep(v: list[Any]) -> list[list[Any]]:
+    """`op_mix` as a list of values: `[40, 20, 5, 35]` is one, a list of those a sweep."""
+    if v and all(isinstance(x, list) for x in v):
+        return v
+    return [v]
+
+
+AnySpec = (
+    WorkloadSpec | FilesWorkloadSpec | PgbenchWorkloadSpec | OltpWorkloadSpec
+    | MailstoreWorkloadSpec
+)  # fmt: skip
 AnyWorkload = Annotated[
     Annotated[WorkloadSpec, Tag("block")]
     | Annotated[FilesWorkloadSpec, Tag("files")]
-    | Annotated[PgbenchWorkloadSpec, Tag("pgbench")],
+    | Annotated[PgbenchWorkloadSpec, Tag("pgbench")]
+    | Annotated[OltpWorkloadSpec, Tag("oltp")]
+    | Annotated[MailstoreWorkloadSpec, Tag("mailstore")],
     Discriminator(lambda d: d.get("kind", "block") if isinstance(d, dict) else d.kind),
 ]
 
@@ -433,9 +532,7 @@ class Study(Strict):
                 raise ValueError(f"{where}: `{source}` cannot be both the source and a target")
         return self
 
-    def targets_of(
-        self, w: WorkloadSpec | FilesWorkloadSpec | PgbenchWorkloadSpec
-    ) -> list[TargetSpec]:
+    def targets_of(self, w: AnySpec) -> list[TargetSpec]:
         """The targets a workload runs on: its `targets`, else every target that is not
         some workload's `source` (a source disk is not a column unless named)."""
         if w.targets:

@@ -19,13 +19,14 @@ from typing import Any
 
 from fslab.study.model import (
     FILE_SETS,
+    AnySpec,
+    AppWorkloadSpec,
     FilesWorkloadSpec,
     PgbenchWorkloadSpec,
     Scalar,
     Study,
     TargetSpec,
     Value,
-    WorkloadSpec,
     parse_size,
 )
 
@@ -46,8 +47,10 @@ MIN_SCALED_FILE = 16 << 10
 # Rough cost of one file operation and of copying data, for the estimate only.
 FILE_OP_S = 20e-6
 COPY_BYTES_PER_S = 300 << 20
-SIZE_KEYS = ("bs", "file_size", "io_size")
-DURATION_KEYS = ("runtime", "ramp_time", "interval", "duration")
+SIZE_KEYS = ("bs", "file_size", "io_size", "data_size", "log_size", "page_size", "cache_size",
+             "log_record_size", "scan_size", "maintenance_rate")  # fmt: skip
+DURATION_KEYS = ("runtime", "ramp_time", "interval", "duration", "checkpoint_interval")
+APP_KINDS = ("oltp", "mailstore")
 MIN_RUNTIME_S = 1.0
 MIN_FILE_SIZE = 16 << 20
 # Seconds a run costs besides its runtime and ramp: dropping caches, starting the engine;
@@ -77,6 +80,8 @@ def normalize(key: str, value: Value) -> Value:
     """A parameter in canonical form: sizes in bytes, durations in seconds."""
     if key == "size_buckets" and isinstance(value, list):
         return [[parse_size(size), weight] for size, weight in value]
+    if key == "op_mix" and isinstance(value, list):
+        return [float(x) for x in value]
     if isinstance(value, list):
         return value
     if key in SIZE_KEYS:
@@ -153,6 +158,32 @@ def _scale_pgbench(params: dict[str, Value], scale: float) -> dict[str, Value]:
     return out
 
 
+MIN_LOG_SIZE = 1 << 20
+MIN_CHECKPOINT_S = 0.5
+
+
+def _scale_app(params: dict[str, Value], scale: float) -> dict[str, Value]:
+    """`--scale` shrinks the run, the data file and the log; the buffer cache shrinks with
+    the data file (the share of reads it serves stays), checkpoints come as often per run."""
+    if scale == 1.0:
+        return params
+    out = _scale_params(params, scale)
+    data = params.get("data_size")
+    if isinstance(data, int):
+        scaled = max(MIN_FILE_SIZE, int(data * scale) // (1 << 20) * (1 << 20))
+        out["data_size"] = scaled
+        cache = params.get("cache_size")
+        if isinstance(cache, int) and data:
+            out["cache_size"] = int(cache * scaled / data) // 4096 * 4096
+    log = params.get("log_size")
+    if isinstance(log, int):
+        out["log_size"] = max(MIN_LOG_SIZE, int(log * scale) // (1 << 20) * (1 << 20))
+    ckpt = params.get("checkpoint_interval")
+    if isinstance(ckpt, float):
+        out["checkpoint_interval"] = max(MIN_CHECKPOINT_S, round(ckpt * scale, 3))
+    return out
+
+
 @dataclass(frozen=True)
 class Point:
     id: str
@@ -171,6 +202,11 @@ class Point:
         if self.kind == "files":
             threads = f" x{p['threads']}" if p.get("threads", 1) != 1 else ""
             return f"{self.target.name} {self.workload} {p.get('set', '')}{threads}"
+        if self.kind in APP_KINDS:
+            cache = _human_size(p.get("cache_size"))
+            return f"{self.target.name} {self.workload} x{p.get('threads', 1)}" + (
+                f" cache {cache}" if cache else ""
+            )
         parts = [str(p.get("rw", "")), _human_size(p.get("bs")), f"QD{p.get('iodepth', 1)}"]
         if p.get("threads", 1) != 1:
             parts.append(f"x{p['threads']}")
@@ -219,13 +255,18 @@ class Point:
         """Every engine job the point runs (none for pgbench, which runs a database)."""
         if self.kind == "files":
             return [j for _, j in self.file_jobs(directory, directory if self.source else None)]
-        if self.kind == "block":
+        if self.kind in ("block", *APP_KINDS):
             return [self.job(directory)]
         return []
 
     def job(self, directory: Path) -> dict[str, Any]:
-        """The engine job for this point, its file inside `directory`."""
+        """The engine job for this point, its file inside `directory` (an application
+        model's data and log files: `fslab.data`, `fslab.log`)."""
         job: dict[str, Any] = {"name": "fslab", "filename": str(directory / "fslab.dat")}
+        if self.kind in APP_KINDS:
+            # The models do sync I/O only (docs/engine.md).
+            job = {"kind": self.kind, "name": "fslab", "directory": str(directory),
+                   "ioengine": "sync"}  # fmt: skip
         for key, value in self.params.items():
             job[ENGINE_KEY.get(key, key)] = value
         return job
@@ -249,7 +290,8 @@ class Point:
             return setup + nr * ops * FILE_OP_S + nr * size * (1 + copies) / COPY_BYTES_PER_S
         runtime = float(self.params.get("runtime", 0) or 0)
         ramp = float(self.params.get("ramp_time", 0) or 0)
-        layout = int(self.params.get("file_size", 0) or 0) / LAYOUT_BYTES_PER_S
+        size = sum(int(self.params.get(k, 0) or 0) for k in ("file_size", "data_size", "log_size"))
+        layout = size / LAYOUT_BYTES_PER_S
         return runtime + ramp + layout + setup
 
 
@@ -286,9 +328,6 @@ class Plan:
         return list(self.study.target)
 
 
-AnySpec = WorkloadSpec | FilesWorkloadSpec | PgbenchWorkloadSpec
-
-
 def workload_name(w: AnySpec, i: int, all_: list[AnySpec]) -> str:
     if w.name:
         return w.name
@@ -323,6 +362,8 @@ def expand(study: Study, scale: float = 1.0) -> Plan:
                     params["ops"] = ",".join(w.ops)
                 elif isinstance(w, PgbenchWorkloadSpec):
                     params = _scale_pgbench(params, scale)
+                elif isinstance(w, AppWorkloadSpec):
+                    params = _scale_app(params, scale)
                 else:
                     params = _scale_params(params, scale)
                 points.append(

@@ -1,0 +1,208 @@
+"""The engine's application models as study workloads (`kind = "oltp"`, `"mailstore"`):
+parsing and scaling, the jobs the lab makes, and a study run through the lab whose
+verdicts come out PASS and FAIL in `fslab compare`."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fslab.apps.profiles import app_metrics
+from fslab.study.load import StudyError, parse_study
+from fslab.study.plan import expand
+
+STUDY = """
+name = "apps"
+
+[[target]]
+name = "a"
+dir = "{a}"
+
+[[target]]
+name = "b"
+dir = "{b}"
+
+[[workload]]
+kind = "mailstore"
+name = "store"
+threads = 2
+runtime = "{runtime}"
+data_size = "64MiB"
+log_size = "4MiB"
+cache_size = "{cache}"
+read_lat_ms_max = {read_max}
+
+[[workload]]
+kind = "oltp"
+name = "db"
+threads = [1, 4]
+runtime = "{runtime}"
+data_size = "64MiB"
+log_size = "4MiB"
+checkpoint_interval = "1s"
+"""
+
+
+def study_text(
+    a: str = "/x/a", b: str = "/x/b", runtime: str = "30s", cache: str = "16MiB",
+    read_max: str = "20",
+) -> str:  # fmt: skip
+    return STUDY.format(a=a, b=b, runtime=runtime, cache=cache, read_max=read_max)
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(StudyError) as e:
+        parse_study(text, "s.toml")
+    return [f"{p.where}: {p.what}" for p in e.value.problems]
+
+
+def test_app_workloads_expand_into_engine_jobs() -> None:
+    plan = expand(parse_study(study_text(read_max="[20, 0.5]"), "s.toml"))
+    kinds = [(p.target.name, p.workload, p.kind) for p in plan.points]
+    assert kinds == [
+        ("a", "store", "mailstore"), ("a", "store", "mailstore"),
+        ("a", "db", "oltp"), ("a", "db", "oltp"),
+        ("b", "store", "mailstore"), ("b", "store", "mailstore"),
+        ("b", "db", "oltp"), ("b", "db", "oltp"),
+    ]  # fmt: skip
+    [job] = plan.points[0].engine_jobs(Path("/t"))
+    assert job == {
+        "kind": "mailstore", "name": "fslab", "directory": "/t", "ioengine": "sync",
+        "numjobs": 2, "runtime": 30.0, "ramp_time": 0.0, "data_size": 64 << 20,
+        "log_size": 4 << 20, "cache_size": 16 << 20, "read_lat_ms_max": 20,
+    }  # fmt: skip
+    assert plan.points[1].params["read_lat_ms_max"] == 0.5
+    oltp = plan.points[3].job(Path("/t"))
+    assert oltp["kind"] == "oltp" and oltp["numjobs"] == 4 and oltp["checkpoint_interval"] == 1.0
+    assert "cache_size" not in oltp, "the oltp model's cache defaults to the engine's (none)"
+    assert plan.points[3].label() == "a db x4"
+
+
+def test_scale_shrinks_data_log_cache_runtime_and_checkpoints_together() -> None:
+    text = study_text(cache="32MiB").replace('data_size = "64MiB"', 'data_size = "1GiB"')
+    plan = expand(parse_study(text, "s.toml"), scale=0.1)
+    store, db = plan.points[0].params, plan.points[1].params
+    assert store["data_size"] == 102 << 20 and store["runtime"] == 3.0
+    # The cache keeps its share of the data file: the hit ratio is what it was.
+    assert store["cache_size"] / store["data_size"] == pytest.approx(32 / 1024, rel=0.01)
+    assert store["log_size"] == 1 << 20, "the engine's least log"
+    assert db["checkpoint_interval"] == 0.5, "a floor, so a short run still checkpoints"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("threads = 2", "threads = 2\nop_mix = [40, 20, 5]", "is not an op mix"),
+        ("threads = 2", "threads = 2\nop_mix = [40, 20, 5, -1]", "is not an op mix"),
+        ("threads = 2", 'threads = 2\nioengine = "io_uring"', "ioengine"),
+        ('checkpoint_interval = "1s"', 'checkpoint_interval = "1s"\nop_mix = [1, 1, 1, 1]',
+         "op_mix"),
+    ],
+)  # fmt: skip
+def test_bad_app_keys_are_named(old: str, new: str, expected: str) -> None:
+    text = study_text()
+    assert old in text
+    found = problems(text.replace(old, new))
+    assert any(expected in p for p in found), found
+
+
+def test_op_mix_is_one_value_and_a_list_of_them_a_sweep() -> None:
+    text = study_text().replace(
+        "threads = 2", "threads = 2\nop_mix = [[40, 20, 5, 35], [0, 0, 0, 1]]"
+    )
+    plan = expand(parse_study(text, "s.toml"))
+    mixes = [p.params["op_mix"] for p in plan.points if p.kind == "mailstore"]
+    assert mixes == [[40.0, 20.0, 5.0, 35.0], [0.0, 0.0, 0.0, 1.0]] * 2
+
+
+def test_app_metrics_keep_the_verdict_and_jetstress_in_base_units() -> None:
+    app = {
+        "jetstress": {"transactional_iops": 100.0, "db_read_lat_ms": 2.5, "cpu_pct": 40.0},
+        "verdict": {"pass": False, "checks": [
+            {"name": "db_read_lat_ms_mean", "value": 2.5, "max": 1.0, "pass": False},
+            {"name": "log_write_lat_ms_mean", "value": 0.1, "max": 10.0, "pass": True},
+        ]},
+        "cache": {"lookups": 10, "hits": 4, "hit_ratio": 0.4},
+        "commits": {"records_per_flush": 3.0},
+        "checkpoints": [{"pages": 10, "iops": 500.0, "last": False},
+                        {"pages": 99, "iops": 9000.0, "last": True}],
+    }  # fmt: skip
+    m = app_metrics(app)
+    assert m["jetstress.db_read_lat_ns"] == 2.5e6 and "jetstress.db_read_lat_ms" not in m
+    assert m["verdict.pass"] == 0.0 and m["verdict.db_read_lat_ms_mean.pass"] == 0.0
+    assert m["verdict.log_write_lat_ms_mean.pass"] == 1.0
+    assert m["app.cache_hit_pct"] == pytest.approx(40.0)
+    # The final flush is not one of the checkpoints' rhythm.
+    assert m["app.checkpoints"] == 1.0 and m["app.checkpoint_iops_peak"] == 500.0
+
+
+def fslab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fslab", *args], cwd=cwd, capture_output=True, text=True,
+        check=False, timeout=600,
+    )  # fmt: skip
+
+
+def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -> None:
+    """Two thresholds on one store: 20 ms, which these targets meet, and 1 ns, which no
+    read meets; the verdicts come out PASS and FAIL per target, with every run counted."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    text = study_text(
+        a=str(tmp_path / "a"), b=str(tmp_path / "b"), runtime="1s", read_max="[20, 0.000001]"
+    ).replace('name = "apps"', 'name = "apps"\nrepeat = 2')
+    study = tmp_path / "apps.toml"
+    study.write_text(text)
+    done = fslab("run", str(study), "--results", "r.db", "--workdir", "w", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+
+    con = sqlite3.connect(tmp_path / "r.db")
+    try:
+        ops = {op for (op,) in con.execute("SELECT DISTINCT op FROM metric")}
+        verdicts = sorted(
+            con.execute(
+                "SELECT json_extract(p.params, '$.read_lat_ms_max'), rm.value FROM run_metric rm"
+                " JOIN run r ON r.id = rm.run_id JOIN point p ON p.id = r.point_id"
+                " WHERE rm.name = 'verdict.pass'"
+            ).fetchall()
+        )
+        series_ops = {op for (op,) in con.execute("SELECT DISTINCT op FROM series")}
+        fsyncs = con.execute(
+            "SELECT min(value) FROM run_metric WHERE name = 'app.checkpoints'"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    assert {"data_read", "data_write", "log_write", "txn"} <= ops
+    assert {"data_read", "log_write", "txn"} <= series_ops
+    assert verdicts == [(1e-06, 0.0)] * 4 + [(20, 1.0)] * 4
+    assert fsyncs >= 0
+
+    table = fslab("compare", "--results", "r.db", "--where", "workload=store", cwd=tmp_path)
+    assert table.returncode == 0, table.stderr
+    assert "jetstress verdict" in table.stdout and "transactional IOPS" in table.stdout
+    assert table.stdout.count("PASS (2/2)") == 2 and table.stdout.count("FAIL (0/2)") == 2
+
+    rows = list(
+        csv.DictReader(
+            io.StringIO(
+                fslab("compare", "--results", "r.db", "--format", "csv", cwd=tmp_path).stdout
+            )
+        )
+    )
+    verdict_rows = [r for r in rows if r["metric"] == "verdict_pass"]
+    assert len(verdict_rows) == 4 and all(r["delta_pct"] == "" for r in verdict_rows)
+    oltp = {(r["op"], r["metric"]) for r in rows if r["kind"] == "oltp"}
+    assert {("txn", "iops"), ("data_read", "iops"), ("log_write", "lat_p99_ns")} <= oltp
+    assert ("app", "checkpoints") in oltp
+
+    report = fslab("report", "--results", "r.db", "-o", "report.html", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    html = (tmp_path / "report.html").read_text()
+    assert 'class="value  pass"' in html or 'pass"' in html
+    assert "FAIL (0/2)" in html
