@@ -173,15 +173,16 @@ def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -
             ).fetchall()
         )
         series_ops = {op for (op,) in con.execute("SELECT DISTINCT op FROM series")}
-        fsyncs = con.execute(
-            "SELECT min(value) FROM run_metric WHERE name = 'app.checkpoints'"
+        engine_cpu = con.execute(
+            "SELECT min(value) FROM run_metric WHERE name = 'workload_cpu_pct_avg'"
         ).fetchone()[0]
     finally:
         con.close()
     assert {"data_read", "data_write", "log_write", "txn"} <= ops
     assert {"data_read", "log_write", "txn"} <= series_ops
     assert verdicts == [(1e-06, 0.0)] * 4 + [(20, 1.0)] * 4
-    assert fsyncs >= 0
+    # The engine is the workload, not another process sharing the machine.
+    assert engine_cpu > 5, engine_cpu
 
     table = fslab("compare", "--results", "r.db", "--where", "workload=store", cwd=tmp_path)
     assert table.returncode == 0, table.stderr

@@ -237,6 +237,15 @@ def test_cpu_accounting_counts_growth_newborns_and_reaped_children_once() -> Non
     assert ticks["workload"] == 0 and ticks["kernel"] == 0
 
 
+def test_this_process_named_as_the_workload_makes_its_children_the_workload() -> None:
+    """The runner names itself: the engine it starts (and that engine's children) are the
+    workload, not foreign CPU, while this process stays `self`."""
+    procs = {p.pid: p for p in (proc(1, 0, 0), proc(100, 1, 0), proc(101, 100, 0),
+                                proc(102, 101, 0), proc(200, 1, 0))}  # fmt: skip
+    group = classify(procs, 100, {100})
+    assert group == {1: "foreign", 100: "self", 101: "workload", 102: "workload", 200: "foreign"}
+
+
 def test_cpu_accounting_puts_workload_descendants_and_kernel_threads_apart() -> None:
     kthread = ProcStat(2, "kthreadd", 0, 0x00200000, 0, 5, 0, 0, 0)
     kthread2 = ProcStat(2, "kthreadd", 0, 0x00200000, 0, 9, 0, 0, 0)

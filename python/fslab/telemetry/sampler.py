@@ -252,7 +252,10 @@ def classify(procs: Mapping[int, ProcStat], self_pid: int, workload: set[int]) -
     for p in procs.values():
         children.setdefault(p.ppid, []).append(p.pid)
     group: dict[int, Group] = {}
-    queue = [pid for pid in workload if pid in procs and pid != self_pid]
+    # This process named as the workload means its children (the engine it started):
+    # it stays `self` itself.
+    queue = [c for pid in workload if pid == self_pid for c in children.get(pid, [])]
+    queue += [pid for pid in workload if pid in procs and pid != self_pid]
     while queue:
         pid = queue.pop()
         if pid not in group:
