@@ -86,6 +86,24 @@ def test_short_contaminated_cached_and_compressible_runs() -> None:
     assert run_warnings("ext4", "block", params, clean) == []
 
 
+def test_direct_reads_the_devices_never_saw_are_cached() -> None:
+    """fscrypt without inline encryption turns O_DIRECT into buffered I/O: the engine read
+    gigabytes, the devices almost nothing. Measured, not predicted from the parameters."""
+    gib = float(1 << 30)
+    facts = [
+        RunFacts(1, runtime_s=30.0, workload_read_bytes=gib, device_read_bytes=gib / 1000),
+        RunFacts(2, runtime_s=30.0, workload_read_bytes=gib, device_read_bytes=gib),
+    ]
+    [w] = run_warnings("ext4-fscrypt", "mailstore", {"direct": True}, facts)
+    assert w.kind == WarningKind.CACHED and w.runs == (1,)
+    assert "under 1%" in w.message and "although the I/O was direct" in w.message
+    assert "fscrypt" in w.hint
+    # Reads that reached the devices, and reads too few to judge: quiet.
+    fine = [RunFacts(3, workload_read_bytes=gib, device_read_bytes=0.6 * gib),
+            RunFacts(4, workload_read_bytes=float(1 << 20), device_read_bytes=0.0)]  # fmt: skip
+    assert run_warnings("ext4", "block", BLOCK, fine) == []
+
+
 def test_engine_warnings_are_grouped_by_kind_with_their_ops() -> None:
     facts = [
         RunFacts(1, engine_warnings=(("short_run", "create", "took 0.1 s", "use more files"),

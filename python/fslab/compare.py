@@ -765,17 +765,30 @@ def _run_facts(con: sqlite3.Connection, study_id: int) -> dict[int, RunFacts]:
             "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm"
             " JOIN run ON run.id = rm.run_id JOIN point ON point.id = run.point_id"
             " WHERE point.study_id = ? AND run.status = 'ok'"
-            " AND (rm.name LIKE '%intervals' OR rm.name LIKE '%available_min_bytes')",
+            " AND (rm.name LIKE '%intervals' OR rm.name LIKE '%available_min_bytes'"
+            " OR rm.name = 'read_bytes')",
             (study_id,),
         ):
             # `copy.contaminated_intervals` (files) and `contaminated_intervals` (block)
             # add up over a run's ops; free memory is the least of them.
             key = str(name).rpartition(".")[2]
             got = metrics.setdefault(int(run_id), {})
-            if key == "available_min_bytes":
+            if name == "read_bytes":
+                got[name] = float(value)
+            elif key == "available_min_bytes":
                 got[key] = min(got.get(key, math.inf), float(value))
             else:
                 got[key] = got.get(key, 0.0) + float(value)
+    # What block and application runs read (a files run's ops are judged by their own).
+    read: dict[int, float] = {}
+    for run_id, total in con.execute(
+        "SELECT metric.run_id, sum(metric.bytes) FROM metric JOIN run ON run.id = metric.run_id"
+        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'"
+        " AND metric.op IN ('read', 'data_read', 'maintenance_read')"
+        " AND point.kind IN ('block', 'oltp', 'mailstore') GROUP BY metric.run_id",
+        (study_id,),
+    ):
+        read[int(run_id)] = float(total)
     series: dict[int, dict[float, float]] = {}
     # An application model's trend is its transactions' (checkpoints make its I/O bursty).
     for run_id, t_s, iops in con.execute(
@@ -801,6 +814,8 @@ def _run_facts(con: sqlite3.Connection, study_id: int) -> dict[int, RunFacts]:
             reasons=tuple(r for r in _REASON_KEYS if m.get(f"contaminated_{r}_intervals")),
             iops_series=tuple(points[:-1]),
             available_min_bytes=m.get("available_min_bytes"),
+            workload_read_bytes=read.get(int(run_id)),
+            device_read_bytes=m.get("read_bytes"),
         )
     return out
 

@@ -27,7 +27,8 @@ class WarningKind(StrEnum):
     SHORT = "short"
     """The run was too short for its numbers to mean much."""
     CACHED = "cached"
-    """A buffered run whose working set fits in the page cache: it measured memory."""
+    """A buffered run whose working set fits in the page cache, or a run whose reads
+    mostly never reached the device: it measured memory."""
     COMPRESSIBLE = "compressible"
     """The data written was compressible: a compressing layer would flatter it."""
     CONTAMINATED = "contaminated"
@@ -82,6 +83,17 @@ class RunFacts:
     """(t_s, IOPS of all ops) of the measured (not ramp) intervals."""
     available_min_bytes: float | None = None
     """The least memory available during the run (MemAvailable)."""
+    workload_read_bytes: float | None = None
+    """What the engine read (block and application runs)."""
+    device_read_bytes: float | None = None
+    """What the target's devices read meanwhile (telemetry)."""
+
+
+UNCACHED_SHARE = 0.5
+"""Reads reaching the devices at under this share of what the workload read: the page
+cache (or a layer below that caches) served the rest."""
+MIN_CACHE_CHECK_BYTES = 64 << 20
+"""Reads fewer than this are not judged (read-ahead and metadata blur small counts)."""
 
 
 def modified_z_scores(samples: Sequence[float]) -> list[float] | None:
@@ -227,6 +239,35 @@ def run_warnings(
                 "stop other work on the machine while measuring; `fslab compare` still "
                 "counts these runs",
                 runs=dirty,
+            )
+        )
+
+    served = [
+        (f.run_id, f.device_read_bytes / f.workload_read_bytes)
+        for f in facts
+        if f.workload_read_bytes is not None
+        and f.device_read_bytes is not None
+        and f.workload_read_bytes >= MIN_CACHE_CHECK_BYTES
+        and f.device_read_bytes < UNCACHED_SHARE * f.workload_read_bytes
+    ]
+    if served:
+        ids = tuple(r for r, _ in served)
+        most = max(share for _, share in served)
+        direct = params.get("direct") is not False
+        out.append(
+            StatWarning(
+                WarningKind.CACHED,
+                target,
+                f"{of_n(ids)}: the devices read "
+                + ("under 1%" if most < 0.01 else f"at most {most:.0%}")
+                + " of what the workload read; memory served the rest"
+                + (", although the I/O was direct" if direct else ""),
+                "direct I/O falls back to buffered I/O where a file system cannot do it "
+                "(fscrypt without inline encryption, for one): read these numbers as "
+                "including the page cache, or make the data well larger than memory"
+                if direct
+                else "use `direct = true`, or data well larger than memory",
+                runs=ids,
             )
         )
 
