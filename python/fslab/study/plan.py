@@ -29,6 +29,7 @@ from fslab.study.model import (
     Value,
     parse_size,
 )
+from fslab.units import format_bytes
 
 # Study words that the engine spells the fio way (block jobs; files jobs keep `file_size`).
 ENGINE_KEY = {"threads": "numjobs", "file_size": "size"}
@@ -203,9 +204,9 @@ class Point:
             threads = f" x{p['threads']}" if p.get("threads", 1) != 1 else ""
             return f"{self.target.name} {self.workload} {p.get('set', '')}{threads}"
         if self.kind in APP_KINDS:
-            cache = _human_size(p.get("cache_size"))
+            cache = p.get("cache_size")
             return f"{self.target.name} {self.workload} x{p.get('threads', 1)}" + (
-                f" cache {cache}" if cache else ""
+                f" cache {format_bytes(cache)}" if isinstance(cache, int) else ""
             )
         parts = [str(p.get("rw", "")), _human_size(p.get("bs")), f"QD{p.get('iodepth', 1)}"]
         if p.get("threads", 1) != 1:
