@@ -278,3 +278,28 @@ def test_example_jobs_pass_the_engine_check_without_warnings(path: Path) -> None
             [str(engine), "check", "-"], input=job, capture_output=True, text=True, check=False
         )
         assert done.returncode == 0 and not done.stderr, f"{job}\n{done.stderr}"
+
+
+def test_the_work_directory_is_the_flag_else_the_study_key_else_beside_results(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "data").mkdir()
+    study = tmp_path / "s.toml"
+    study.write_text(
+        f'name = "w"\nworkdir = "scratch"\n[[target]]\nname = "d"\ndir = "{tmp_path / "data"}"\n'
+        '[[workload]]\nfile_size = "16MiB"\nruntime = "1s"\n'
+    )
+
+    def workdir(*extra: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "fslab", "plan", "--json", str(study), *extra],
+            cwd=tmp_path, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["workdir"])
+
+    assert workdir() == str(tmp_path / "scratch")
+    assert workdir("--workdir", str(tmp_path / "elsewhere")) == str(tmp_path / "elsewhere")
+    study.write_text(study.read_text().replace('workdir = "scratch"\n', ""))
+    assert workdir("--results", str(tmp_path / "r.db")) == str(tmp_path / "fslab-work")
+    assert not (tmp_path / "scratch").exists(), "plan touches nothing"

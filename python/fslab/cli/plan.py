@@ -29,12 +29,19 @@ def checked_plan(
     study_path: Path,
     scale: float,
     *,
+    results: Path,
     force: bool = False,
     confirmed: frozenset[str] = frozenset(),
     workdir: Path | None = None,
-) -> tuple[Plan, str]:
-    """Loads, expands and checks a study; raises StudyError listing every problem."""
+) -> tuple[Plan, str, Path]:
+    """Loads, expands and checks a study; raises StudyError listing every problem.
+    Returns the plan, the study's text and the work directory: `workdir` (--workdir),
+    else the study's `workdir` (relative to the study file), else `fslab-work` beside
+    the results."""
     study, text = load_study(study_path)
+    if workdir is None and study.workdir is not None:
+        workdir = (study_path.parent / study.workdir).resolve()
+    workdir = workdir or default_workdir(results)
     place = str(study_path)
     problems = param_problems(study, place)
     if problems:
@@ -45,11 +52,10 @@ def checked_plan(
     if not problems:
         problems += capacity_problems(plan, place)
     problems += engine_problems(plan, place)
-    if workdir is not None:
-        problems += app_problems(plan, place, workdir)
+    problems += app_problems(plan, place, workdir)
     if problems:
         raise StudyError(problems)
-    return plan, text
+    return plan, text, workdir
 
 
 def default_workdir(results: Path) -> Path:
@@ -75,6 +81,11 @@ device_option = click.option(
     "--device", "devices", multiple=True, metavar="PATH",
     help="Name a `device` target's device again to confirm overwriting it (with --force).",
 )  # fmt: skip
+workdir_option = click.option(
+    "--workdir", type=click.Path(path_type=Path), default=None,
+    help="Where images and mount points go. Default: the study's `workdir`, else "
+    "fslab-work beside the results.",
+)  # fmt: skip
 results_option = click.option(
     "--results", type=click.Path(path_type=Path), default=Path("fslab-results.db"),
     show_default=True, help="The results database.",
@@ -87,13 +98,21 @@ results_option = click.option(
 @results_option
 @force_option
 @device_option
+@workdir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(
-    study: Path, scale: float, results: Path, force: bool, devices: tuple[str, ...], as_json: bool
+    study: Path,
+    scale: float,
+    results: Path,
+    force: bool,
+    devices: tuple[str, ...],
+    workdir: Path | None,
+    as_json: bool,
 ) -> ExitStatus:
     """Check a study and show its points, time estimate and side effects; touch nothing."""
-    workdir = default_workdir(results)
-    p, _ = checked_plan(study, scale, force=force, confirmed=frozenset(devices), workdir=workdir)
+    p, _, workdir = checked_plan(
+        study, scale, results=results, force=force, confirmed=frozenset(devices), workdir=workdir
+    )
     effects = {t.name: side_effects(t, workdir, scale) for t in p.targets()}
     if as_json:
         doc = {
@@ -102,6 +121,7 @@ def plan(
             "repeat": p.repeat,
             "runs": len(p.runs()),
             "estimate_s": round(p.estimate_s(), 1),
+            "workdir": str(workdir),
             "points": [
                 {
                     "id": pt.id,
@@ -136,7 +156,7 @@ def plan(
         said = ", ".join(f"{k}={_value(k, p.points[0].params[k])}" for k in common)
         out.print(f"every point: {said}", soft_wrap=True)
     out.print(f"runs: {len(p.runs())}, estimated time: {format_s(p.estimate_s())}")
-    out.print(f"work directory: {workdir}")
+    out.print(f"work directory: {workdir}", soft_wrap=True)
     for name, lines in effects.items():
         out.print(f"target {name}:")
         for line in lines:

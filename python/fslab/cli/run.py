@@ -17,11 +17,11 @@ from rich.progress import (
 
 from fslab.cli.plan import (
     checked_plan,
-    default_workdir,
     device_option,
     force_option,
     results_option,
     scale_option,
+    workdir_option,
 )
 from fslab.errors import ExitStatus
 from fslab.run import Progress as RunProgress
@@ -56,10 +56,7 @@ def _log_lines(err: Console) -> RunProgress:
 @click.argument("study", type=click.Path(path_type=Path))
 @scale_option
 @results_option
-@click.option(
-    "--workdir", type=click.Path(path_type=Path), default=None,
-    help="Where images and mount points go. Default: fslab-work beside the results.",
-)  # fmt: skip
+@workdir_option
 @force_option
 @device_option
 def run(
@@ -72,8 +69,8 @@ def run(
 ) -> ExitStatus:
     """Run a study (resuming: finished runs are skipped) and store the results."""
     confirmed = frozenset(devices)
-    plan, text = checked_plan(
-        study, scale, force=force, confirmed=confirmed, workdir=workdir or default_workdir(results)
+    plan, text, workdir = checked_plan(
+        study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
     )
     db = Results.open(results)
     try:
@@ -101,7 +98,7 @@ def run(
             # A log (CI, a pipe): one line per run instead of a redrawn bar.
             hooks = _log_lines(err)
             bar.disable = True
-        runner = Runner(plan, db, study_id, workdir or default_workdir(results), hooks,
+        runner = Runner(plan, db, study_id, workdir, hooks,
                         force=force, confirmed=confirmed)  # fmt: skip
         with bar:
             outcome = runner.run()
