@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from fslab.apps.profiles import app_metrics
+from fslab.engine import run_job
+from fslab.run import live_summary
 from fslab.study.load import StudyError, parse_study
 from fslab.study.plan import expand
 
@@ -207,3 +209,20 @@ def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -
     html = (tmp_path / "report.html").read_text()
     assert 'class="value  pass"' in html or 'pass"' in html
     assert "FAIL (0/2)" in html
+
+
+def test_progress_of_a_model_names_its_transactions(tmp_path: Path) -> None:
+    """The engine's progress lines carry the transaction rate and the log's writes; the
+    runner's live line shows the rate first."""
+    lines: list[str] = []
+    job = {"kind": "mailstore", "directory": str(tmp_path), "ioengine": "sync",
+           "direct": False, "data_size": "16MiB", "log_size": "1MiB", "cache_size": "1MiB",
+           "runtime": "1s", "interval": "250ms"}  # fmt: skip
+    run = run_job(job, progress_cb=lines.append)
+    assert run.exit_code == 0, run.stderr
+    measured = [line for line in lines if " txn " in line]
+    assert measured and all(" log " in line for line in measured), lines
+    live = live_summary(measured[-1])
+    assert live.startswith("txn ") and "/s  read " in live and " log " in live, live
+    block = "[    1.0s]  read 9890 IOPS 309.1 MiB/s mean 280.0us p99 1220.6us"
+    assert live_summary(block) == "read 9,890 IOPS 309 MiB/s"

@@ -205,7 +205,18 @@ fn install_signals(stop: &Arc<AtomicBool>) -> std::io::Result<()> {
 
 fn progress_line(p: &SeriesPoint) -> String {
     let mut line = format!("[{:>7.1}s]{}", p.t_s, if p.ramp { " ramp" } else { "" });
-    for (name, op) in [("read", &p.read), ("write", &p.write)] {
+    // Transactions and files are counted per second, not as I/Os.
+    for (name, op) in [("txn", &p.txn), ("files", &p.files)] {
+        if let Some(o) = op {
+            line.push_str(&format!(
+                "  {name} {:.0}/s mean {:.1}us p99 {:.1}us",
+                o.iops,
+                o.lat_mean_ns / 1000.0,
+                o.lat_p99_ns as f64 / 1000.0
+            ));
+        }
+    }
+    for (name, op) in [("read", &p.read), ("write", &p.write), ("log", &p.log)] {
         if let Some(o) = op {
             line.push_str(&format!(
                 "  {name} {:.0} IOPS {:.1} MiB/s mean {:.1}us p99 {:.1}us",

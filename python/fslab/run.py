@@ -58,13 +58,17 @@ class Progress:
     advance: Callable[[str], None] = lambda status: None
 
 
-_LIVE = re.compile(r"(read|write) (\d+) IOPS ([\d.]+) MiB/s")
+_LIVE = re.compile(r"(txn|files) (\d+)/s|(read|write|log) (\d+) IOPS ([\d.]+) MiB/s")
 
 
 def live_summary(line: str) -> str:
-    """`read 52k IOPS 203 MiB/s` from an engine progress line."""
+    """`read 52,000 IOPS 203 MiB/s` (`txn 9,120/s  read ...` for an application model)
+    from an engine progress line."""
     parts = [
-        f"{op} {int(iops):,} IOPS {float(mib):.0f} MiB/s" for op, iops, mib in _LIVE.findall(line)
+        f"{rate_op} {int(rate):,}/s"
+        if rate_op
+        else f"{op} {int(iops):,} IOPS {float(mib):.0f} MiB/s"
+        for rate_op, rate, op, iops, mib in _LIVE.findall(line)
     ]
     return "  ".join(parts)
 
