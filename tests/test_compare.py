@@ -25,6 +25,7 @@ from fslab.compare import (
     Comparison,
     ResultsError,
     build_comparison,
+    keep_ops,
     param_matches,
     parse_where,
 )
@@ -383,6 +384,16 @@ def test_where_with_an_unknown_key_lists_the_keys_and_suggests(results: Path) ->
     assert e.value.hint is not None
     assert "did you mean `iodepth`?" in e.value.hint
     assert "`rw`, `bs`, `threads`, `iodepth`, `file_size`, `runtime`" in e.value.hint
+
+
+def test_op_keeps_the_rows_of_an_operation_and_names_the_others(results: Path) -> None:
+    c = keep_ops(build_comparison(results), ["write"])
+    assert [g.ops for g in c.groups] == [("write",)], "the group of reads goes"
+    assert keep_ops(c, []) is c
+    with pytest.raises(CompareError) as e:
+        keep_ops(build_comparison(results), ["wirte"])
+    assert e.value.message.startswith("unknown --op `wirte`")
+    assert e.value.hint is not None and "did you mean `write`?" in e.value.hint
 
 
 def test_where_that_matches_nothing_says_what_there_is(results: Path) -> None:

@@ -17,7 +17,7 @@ import math
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -737,6 +737,32 @@ def _build_groups(
             )
         )
     return tuple(groups)
+
+
+def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
+    """The comparison with only the rows of these operations (`txn`, `jetstress`,
+    `data_read`, `copy`, ...); `device` keeps every telemetry row (`copy device` too).
+    Groups left without rows go. Raises `CompareError` for an op no group has."""
+    wanted = tuple(dict.fromkeys(ops))
+    if not wanted:
+        return comparison
+    present = tuple(dict.fromkeys(op for g in comparison.groups for op in g.ops))
+
+    def kept(op: str) -> bool:
+        return op in wanted or (TELEMETRY_OP in wanted and op.endswith(TELEMETRY_OP))
+
+    for op in wanted:
+        if not any(op == p or (op == TELEMETRY_OP and p.endswith(TELEMETRY_OP)) for p in present):
+            raise CompareError(
+                f"unknown --op `{op}`: no row of this comparison is of that operation",
+                hint=_suggest(op, present, "the operations are"),
+            )
+    groups = []
+    for g in comparison.groups:
+        rows = tuple(r for r in g.rows if kept(r.op))
+        if rows:
+            groups.append(replace(g, rows=rows))
+    return replace(comparison, groups=tuple(groups))
 
 
 def _noise_op(kind: str, op: str) -> bool:

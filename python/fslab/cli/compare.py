@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
-from fslab.compare import Comparison, build_comparison
+from fslab.compare import Comparison, build_comparison, keep_ops
 from fslab.report.terminal import render_csv, render_json, render_markdown, render_table
 
 
@@ -28,8 +28,18 @@ from fslab.report.terminal import render_csv, render_json, render_markdown, rend
     show_default=True,
     help="table for people; md, csv and json (one row per group, target, op and metric).",
 )
+@click.option(
+    "--op", "ops", multiple=True, metavar="OP",
+    help="Show only the rows of this operation (txn, read, copy, jetstress, device, ...); "
+    "repeat for several.",
+)  # fmt: skip
 def compare(
-    results: Path, study: str | None, baseline: str | None, where: tuple[str, ...], fmt: str
+    results: Path,
+    study: str | None,
+    baseline: str | None,
+    where: tuple[str, ...],
+    fmt: str,
+    ops: tuple[str, ...],
 ) -> None:
     """Compare the targets of a study: one table per workload point, one column per target.
 
@@ -38,7 +48,9 @@ def compare(
     it is marked better or worse only when Welch's t-test finds it significant (p < 0.05),
     and ? when a side has a single run and cannot be tested.
     """
-    comparison = build_comparison(results, study=study, baseline=baseline, where=where)
+    comparison = keep_ops(
+        build_comparison(results, study=study, baseline=baseline, where=where), ops
+    )
     _notes(comparison, study_given=study is not None)
     if fmt == "md":
         text = render_markdown(comparison)
