@@ -1,7 +1,12 @@
 """A small results database with fixed numbers, made through the real schema
 (`Results.open`), for the report tests: a block workload swept over iodepth and a files
 workload swept over threads, three targets (one with markup in its name), telemetry with
-a peak, write and space amplification, one failed run. Same input, same bytes out."""
+a peak, write and space amplification, one failed run. Same input, same bytes out.
+
+`make_app_fixture_db` writes another, of the application models: two mailstore workloads
+(one under the default limits, every target passing; one under a tight budget that one
+target fails in every run and another in one of three) and an oltp workload swept over
+threads. Its mail store's `btrfs` reads from memory (a `cached` warning)."""
 
 from __future__ import annotations
 
@@ -54,8 +59,8 @@ _NOISY_REP = (0.85, 1.0, 1.15)
 _FS = {"ext4": "ext4", "xfs": "xfs", EVIL: "btrfs"}
 
 
-def _effective(target: str) -> dict[str, Any]:
-    fs = _FS[target]
+def _effective(target: str, fs_of: Mapping[str, str] = _FS) -> dict[str, Any]:
+    fs = fs_of[target]
     return {
         "fs": fs,
         "kind": "loop",
@@ -105,12 +110,19 @@ def _telemetry(peak_iops: float, seconds: int, t_peak: int, written_bps: float) 
 
 
 class _Db:
-    def __init__(self, path: Path) -> None:
+    def __init__(
+        self,
+        path: Path,
+        study: str = STUDY,
+        toml: str = STUDY_TOML,
+        fs_of: Mapping[str, str] = _FS,
+    ) -> None:
         self.results = Results.open(path)
         self.con = self.results.con
         self.seq = 0
         self.run_seq = 0
-        self.study_id = self.results.upsert_study(STUDY, "examples/report-fixture.toml", STUDY_TOML)
+        self.fs_of = fs_of
+        self.study_id = self.results.upsert_study(study, "examples/report-fixture.toml", toml)
         self.con.execute("UPDATE study SET created_at = 1700000000.0")
         self.env_id = self.results.environment_id(
             {
@@ -126,7 +138,7 @@ class _Db:
         pid = f"p{self.seq:03d}"
         self.results.add_point(
             pid, self.study_id, self.seq, target, workload, kind,
-            {"name": target, "fs": _FS[target]}, params,
+            {"name": target, "fs": self.fs_of[target]}, params,
         )  # fmt: skip
         self.seq += 1
         return pid
@@ -148,7 +160,7 @@ class _Db:
             "INSERT INTO run (point_id, rep, status, started_at, ended_at, environment_id,"
             " effective, runtime_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (point_id, rep, status, started, started + 10, self.env_id,
-             json.dumps(_effective(target), sort_keys=True), 10.0),
+             json.dumps(_effective(target, self.fs_of), sort_keys=True), 10.0),
         )  # fmt: skip
         run_id = int(cur.lastrowid or 0)
         for op, (iops, bw, lat) in ops.items():
@@ -235,3 +247,152 @@ def _files(db: _Db) -> None:
                         metrics[f"{op}.write_amplification"] = amp + 0.01 * rep
                         metrics[f"{op}.space_amplification"] = space
                 db.run(pid, rep, target, ops, tele, metrics)
+
+
+# -- the application models -------------------------------------------------------------------
+
+APP_TARGETS = ("ext4", "xfs", "btrfs")
+APP_STUDY = "app fixture: mail store and oltp"
+APP_STUDY_TOML = f'''name = "{APP_STUDY}"
+repeat = 3
+
+[[target]]
+name = "ext4"
+fs = "ext4"
+
+[[target]]
+name = "xfs"
+fs = "xfs"
+
+[[target]]
+name = "btrfs"
+fs = "btrfs"
+
+[[workload]]
+kind = "mailstore"
+name = "mail"
+threads = 4
+runtime = "10s"
+data_size = "256MiB"
+log_size = "16MiB"
+cache_size = ["8MiB", "32MiB"]
+
+[[workload]]
+kind = "mailstore"
+name = "budget"
+threads = 4
+runtime = "10s"
+data_size = "256MiB"
+log_size = "16MiB"
+cache_size = "8MiB"
+read_lat_ms_max = 1
+log_lat_ms_max = 0.5
+
+[[workload]]
+kind = "oltp"
+name = "synthetic"
+threads = [1, 8]
+runtime = "10s"
+data_size = "256MiB"
+log_size = "16MiB"
+'''
+_APP_FS = {t: t for t in APP_TARGETS}
+_TPS = {"ext4": 2000.0, "xfs": 1500.0, "btrfs": 900.0}
+# Mean DB read and log write latency (ms) per target and repetition in workload `budget`,
+# whose limits are 1 ms and 0.5 ms: ext4 passes, xfs fails its log writes in every run,
+# btrfs in its third run only (its mean stays under the limit).
+BUDGET_LOG_MS = {
+    "ext4": (0.30, 0.32, 0.31), "xfs": (0.80, 0.85, 0.90), "btrfs": (0.40, 0.45, 0.60),
+}  # fmt: skip
+BUDGET_READ_MS = {
+    "ext4": (0.20, 0.21, 0.22), "xfs": (0.40, 0.41, 0.42), "btrfs": (0.50, 0.55, 0.52),
+}  # fmt: skip
+
+
+def make_app_fixture_db(path: Path) -> Path:
+    """Writes the application models' fixture database at `path` and returns it."""
+    db = _Db(path, APP_STUDY, APP_STUDY_TOML, _APP_FS)
+    try:
+        common = {"threads": 4, "runtime": 10.0, "data_size": 256 << 20, "log_size": 16 << 20}
+        for target in APP_TARGETS:
+            for cache in (8 << 20, 32 << 20):
+                pid = db.point(target, "mail", "mailstore", {**common, "cache_size": cache})
+                for rep, f in enumerate(_REP):
+                    log_ms = BUDGET_LOG_MS[target][rep] * 2  # far under the default 10 ms
+                    read_ms = BUDGET_READ_MS[target][rep] * (1.5 if cache == 8 << 20 else 1.0)
+                    _mail_run(db, pid, rep, target, f, read_ms, log_ms, (20.0, 10.0))
+        for target in APP_TARGETS:
+            params = {**common, "cache_size": 8 << 20, "read_lat_ms_max": 1,
+                      "log_lat_ms_max": 0.5}  # fmt: skip
+            pid = db.point(target, "budget", "mailstore", params)
+            for rep, f in enumerate(_REP):
+                read_ms, log_ms = BUDGET_READ_MS[target][rep], BUDGET_LOG_MS[target][rep]
+                _mail_run(db, pid, rep, target, f, read_ms, log_ms, (1.0, 0.5))
+        for target in APP_TARGETS:
+            for threads in (1, 8):
+                pid = db.point(target, "synthetic", "oltp", {**common, "threads": threads})
+                for rep, f in enumerate(_REP):
+                    tps = _TPS[target] * (1 + 0.5 * math.log2(threads)) * f
+                    lat = threads / tps * 1e9
+                    ops = {
+                        "txn": (tps, 0.0, lat),
+                        "data_read": (tps * 5.5, tps * 5.5 * 8192, lat / 8),
+                        "data_write": (tps * 2, tps * 2 * 8192, lat / 6),
+                        "log_write": (tps, tps * 4096, lat / 3),
+                    }
+                    metrics = {
+                        "app.cache_hit_pct": 80.0 + rep,
+                        "app.records_per_flush": 1.0 + threads / 4,
+                        "app.checkpoints": 3.0,
+                        "app.checkpoint_iops_peak": tps * 12,
+                        "iops_avg": tps * 8.5,
+                        "iops_peak": tps * 14,
+                        "written_bytes": tps * 10 * 3 * 8192,
+                    }
+                    db.run(pid, rep, target, ops, None, metrics)
+    finally:
+        db.results.close()
+    return path
+
+
+def _mail_run(
+    db: _Db,
+    pid: str,
+    rep: int,
+    target: str,
+    f: float,
+    read_ms: float,
+    log_ms: float,
+    limits: tuple[float, float],
+) -> None:
+    tps = _TPS[target] * f
+    ops = {
+        "txn": (tps, 0.0, (read_ms + log_ms) * 1e6),
+        "data_read": (tps * 3, tps * 3 * 32768, read_ms * 1e6),
+        "data_write": (tps, tps * 32768, read_ms * 0.8e6),
+        "log_write": (tps / 2, tps * 8192, log_ms * 1e6),
+        # slow and small: its MiB/s must not make a chart
+        "maintenance_read": (40.0, 40.0 * 262144, 2e6),
+    }
+    read_ok, log_ok = read_ms < limits[0], log_ms < limits[1]
+    metrics = {
+        "jetstress.transactional_iops": tps * 4,
+        "jetstress.db_reads_per_s": tps * 3,
+        "jetstress.db_writes_per_s": tps,
+        "jetstress.db_read_lat_ns": read_ms * 1e6,
+        "jetstress.db_write_lat_ns": read_ms * 0.8e6,
+        "jetstress.log_writes_per_s": tps / 2,
+        "jetstress.log_write_lat_ns": log_ms * 1e6,
+        "verdict.pass": 1.0 if read_ok and log_ok else 0.0,
+        "verdict.db_read_lat_ms_mean.pass": 1.0 if read_ok else 0.0,
+        "verdict.db_read_lat_ms_mean.max": limits[0],
+        "verdict.log_write_lat_ms_mean.pass": 1.0 if log_ok else 0.0,
+        "verdict.log_write_lat_ms_mean.max": limits[1],
+        "app.cache_hit_pct": 60.0 + rep,
+        "app.checkpoints": 2.0,
+        "iops_peak": tps * 10,
+        "written_bytes": tps * 10 * 32768,
+        # btrfs's devices read next to nothing: a `cached` warning, whose hint is long
+        "read_bytes": tps * 3 * 32768 * 10 * (0.005 if target == "btrfs" else 1.0),
+    }
+    db.run(pid, rep, target, ops, None, metrics)

@@ -22,12 +22,19 @@ from typing import Any
 
 import pytest
 from conftest import run_fslab
-from report_fixture import EVIL, STUDY, TARGETS, make_fixture_db
+from report_fixture import (
+    APP_TARGETS,
+    EVIL,
+    STUDY,
+    TARGETS,
+    make_app_fixture_db,
+    make_fixture_db,
+)
 
 from fslab.report.charts import Chart, Section, build_charts, target_styles
 from fslab.report.context import ReportData, load_report
 from fslab.report.export import export_rows, render_export_csv, render_export_json
-from fslab.report.findings import find, headlines
+from fslab.report.findings import find, headlines, verdict_headlines, verdicts
 from fslab.report.html import figure, render_html
 from fslab.report.markdown import code, md, render_markdown_report, render_svg
 from fslab.stats.summary import Verdict
@@ -378,6 +385,191 @@ def test_html_report_in_headless_chromium(
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(keep) / "report.png")
+
+
+# -- application models (oltp, mailstore) ------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def app_data(tmp_path_factory: pytest.TempPathFactory) -> ReportData:
+    db = make_app_fixture_db(tmp_path_factory.mktemp("app") / "app.db")
+    return load_report(db, generated_at=WHEN)
+
+
+@pytest.fixture(scope="module")
+def app_charts(app_data: ReportData) -> tuple[Chart, ...]:
+    return build_charts(app_data)
+
+
+def _text(spans: Any) -> str:
+    return "".join(s.text for s in spans)
+
+
+def test_app_charts_show_tps_jetstress_and_peaks_not_other_rates(
+    app_charts: tuple[Chart, ...],
+) -> None:
+    by = {c.id: c for c in app_charts}
+    for c in app_charts:
+        if c.section in (Section.BARS, Section.SWEEP):
+            # the maintenance reads' MiB/s (or any op's) is no headline; nor is the verdict
+            assert "MiB/s" not in c.y_label and "bw-bytes" not in c.id, c.id
+            assert "verdict" not in c.id and "maintenance" not in c.id, c.id
+    bars = [c.id for c in app_charts if c.section is Section.BARS]
+    assert bars == [
+        f"{w}-{chart}"
+        for w, charts in (
+            ("mail", _MAIL_CHARTS),
+            ("budget", _MAIL_CHARTS),
+            ("synthetic", _OLTP_CHARTS),
+        )
+        for chart in charts
+    ]
+    sweeps = [c.id for c in app_charts if c.section is Section.SWEEP]
+    assert sweeps == [f"synthetic-{chart}-vs-threads" for chart in _OLTP_CHARTS]
+
+    tps = by["mail-txn-iops"]
+    assert tps.title == "mail: transactions per second" and tps.y_label == "tps"
+    assert tps.panels[0].traces[0].x == ("cache_size=8MiB", "cache_size=32MiB")
+    assert [t.target for t in tps.panels[0].traces] == list(APP_TARGETS)
+    assert tps.panels[0].traces[0].y == pytest.approx((2000.0, 2000.0))
+    log = by["budget-jetstress-log-write-lat-ns"]
+    assert log.y_label == "mean log write latency (µs)"
+    assert log.panels[0].traces[1].y == pytest.approx((850.0,))  # xfs, over the 0.5 ms
+    assert "The verdict's limit: under 0.5 ms." in log.caption
+    assert "under 10 ms (the default)" in by["mail-jetstress-log-write-lat-ns"].caption
+    sweep = by["synthetic-txn-iops-vs-threads"]
+    assert sweep.x_label == "threads" and sweep.x_log
+    assert sweep.panels[0].traces[0].x == (1, 8)
+    assert sweep.panels[0].traces[0].y == pytest.approx((2000.0, 5000.0))
+    peak = by["synthetic-device-iops-peak"]
+    assert peak.y_label == "device IOPS peak" and "checkpoints" in peak.caption
+
+
+_MAIL_CHARTS = (
+    "txn-iops",
+    "jetstress-transactional-iops",
+    "jetstress-db-read-lat-ns",
+    "jetstress-db-write-lat-ns",
+    "jetstress-log-write-lat-ns",
+    "device-iops-peak",
+)
+_OLTP_CHARTS = (
+    "txn-iops",
+    "data-read-iops",
+    "data-read-lat-p99-ns",
+    "log-write-lat-mean-ns",
+    "log-write-lat-p99-ns",
+    "device-iops-peak",
+)
+
+
+def test_app_points_are_named_by_their_transactions(app_data: ReportData) -> None:
+    findings = find(app_data.comparison)
+    assert {f.op for f in findings} == {"txn"}
+    assert len(findings) == len(app_data.comparison.groups)
+    assert all(f.metric.label == "tps" for f in findings)
+
+
+def test_verdicts_count_passing_runs_and_name_their_limits(
+    app_data: ReportData, data: ReportData
+) -> None:
+    rows = verdicts(app_data.comparison)
+    assert [r.title for r in rows] == [
+        "mail: threads=4 cache_size=8MiB",
+        "mail: threads=4 cache_size=32MiB",
+        "budget: threads=4 cache_size=8MiB log_lat_ms_max=0.5 read_lat_ms_max=1",
+    ]
+    assert all(c.text == "PASS (3/3)" and c.passed for r in rows[:2] for c in r.cells)
+    assert rows[0].limits == "DB read < 20 ms, log write < 10 ms (defaults)"
+    budget = rows[2]
+    assert [(c.target, c.text, c.passed) for c in budget.cells] == [
+        ("ext4", "PASS (3/3)", True),
+        ("xfs", "FAIL (0/3)", False),
+        ("btrfs", "FAIL (2/3)", False),
+    ]
+    assert budget.limits == "DB read < 1 ms, log write < 0.5 ms"
+    assert budget.failed == ("xfs", "btrfs")
+
+    (line,) = verdict_headlines(app_data.comparison)
+    assert line.row == budget
+    assert _text(line.sentence()) == (
+        "xfs and btrfs FAIL (0/3, 2/3 runs pass): mean log write latency 850us and 483us, "
+        "against the 0.5 ms limit (btrfs over it in 1 of 3 runs). ext4 passes (log write "
+        "310us)."
+    )
+    assert verdicts(data.comparison) == () and verdict_headlines(data.comparison) == ()
+
+
+def test_markdown_report_of_app_models(app_data: ReportData, app_charts: tuple[Chart, ...]) -> None:
+    text = render_markdown_report(app_data, app_charts, "report_files")
+    summary = text[text.index("## Summary") : text.index("### Best target per point")]
+    assert summary.startswith("## Summary\n\n### Verdicts\n\n")
+    assert "| point | ext4 | xfs | btrfs | limits (mean latency) |" in summary
+    assert (
+        "| budget: threads=4 cache\\_size=8MiB log\\_lat\\_ms\\_max=0.5 "
+        "read\\_lat\\_ms\\_max=1 | **PASS (3/3)** | **FAIL (0/3)** | **FAIL (2/3)** | "
+        "DB read &lt; 1 ms, log write &lt; 0.5 ms |"
+    ) in summary
+    assert summary.count("**PASS (3/3)**") == 7
+    assert "(defaults)" in summary
+    # the failure heads the findings
+    bullets = [line for line in summary.splitlines() if line.startswith("- ")]
+    assert "`xfs` and `btrfs` **FAIL**" in bullets[0]
+    assert bullets[1].startswith("- **mail · txn**")
+    # the comparison tables' verdict rows: PASS and FAIL in bold, no Δ
+    row = "| jetstress verdict | **PASS (3/3)** | **FAIL (0/3)** | — | **FAIL (2/3)** | — |"
+    assert row in text
+    assert "maintenance\\_read MiB/s" in text  # in the tables, not in a chart
+    assert "report_files/mail-txn-iops.svg" in text
+    assert "MiB/s](" not in text
+
+
+def test_html_report_of_app_models(app_data: ReportData, app_charts: tuple[Chart, ...]) -> None:
+    text = render_html(app_data, app_charts, plotly_js="")
+    summary = text[text.index('<section id="summary">') : text.index("</section>")]
+    assert summary.index('id="verdict-table"') < summary.index('class="headlines"')
+    assert summary.count('<td class="pass">PASS (3/3)</td>') == 7
+    assert summary.count('<td class="fail">FAIL (0/3)</td>') == 1
+    assert summary.count('<td class="fail">FAIL (2/3)</td>') == 1
+    assert "DB read &lt; 1 ms, log write &lt; 0.5 ms" in summary
+    assert summary.count("(defaults)") == 2
+    assert '<li class="verdict-line">' in summary
+    # the comparison tables' verdict cells are styled too
+    assert re.search(r'<td class="value\s+fail"[^>]*>FAIL \(0/3\)</td>', text)
+    assert re.search(r'<td class="value\s+pass"[^>]*>PASS \(3/3\)</td>', text)
+
+
+def test_app_report_in_headless_chromium(
+    browser: Any, app_data: ReportData, app_charts: tuple[Chart, ...], tmp_path: Path
+) -> None:
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    path = tmp_path / "app.html"
+    path.write_text(render_html(app_data, app_charts), encoding="utf-8")
+    browser.get(path.as_uri())
+    WebDriverWait(browser, 60).until(
+        lambda d: d.execute_script("return document.body.getAttribute('data-charts-drawn')")
+    )
+    cells = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#verdict-table td.pass, "
+        "#verdict-table td.fail')).map(function (td) {"
+        " return [td.className, td.innerText, getComputedStyle(td).color]; })"
+    )
+    assert len(cells) == 9
+    colors = {cls: color for cls, _, color in cells}
+    assert colors["pass"] != colors["fail"]
+    assert [text for cls, text, _ in cells if cls == "fail"] == ["FAIL (0/3)", "FAIL (2/3)"]
+    # a long hint wraps: the warnings table stays inside the page
+    width = browser.execute_script("return document.querySelector('main').clientWidth")
+    table = browser.execute_script(
+        "return document.querySelector('table.warning-kinds').getBoundingClientRect().width"
+    )
+    assert 0 < table <= width
+    assert browser.execute_script(
+        "return document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+    )
+    severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+    assert severe == []
 
 
 # -- the commands ------------------------------------------------------------------------------

@@ -12,6 +12,10 @@ Which charts a study gets depends on its data:
   swept), one line per target, one panel per combination of the other parameters;
   files/s against `threads`, one panel per operation;
 - **bars**: each workload's points side by side, grouped by target, with the 95% CI;
+- an application model's workload (`oltp`, `mailstore`) gets, as sweeps and bars, the
+  few numbers that tell it (`APP_CHARTS`): transactions per second, the JetStress set
+  or the data reads and log writes, and the device IOPS peak (checkpoint bursts); never
+  its verdict (the summary's table) nor the other operations' rates;
 - **timeline**: device IOPS and MiB/s over time from the telemetry (the first completed
   repetition of each target), its peak marked;
 - **amplification**: write and space amplification, grouped by target.
@@ -27,8 +31,19 @@ from enum import StrEnum
 from functools import partial
 from typing import Any, Literal
 
-from fslab.compare import TELEMETRY_OP, Comparison, Group, MetricSpec, Row, format_param
+from fslab.compare import (
+    APP_KINDS,
+    JETSTRESS_OP,
+    TELEMETRY_OP,
+    VERDICT_UNIT,
+    Comparison,
+    Group,
+    MetricSpec,
+    Row,
+    format_param,
+)
 from fslab.report.context import ReportData, key_of
+from fslab.report.findings import limits
 from fslab.report.terminal import format_stat
 
 # Okabe & Ito's colour-blind safe palette (without its yellow, too pale on white), then
@@ -173,14 +188,19 @@ def _unit(metric: MetricSpec, values: Iterable[float]) -> _Unit:
     if metric.unit == "pct":
         return _Unit(1.0, f"{metric.label} (%)")
     if metric.unit == "ns":
-        vals = sorted(v for v in values if v > 0)
-        mid = vals[len(vals) // 2] if vals else 1e3
-        scale, suffix = next(
-            ((s, u) for s, u in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")) if mid >= s), (1.0, "ns")
-        )
+        scale, suffix = _ns_scale(values)
         what = "mean latency" if metric.name == "lat_mean_ns" else "p99 latency"
         return _Unit(scale, f"{what} ({suffix})")
     return _Unit(1.0, metric.label)
+
+
+def _ns_scale(values: Iterable[float]) -> tuple[float, str]:
+    """The divisor and unit of nanoseconds that fit the median of `values`."""
+    vals = sorted(v for v in values if v > 0)
+    mid = vals[len(vals) // 2] if vals else 1e3
+    return next(
+        ((s, u) for s, u in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")) if mid >= s), (1.0, "ns")
+    )
 
 
 _METRIC_WORDS = {
@@ -364,6 +384,9 @@ def _sweeps(c: Comparison, ids: _Ids) -> list[Chart]:
         axis = _sweep_axis(every)
         if axis is None:
             continue
+        if every[0].kind in APP_KINDS:
+            charts += _app_sweeps(c, ids, workload, every, axis)
+            continue
         parts = _split(every, partial(_facet_count, axis=axis), keep=axis)
         for part in parts:
             charts += _sweep_charts(c, ids, workload, part, every, axis, len(parts) > 1)
@@ -446,6 +469,9 @@ def _num(x: float) -> float:
 def _bars(c: Comparison, ids: _Ids) -> list[Chart]:
     charts: list[Chart] = []
     for workload, groups in _by_workload(c.groups).items():
+        if groups[0].kind in APP_KINDS:
+            charts += _app_bars(c, ids, workload, groups)
+            continue
         files = groups[0].kind == "files"
         for name in _BAR_METRICS["files" if files else "block"]:
             metric = _metric_of(groups, name)
@@ -495,14 +521,17 @@ def _bar_charts(
     metric: MetricSpec,
     section: Section,
     rows_of: Callable[[Group], list[Row]],
+    *,
+    app: AppChart | None = None,
 ) -> list[Chart]:
     """Grouped bars: one panel per group for files workloads (a bar group per op), else
-    one panel holding every (group, op) of the workload, split when there are too many."""
+    one panel holding every (group, op) of the workload, split when there are too many.
+    `app`: the one row per group of an application model's chart (its words, no op)."""
     files = groups[0].kind == "files"
     keys = _varying(groups)
-    with_op = _needs_op(groups)
+    with_op = _needs_op(groups) and app is None
     values = [s.mean for g in groups for r in rows_of(g) for x in r.cells if (s := x.summary)]
-    unit = _unit(metric, values)
+    unit = _unit(metric, values) if app is None else _app_unit(app, metric, values)
     # panels of (category label, row)
     if files:
         parts = _split(groups, len)
@@ -538,23 +567,200 @@ def _bar_charts(
             if traces:
                 built.append(Panel(title, tuple(traces)))
         sub = _common_label(part, groups) if len(parts) > 1 else ""
-        what = _words(metric)
+        what = _words(metric) if app is None else app.title
+        caption = "Mean ± 95% CI of the completed runs" + (
+            "; one panel per point, a group of bars per operation." if files else "."
+        )
         out.append(
             Chart(
-                id=ids(workload, metric.name, sub),
+                id=ids(workload, metric.name, sub) if app is None else
+                ids(workload, app.op, metric.name, sub),
                 section=section,
                 kind="bars",
                 title=_join(f"{workload}: {what}", sub),
                 x_label="operation" if files else "",
                 y_label=unit.axis,
                 panels=tuple(built),
-                caption=(
-                    "Mean ± 95% CI of the completed runs"
-                    + ("; one panel per point, a group of bars per operation." if files else ".")
-                ),
+                caption=caption if app is None else _sentences(caption, app.caption(part)),
             )
-        )
+        )  # fmt: skip
     return out
+
+
+# -- application models --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AppChart:
+    """One number an application model's charts show: a row of its groups."""
+
+    op: str
+    metric: str
+    title: str
+    """What the chart shows, after the workload's name in its title."""
+    axis: str
+    """The y axis, without its unit (latencies get theirs from the values)."""
+    note: str = ""
+    """A sentence for the caption."""
+
+    def caption(self, groups: Sequence[Group]) -> str:
+        """The note, and the verdict's limit on this number when every group has the same."""
+        found = {
+            (lim.max_ms, lim.default)
+            for g in groups
+            if g.kind == "mailstore"
+            for lim in limits(g)
+            if self.op == JETSTRESS_OP and lim.metric == self.metric
+        }
+        text = self.note
+        if len(found) == 1:
+            value, default = next(iter(found))
+            said = " (the default)." if default else "."
+            text = _sentences(text, f"The verdict's limit: under {value:g} ms{said}")
+        return text
+
+
+def _sentences(*parts: str) -> str:
+    return " ".join(p for p in parts if p)
+
+
+_TPS = AppChart("txn", "iops", "transactions per second", "tps")
+_DEVICE_PEAK = AppChart(
+    TELEMETRY_OP,
+    "iops_peak",
+    "device IOPS peak",
+    "device IOPS peak",
+    note="The busiest sampling interval of the target's devices: checkpoints write in bursts.",
+)
+APP_CHARTS: Mapping[str, tuple[AppChart, ...]] = {
+    "mailstore": (
+        _TPS,
+        AppChart(JETSTRESS_OP, "transactional_iops", "JetStress transactional IOPS",
+                 "transactional IOPS", note="The database's reads and writes per second."),
+        AppChart(JETSTRESS_OP, "db_read_lat_ns", "JetStress DB read latency",
+                 "mean DB read latency"),
+        AppChart(JETSTRESS_OP, "db_write_lat_ns", "JetStress DB write latency",
+                 "mean DB write latency"),
+        AppChart(JETSTRESS_OP, "log_write_lat_ns", "JetStress log write latency",
+                 "mean log write latency"),
+        _DEVICE_PEAK,
+    ),
+    "oltp": (
+        _TPS,
+        AppChart("data_read", "iops", "data file reads, IOPS", "data read IOPS"),
+        AppChart("data_read", "lat_p99_ns", "data file reads, p99 latency",
+                 "p99 data read latency"),
+        AppChart("log_write", "lat_mean_ns", "log writes, mean latency",
+                 "mean log write latency", note="Each commit waits for its log write."),
+        AppChart("log_write", "lat_p99_ns", "log writes, p99 latency", "p99 log write latency"),
+        _DEVICE_PEAK,
+    ),
+}  # fmt: skip
+"""What the charts of an `oltp` or `mailstore` workload show, in order: not every
+operation's rate by metric name (a mailstore's maintenance reads are no headline), and
+never the verdict (a pass or fail per run: the summary's table)."""
+
+
+def _app_unit(app: AppChart, metric: MetricSpec, values: Iterable[float]) -> _Unit:
+    if metric.unit == "ns":
+        scale, suffix = _ns_scale(values)
+        return _Unit(scale, f"{app.axis} ({suffix})")
+    return _Unit(_unit(metric, values).scale, app.axis)
+
+
+def _app_row(group: Group, app: AppChart) -> Row | None:
+    for r in group.rows:
+        if r.op == app.op and r.metric.name == app.metric and r.metric.unit != VERDICT_UNIT:
+            return r
+    return None
+
+
+def _app_rows(group: Group, app: AppChart) -> list[Row]:
+    row = _app_row(group, app)
+    return [row] if row is not None else []
+
+
+def _app_bars(c: Comparison, ids: _Ids, workload: str, groups: Sequence[Group]) -> list[Chart]:
+    charts: list[Chart] = []
+    for app in APP_CHARTS.get(groups[0].kind, ()):
+        metric = next((r.metric for g in groups for r in _app_rows(g, app)), None)
+        if metric is None:
+            continue
+        charts += _bar_charts(
+            c, ids, workload, groups, metric, Section.BARS, partial(_app_rows, app=app), app=app
+        )
+    return charts
+
+
+def _app_sweeps(
+    c: Comparison, ids: _Ids, workload: str, every: Sequence[Group], axis: str
+) -> list[Chart]:
+    """One line chart per `APP_CHARTS` entry: the number against `axis`, a panel per
+    combination of the other parameters that vary."""
+
+    def panels_of(groups: Sequence[Group]) -> dict[str, list[Group]]:
+        others = [k for k in _varying(groups) if k != axis]
+        out: dict[str, list[Group]] = {}
+        for g in groups:
+            out.setdefault(_label(g, others), []).append(g)
+        return out
+
+    charts: list[Chart] = []
+    parts = _split(every, lambda gs: len(panels_of(gs)), keep=axis)
+    for part in parts:
+        sub = _common_label(part, every) if len(parts) > 1 else ""
+        facets = panels_of(part)
+        xs = sorted({float(dict(g.params)[axis]) for g in part})
+        log = min(xs) > 0 and max(xs) / min(xs) >= 8
+        for app in APP_CHARTS.get(part[0].kind, ()):
+            rows = {id(g): row for g in part if (row := _app_row(g, app)) is not None}
+            if not rows:
+                continue
+            metric = next(iter(rows.values())).metric
+            values = [s.mean for r in rows.values() for x in r.cells if (s := x.summary)]
+            unit = _app_unit(app, metric, values)
+            panels: list[Panel] = []
+            for label, groups in facets.items():
+                pts = sorted(
+                    ((float(dict(g.params)[axis]), rows[id(g)]) for g in groups if id(g) in rows),
+                    key=lambda p: p[0],
+                )
+                traces: list[Trace] = []
+                for t in c.targets:
+                    x: list[float | str] = []
+                    y: list[float | None] = []
+                    err: list[float | None] = []
+                    hover: list[str] = []
+                    for xv, row in pts:
+                        mean, ci = _value(row, t, unit)
+                        x.append(_num(xv))
+                        y.append(mean)
+                        err.append(ci)
+                        hover.append(
+                            _stat_hover(metric, t, f"{axis}={format_param(axis, _num(xv))}", row)
+                        )
+                    if any(v is not None for v in y):
+                        traces.append(Trace(t, tuple(x), tuple(y), tuple(err), tuple(hover)))
+                if traces:
+                    panels.append(Panel(label, tuple(traces)))
+            charts.append(
+                Chart(
+                    id=ids(workload, app.op, app.metric, "vs", axis, sub),
+                    section=Section.SWEEP,
+                    kind="lines",
+                    title=_join(f"{workload}: {app.title} vs {axis}", sub),
+                    x_label=axis,
+                    y_label=unit.axis,
+                    panels=tuple(panels),
+                    x_log=log,
+                    caption=_sentences(
+                        "Mean ± 95% CI of the completed runs; one panel per combination of "
+                        "the other parameters.",
+                        app.caption(part),
+                    ),
+                )
+            )
+    return charts
 
 
 # -- telemetry -----------------------------------------------------------------------------

@@ -33,7 +33,14 @@ from fslab.report.charts import (
     target_styles,
 )
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import Finding, Span, find, headlines
+from fslab.report.findings import (
+    Finding,
+    Span,
+    find,
+    headlines,
+    verdict_headlines,
+    verdicts,
+)
 from fslab.report.tables import MARKS, table_views
 from fslab.report.terminal import format_stat, legend
 from fslab.stats.summary import Verdict
@@ -151,7 +158,7 @@ def figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> dict[str, Any]:
 
 
 def _si(chart: Chart) -> bool:
-    return any(w in chart.y_label for w in ("IOPS", "files/s"))
+    return any(w in chart.y_label for w in ("IOPS", "files/s", "tps"))
 
 
 def _x_axis(
@@ -330,6 +337,8 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         styles=styles,
         headlines=headlines(findings),
         findings=findings,
+        verdicts=verdicts(c),
+        verdict_lines=verdict_headlines(c),
         finding_cells=_finding_cells,
         spans=_spans,
         sections=sections,

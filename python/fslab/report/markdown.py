@@ -22,9 +22,17 @@ from matplotlib.ticker import EngFormatter
 from fslab.compare import format_param
 from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import Finding, Span, find, headlines
+from fslab.report.findings import (
+    Finding,
+    Span,
+    VerdictRow,
+    find,
+    headlines,
+    verdict_headlines,
+    verdicts,
+)
 from fslab.report.output import staged_dir, write_text
-from fslab.report.tables import MARKS, table_views
+from fslab.report.tables import MARKS, TableCell, table_views
 from fslab.report.terminal import format_stat, legend
 from fslab.stats.summary import Verdict
 
@@ -155,7 +163,7 @@ def render_markdown_report(
         lines.append(_row([md(col.text) for col in v.columns]))
         lines.append("|:---|" + "---:|" * (len(v.columns) - 1))
         for row in v.rows:
-            lines.append(_row([_cell(cell.text, cell.verdict) for cell in row]))
+            lines.append(_row([_table_cell(cell) for cell in row]))
         lines.append("")
         for w in v.warnings:
             lines.append(
@@ -178,6 +186,13 @@ def _inline_code(text: str) -> str:
     return "".join(p if p.startswith("`") and p.endswith("`") else md(p) for p in parts)
 
 
+def _table_cell(cell: TableCell) -> str:
+    """A comparison table's cell: a verdict's PASS or FAIL in bold, else `_cell`."""
+    if cell.passed is not None:
+        return f"**{md(cell.text)}**"
+    return _cell(cell.text, cell.verdict)
+
+
 def _cell(text: str, verdict: Verdict | None) -> str:
     mark = MARKS.get(verdict, verdict.value) if verdict else ""
     if verdict in (Verdict.BETTER, Verdict.WORSE, Verdict.DIFFERENT):
@@ -192,7 +207,15 @@ def _summary(data: ReportData) -> list[str]:
     if c.skipped_runs:
         detail = ", ".join(f"{n} {s}" for s, n in sorted(c.skipped_runs.items()))
         lines += [f"Not counted: {detail} run(s).", ""]
+    rows = verdicts(c)
+    if rows:
+        lines += _verdict_table(data, rows)
+    failed = verdict_headlines(c)  # first in the list of headlines
+    for v in failed:
+        lines.append(f"- **{md(v.row.title)}**: {_spans(v.sentence())}")
     if not findings:
+        if rows:
+            return [*lines, ""] if failed else lines
         return [*lines, "No point has a headline metric to compare.", ""]
     for h in headlines(findings):
         where = h.workload + (f" · {h.op}" if h.op else "")
@@ -224,6 +247,26 @@ def _summary(data: ReportData) -> list[str]:
         "_Lead: the best mean over the next best's, in percent; significant when Welch's "
         f"t-test gives p < {c.alpha:g} (and the lead is at least 1%); otherwise no "
         "significant difference._",
+        "",
+    ]
+    return lines
+
+
+def _verdict_table(data: ReportData, rows: Sequence[VerdictRow]) -> list[str]:
+    """The verdicts, a row per point and a column per target, PASS and FAIL in bold."""
+    c = data.comparison
+    lines = ["### Verdicts", ""]
+    lines.append(_row(["point", *(md(t) for t in c.targets), "limits (mean latency)"]))
+    lines.append("|:---|" + "---:|" * len(c.targets) + ":---|")
+    for v in rows:
+        cells = [f"**{md(x.text)}**" if x.passed is not None else md(x.text) for x in v.cells]
+        lines.append(_row([md(v.title), *cells, md(v.limits)]))
+    lines += [
+        "",
+        "_A run passes when its mean DB read latency and its mean log write latency both stay "
+        "under their limits (the workload's `read_lat_ms_max` and `log_lat_ms_max`; "
+        "JetStress's 20 ms and 10 ms by default). PASS: every completed run passed; in "
+        "brackets the runs that passed of those that ran._",
         "",
     ]
     return lines
@@ -404,7 +447,7 @@ def _figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> Figure:
             ax.set_xlim(left=0)
         top = chart.y_top(panel)
         ax.set_ylim(0, top if top is not None else None)
-        if any(w in chart.y_label for w in ("IOPS", "files/s")):
+        if any(w in chart.y_label for w in ("IOPS", "files/s", "tps")):
             ax.yaxis.set_major_formatter(EngFormatter(sep=""))
         if not single and panel.title:
             ax.set_title(panel.title, fontsize=8, fontweight="bold")
