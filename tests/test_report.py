@@ -35,7 +35,7 @@ from fslab.report.charts import Chart, Section, build_charts, target_styles
 from fslab.report.context import ReportData, load_report
 from fslab.report.export import export_rows, render_export_csv, render_export_json
 from fslab.report.findings import find, headlines, verdict_headlines, verdicts
-from fslab.report.html import figure, render_html
+from fslab.report.html import code_spans, figure, render_html
 from fslab.report.markdown import code, md, render_markdown_report, render_svg
 from fslab.stats.summary import Verdict
 
@@ -685,3 +685,10 @@ def test_fixture_names_the_study(data: ReportData) -> None:
     assert data.comparison.targets == TARGETS
     assert dict(data.comparison.skipped_runs) == {"failed": 1}
     assert data.environments[0].runs == 3 * 6 * 3 + 3 * 2 * 2
+
+
+def test_backticks_in_hints_become_code_and_the_rest_is_escaped() -> None:
+    assert str(code_spans("use `direct = true` & <b>")) == (
+        "use <code>direct = true</code> &amp; &lt;b&gt;"
+    )
+    assert str(code_spans("a `<script>` b")) == "a <code>&lt;script&gt;</code> b"

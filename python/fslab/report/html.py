@@ -13,11 +13,13 @@ from __future__ import annotations
 import html
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from importlib.resources import files
 from typing import Any
 
 import jinja2
+import markupsafe
 from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
@@ -301,7 +303,18 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["param"] = lambda kv: f"{kv[0]}={format_param(kv[0], kv[1])}"
+    env.filters["code"] = code_spans
     return env
+
+
+_TICKED = re.compile(r"`([^`]+)`")
+
+
+def code_spans(text: str) -> markupsafe.Markup:
+    """Text for HTML, escaped, its `backticked` words as <code> (hints and the legend are
+    written for the terminal, where backticks mark a key or a command)."""
+    escaped = str(markupsafe.escape(text))
+    return markupsafe.Markup(_TICKED.sub(r"<code>\1</code>", escaped))
 
 
 def _template_source(name: str) -> str:
