@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from fslab.apps.profiles import app_metrics
+from fslab.compare import build_comparison
 from fslab.engine import run_job
 from fslab.run import live_summary
 from fslab.study.load import StudyError, parse_study
@@ -185,6 +186,14 @@ def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -
     assert verdicts == [(1e-06, 0.0)] * 4 + [(20, 1.0)] * 4
     # The engine is the workload, not another process sharing the machine.
     assert engine_cpu > 5, engine_cpu
+
+    # The limits each verdict judged by come from the runs: the workload's, else the
+    # engine's own defaults (never repeated in the lab).
+    stores = [g for g in build_comparison(tmp_path / "r.db").groups if g.kind == "mailstore"]
+    assert [dict(g.limits) for g in stores] == [
+        {"db_read_lat_ms_mean": 20.0, "log_write_lat_ms_mean": 10.0},
+        {"db_read_lat_ms_mean": 1e-06, "log_write_lat_ms_mean": 10.0},
+    ]
 
     table = fslab("compare", "--results", "r.db", "--where", "workload=store", cwd=tmp_path)
     assert table.returncode == 0, table.stderr

@@ -205,6 +205,9 @@ class Group:
     warnings: tuple[StatWarning, ...] = ()
     """Warnings about whole runs of the group (too short, unsteady, contaminated, cached),
     per target; those about one metric's samples are on the cells."""
+    limits: Mapping[str, float] = field(default_factory=dict)
+    """The limits a verdict judged the runs by, as the engine stored them per run: its
+    check (`db_read_lat_ms_mean`, ...) -> the maximum in ms. Empty without a verdict."""
 
     def all_warnings(self) -> tuple[StatWarning, ...]:
         """The group's warnings and its cells', each once, in order."""
@@ -395,6 +398,7 @@ def build_comparison(
         ).fetchall()
         telemetry_rows = _telemetry_rows(con, study_id)
         facts = _run_facts(con, study_id)
+        limits = _verdict_limits(con, study_id)
 
     skipped: dict[str, int] = {}
     ok_runs: dict[int, str] = {}
@@ -419,6 +423,7 @@ def build_comparison(
             by_run.setdefault(run_id, []).extend(entries)
 
     groups = _build_groups(points, targets, base, ok_runs, by_run, facts, confidence, alpha)
+    groups = tuple(_with_limits(g, points, ok_runs, limits) for g in groups)
     return Comparison(
         db_path=db_path,
         study=study_name,
@@ -571,6 +576,42 @@ def _telemetry_rows(
         ]
         for run_id, per_op in values.items()
     }
+
+
+def _verdict_limits(con: sqlite3.Connection, study_id: int) -> dict[int, dict[str, float]]:
+    """Per completed run, the limits its verdict judged by (`verdict.<check>.max`)."""
+    has = con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metric'"
+    ).fetchone()
+    if not has:
+        return {}
+    out: dict[int, dict[str, float]] = {}
+    for run_id, name, value in con.execute(
+        "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm JOIN run ON run.id = rm.run_id"
+        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'"
+        " AND rm.name LIKE 'verdict.%.max'",
+        (study_id,),
+    ):
+        check = str(name).removeprefix("verdict.").removesuffix(".max")
+        out.setdefault(int(run_id), {})[check] = float(value)
+    return out
+
+
+def _with_limits(
+    group: Group,
+    points: Sequence[_Point],
+    ok_runs: Mapping[int, str],
+    limits: Mapping[int, Mapping[str, float]],
+) -> Group:
+    """The group with the limits its runs were judged by (the same for all: they are
+    workload parameters, or the engine's defaults)."""
+    ids = {p.id for p in points if p.workload == group.workload and
+           _canonical(p.params) == _canonical(dict(group.params))}  # fmt: skip
+    found: dict[str, float] = {}
+    for run_id, point_id in ok_runs.items():
+        if point_id in ids:
+            found.update(limits.get(run_id, {}))
+    return replace(group, limits=found) if found else group
 
 
 def _op_metrics(kind: str, op: str) -> tuple[MetricSpec, ...]:
