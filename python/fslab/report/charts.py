@@ -422,27 +422,13 @@ def _sweep_charts(
         unit = _unit(metric, values)
         panels: list[Panel] = []
         for (label, op), pts in facets.items():
-            pts = sorted(pts, key=lambda p: p[0])
-            traces: list[Trace] = []
-            for t in c.targets:
-                x: list[float | str] = []
-                y: list[float | None] = []
-                err: list[float | None] = []
-                hover: list[str] = []
-                for xv, g in pts:
-                    try:
-                        row = g.row(op or _engine_ops(g)[0], name)
-                    except KeyError:
-                        continue
-                    mean, ci = _value(row, t, unit)
-                    x.append(_num(xv))
-                    y.append(mean)
-                    err.append(ci)
-                    hover.append(
-                        _stat_hover(metric, t, f"{axis}={format_param(axis, _num(xv))}", row)
-                    )
-                if any(v is not None for v in y):
-                    traces.append(Trace(t, tuple(x), tuple(y), tuple(err), tuple(hover)))
+            points: list[tuple[float, Row]] = []
+            for xv, g in sorted(pts, key=lambda p: p[0]):
+                try:
+                    points.append((xv, g.row(op or _engine_ops(g)[0], name)))
+                except KeyError:
+                    continue
+            traces = _sweep_traces(c.targets, points, metric, unit, axis)
             if traces:
                 panels.append(Panel(_join(label, op), tuple(traces)))
         charts.append(
@@ -460,6 +446,32 @@ def _sweep_charts(
             )
         )
     return charts
+
+
+def _sweep_traces(
+    targets: Sequence[str],
+    points: Sequence[tuple[float, Row]],
+    metric: MetricSpec,
+    unit: _Unit,
+    axis: str,
+) -> list[Trace]:
+    """One line per target through a sweep's points (x, the row there); none for a
+    target without a value anywhere."""
+    traces: list[Trace] = []
+    for t in targets:
+        x: list[float | str] = []
+        y: list[float | None] = []
+        err: list[float | None] = []
+        hover: list[str] = []
+        for xv, row in points:
+            mean, ci = _value(row, t, unit)
+            x.append(_num(xv))
+            y.append(mean)
+            err.append(ci)
+            hover.append(_stat_hover(metric, t, f"{axis}={format_param(axis, _num(xv))}", row))
+        if any(v is not None for v in y):
+            traces.append(Trace(t, tuple(x), tuple(y), tuple(err), tuple(hover)))
+    return traces
 
 
 def _num(x: float) -> float:
@@ -725,22 +737,7 @@ def _app_sweeps(
                     ((float(dict(g.params)[axis]), rows[id(g)]) for g in groups if id(g) in rows),
                     key=lambda p: p[0],
                 )
-                traces: list[Trace] = []
-                for t in c.targets:
-                    x: list[float | str] = []
-                    y: list[float | None] = []
-                    err: list[float | None] = []
-                    hover: list[str] = []
-                    for xv, row in pts:
-                        mean, ci = _value(row, t, unit)
-                        x.append(_num(xv))
-                        y.append(mean)
-                        err.append(ci)
-                        hover.append(
-                            _stat_hover(metric, t, f"{axis}={format_param(axis, _num(xv))}", row)
-                        )
-                    if any(v is not None for v in y):
-                        traces.append(Trace(t, tuple(x), tuple(y), tuple(err), tuple(hover)))
+                traces = _sweep_traces(c.targets, pts, metric, unit, axis)
                 if traces:
                     panels.append(Panel(label, tuple(traces)))
             charts.append(
