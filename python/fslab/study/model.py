@@ -9,7 +9,8 @@ names), except two that read better in a study: `threads` (the engine's `numjobs
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from collections.abc import Callable
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -174,7 +175,52 @@ Value = Scalar | list[Any]
 """A point's parameter value: a scalar, or a structured one such as `size_buckets`."""
 
 
-class WorkloadSpec(Strict):
+class SweepSpec(Strict):
+    """A workload whose list-valued keys are sweep axes; `name`, `kind` and `targets`
+    are not, and a key in `STRUCTURED` holds a list as one value (a list of those is
+    the sweep)."""
+
+    NOT_AXES: ClassVar[frozenset[str]] = frozenset({"kind", "name", "targets"})
+    STRUCTURED: ClassVar[dict[str, Callable[[list[Any]], list[list[Any]]]]] = {}
+
+    def params(self) -> dict[str, list[Any]]:
+        """Every parameter as a list of values (a sweep axis of length 1 when scalar);
+        unset ones (None) are left to the engine's defaults."""
+        out: dict[str, list[Any]] = {}
+        for key, value in self.model_dump(exclude=set(self.NOT_AXES)).items():
+            if value is None:
+                continue
+            if key in self.STRUCTURED:
+                out[key] = list(self.STRUCTURED[key](value))
+            else:
+                out[key] = list(value) if isinstance(value, list) else [value]
+        return out
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_empty_axes(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for k, v in data.items():
+                if isinstance(v, list) and not v and k not in cls.NOT_AXES:
+                    raise ValueError(f"`{k}` is an empty list: a sweep axis needs a value")
+        return data
+
+
+def bucket_sweep(v: list[Any]) -> list[list[Any]]:
+    """`size_buckets` as a list of values: `[[s, w], ...]` is one, a list of those a sweep."""
+    if v and isinstance(v[0], list) and v[0] and isinstance(v[0][0], list):
+        return v
+    return [v]
+
+
+def mix_sweep(v: list[Any]) -> list[list[Any]]:
+    """`op_mix` as a list of values: `[40, 20, 5, 35]` is one, a list of those a sweep."""
+    if v and all(isinstance(x, list) for x in v):
+        return v
+    return [v]
+
+
+class WorkloadSpec(SweepSpec):
     """A block workload; each list-valued key is a sweep axis."""
 
     kind: Literal["block"] = "block"
@@ -199,24 +245,6 @@ class WorkloadSpec(Strict):
     randseed: Param | None = None
     interval: Param | None = None
 
-    def params(self) -> dict[str, list[Scalar]]:
-        """Every parameter as a list of values (a sweep axis of length 1 when scalar)."""
-        out: dict[str, list[Scalar]] = {}
-        for key, value in self.model_dump(exclude={"kind", "name", "targets"}).items():
-            if value is None:
-                continue
-            out[key] = list(value) if isinstance(value, list) else [value]
-        return out
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_empty_axes(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for k, v in data.items():
-                if isinstance(v, list) and not v:
-                    raise ValueError(f"`{k}` is an empty list: a sweep axis needs a value")
-        return data
-
 
 FileOp = Literal["copy", "sync", "scan", "dupes", "touch", "chmod", "xattr", "stat", "delete"]
 # The named file sets of the file-management study (DiskBoss in ../shared/seeds):
@@ -229,10 +257,13 @@ FILE_SETS = {
 }
 
 
-class FilesWorkloadSpec(Strict):
+class FilesWorkloadSpec(SweepSpec):
     """File management on a generated file set: `create` (generating it, measured), then
     each of `ops` in order on the same set. `ops` is a sequence, not a sweep axis;
     `threads` and the set's keys may be lists (sweep axes)."""
+
+    NOT_AXES = SweepSpec.NOT_AXES | {"ops"}
+    STRUCTURED = {"size_buckets": bucket_sweep}
 
     kind: Literal["files"]
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
@@ -313,29 +344,11 @@ class FilesWorkloadSpec(Strict):
             )
         return self
 
-    def params(self) -> dict[str, list[Any]]:
-        out: dict[str, list[Any]] = {}
-        dump = self.model_dump(exclude={"kind", "name", "ops", "targets", "size_buckets"})
-        for key, value in dump.items():
-            if value is None:
-                continue
-            out[key] = list(value) if isinstance(value, list) else [value]
-        if self.size_buckets is not None:
-            out["size_buckets"] = list(bucket_sweep(self.size_buckets))
-        return out
-
-
-def bucket_sweep(v: list[Any]) -> list[list[Any]]:
-    """`size_buckets` as a list of values: `[[s, w], ...]` is one, a list of those a sweep."""
-    if v and isinstance(v[0], list) and v[0] and isinstance(v[0][0], list):
-        return v
-    return [v]
-
 
 PGBENCH_BUILTINS = ("tpcb-like", "simple-update", "select-only")
 
 
-class PgbenchWorkloadSpec(Strict):
+class PgbenchWorkloadSpec(SweepSpec):
     """A real PostgreSQL on the target, driven by pgbench: `pgbench -i -s scale`, then
     `clients` connections on `jobs` threads for `duration`. Lists are sweep axes."""
 
@@ -384,14 +397,8 @@ class PgbenchWorkloadSpec(Strict):
             raise ValueError("pgbench needs `jobs` <= `clients` (each thread drives clients)")
         return self
 
-    def params(self) -> dict[str, list[Any]]:
-        out: dict[str, list[Any]] = {}
-        for key, value in self.model_dump(exclude={"kind", "name", "targets"}).items():
-            out[key] = list(value) if isinstance(value, list) else [value]
-        return out
 
-
-class AppWorkloadSpec(Strict):
+class AppWorkloadSpec(SweepSpec):
     """An application I/O model in the engine (`kind = "oltp"` or `"mailstore"`): a data
     file and a log file under the target, `threads` users, sync I/O. Keys are the engine's
     (docs/job-keys.md) but `threads` and `runtime`; unset ones take the engine's default.
@@ -412,26 +419,6 @@ class AppWorkloadSpec(Strict):
     randseed: Param | None = None
     interval: Param | None = None
 
-    def params(self) -> dict[str, list[Any]]:
-        out: dict[str, list[Any]] = {}
-        for key, value in self.model_dump(exclude={"kind", "name", "targets"}).items():
-            if value is None:
-                continue
-            if key == "op_mix":
-                out[key] = list(mix_sweep(value))
-                continue
-            out[key] = list(value) if isinstance(value, list) else [value]
-        return out
-
-    @model_validator(mode="before")
-    @classmethod
-    def _no_empty_axes(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            for k, v in data.items():
-                if isinstance(v, list) and not v:
-                    raise ValueError(f"`{k}` is an empty list: a sweep axis needs a value")
-        return data
-
 
 class OltpWorkloadSpec(AppWorkloadSpec):
     """A database's I/O (TPC-E-like): 8 KiB page reads and updates, a log appended and
@@ -448,6 +435,8 @@ class MailstoreWorkloadSpec(AppWorkloadSpec):
     """An Exchange-like mail store's I/O (JetStress): 32 KiB pages behind a buffer cache,
     an insert/delete/replace/read mix, lazy commits, background maintenance; each run
     gets a PASS/FAIL verdict against `read_lat_ms_max` and `log_lat_ms_max`."""
+
+    STRUCTURED = {"op_mix": mix_sweep}
 
     kind: Literal["mailstore"]
     threads: Param = 12
@@ -475,13 +464,6 @@ class MailstoreWorkloadSpec(AppWorkloadSpec):
                     "read], e.g. `[40, 20, 5, 35]`"
                 )
         return v
-
-
-def mix_sweep(v: list[Any]) -> list[list[Any]]:
-    """`op_mix` as a list of values: `[40, 20, 5, 35]` is one, a list of those a sweep."""
-    if v and all(isinstance(x, list) for x in v):
-        return v
-    return [v]
 
 
 AnySpec = (
