@@ -14,8 +14,18 @@ fn engine() -> Command {
 
 /// Runs a job given as TOML text through stdin; returns (exit code, stdout, stderr).
 fn run(job: &str) -> (i32, String, String) {
+    with_stdin("run", job)
+}
+
+/// `check` on a job given as text on stdin: (exit code, stdout, stderr).
+fn check(job: &str) -> (i32, String, String) {
+    with_stdin("check", job)
+}
+
+/// `fslab-engine <command> -` with `job` on stdin: (exit code, stdout, stderr).
+fn with_stdin(command: &str, job: &str) -> (i32, String, String) {
     let mut child = engine()
-        .args(["run", "-"])
+        .args([command, "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -518,28 +528,6 @@ fn check_warns_about_keys_the_job_ignores() {
     assert!(err.contains("hint: remove `mutate_share`"), "{err}");
 }
 
-/// `check` on a job given as text on stdin: (exit code, stdout, stderr).
-fn check(job: &str) -> (i32, String, String) {
-    let mut child = engine()
-        .args(["check", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(job.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
 
 #[test]
 fn the_echo_of_a_job_is_itself_a_job_check_takes() {
