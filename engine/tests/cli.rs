@@ -528,7 +528,6 @@ fn check_warns_about_keys_the_job_ignores() {
     assert!(err.contains("hint: remove `mutate_share`"), "{err}");
 }
 
-
 #[test]
 fn the_echo_of_a_job_is_itself_a_job_check_takes() {
     for job in [
