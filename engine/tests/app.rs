@@ -4,12 +4,11 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
 mod common;
-use common::run_job;
+use common::{engine_stdin, run_job};
 
 fn shm_or_disk() -> (TempDir, bool) {
     if Path::new("/dev/shm").is_dir() {
@@ -252,77 +251,24 @@ fn bad_keys_are_refused_before_anything_is_touched() {
         "kind = \"mailstore\"\ndirectory = \"{}\"\nruntime = 1\nop_mix = [1, 2]\nlazy_commit_share = 2\ntxn_reads = 3\npage_sise = \"8k\"\n",
         dir.path().display()
     );
-    let out = Command::cargo_bin("fslab-engine")
-        .unwrap()
-        .args(["run", "-"])
-        .write_stdin(text)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, err) = engine_stdin("run", &text);
+    assert_eq!(code, 2);
     assert!(err.contains("did you mean `page_size`"), "{err}");
     // Type and range problems come all at once once the keys are known.
     let text = format!(
         "kind = \"mailstore\"\ndirectory = \"{}\"\nruntime = 1\nop_mix = [1, 2]\nlazy_commit_share = 2\ntxn_reads = 3\nioengine = \"io_uring\"\n",
         dir.path().display()
     );
-    let out = Command::cargo_bin("fslab-engine")
-        .unwrap()
-        .args(["run", "-"])
-        .write_stdin(text)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, err) = engine_stdin("run", &text);
+    assert_eq!(code, 2);
     for key in ["op_mix", "lazy_commit_share", "txn_reads", "ioengine"] {
         assert!(err.contains(&format!("`{key}`")), "{key}: {err}");
     }
     assert!(std::fs::read_dir(dir.path()).unwrap().next().is_none());
     // Model keys in a block job, and a model without runtime.
-    let out = Command::cargo_bin("fslab-engine")
-        .unwrap()
-        .args(["check", "-"])
-        .write_stdin("filename = \"/f\"\ncache_size = \"1m\"\n")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let out = Command::cargo_bin("fslab-engine")
-        .unwrap()
-        .args(["check", "-"])
-        .write_stdin("kind = \"oltp\"\ndirectory = \"/d\"\n")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("`runtime`"));
-}
-
-#[test]
-fn resolved_model_job_is_itself_a_valid_job() {
-    for kind in ["oltp", "mailstore"] {
-        let out = Command::cargo_bin("fslab-engine")
-            .unwrap()
-            .args(["check", "-"])
-            .write_stdin(format!(
-                "kind = \"{kind}\"\ndirectory = \"/d\"\nruntime = 5\n"
-            ))
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let mut v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        v.as_object_mut().unwrap().retain(|_, x| !x.is_null());
-        let again = Command::cargo_bin("fslab-engine")
-            .unwrap()
-            .args(["check", "-"])
-            .write_stdin(v.to_string())
-            .output()
-            .unwrap();
-        assert!(
-            again.status.success(),
-            "{}",
-            String::from_utf8_lossy(&again.stderr)
-        );
-        let mut w: Value = serde_json::from_slice(&again.stdout).unwrap();
-        w.as_object_mut().unwrap().retain(|_, x| !x.is_null());
-        assert_eq!(w, v);
-    }
+    let (code, _, _) = engine_stdin("check", "filename = \"/f\"\ncache_size = \"1m\"\n");
+    assert_eq!(code, 2);
+    let (code, _, err) = engine_stdin("check", "kind = \"oltp\"\ndirectory = \"/d\"\n");
+    assert_eq!(code, 2);
+    assert!(err.contains("`runtime`"));
 }

@@ -8,47 +8,21 @@ use std::time::Duration;
 use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
 
+mod common;
+use common::{engine_stdin, run_job};
+
 fn engine() -> Command {
     Command::new(cargo_bin("fslab-engine"))
 }
 
 /// Runs a job given as TOML text through stdin; returns (exit code, stdout, stderr).
 fn run(job: &str) -> (i32, String, String) {
-    with_stdin("run", job)
+    engine_stdin("run", job)
 }
 
 /// `check` on a job given as text on stdin: (exit code, stdout, stderr).
 fn check(job: &str) -> (i32, String, String) {
-    with_stdin("check", job)
-}
-
-/// `fslab-engine <command> -` with `job` on stdin: (exit code, stdout, stderr).
-fn with_stdin(command: &str, job: &str) -> (i32, String, String) {
-    let mut child = engine()
-        .args([command, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(job.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
-}
-
-fn run_ok(job: &str) -> Value {
-    let (code, out, err) = run(job);
-    assert_eq!(code, 0, "stderr: {err}");
-    serde_json::from_str(&out).expect("stdout is one JSON document")
+    engine_stdin("check", job)
 }
 
 fn op<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -79,7 +53,7 @@ fn repo_disk() -> PathBuf {
 
 #[test]
 fn null_engine_measures_its_own_cost() {
-    let r = run_ok("ioengine = \"null\"\nruntime = \"300ms\"\ninterval = \"100ms\"");
+    let r = run_job("ioengine = \"null\"\nruntime = \"300ms\"\ninterval = \"100ms\"");
     assert_eq!(r["schema_version"], 1);
     assert_eq!(r["status"], "ok");
     assert_eq!(r["interrupted"], false);
@@ -94,7 +68,7 @@ fn null_engine_measures_its_own_cost() {
 
 #[test]
 fn null_latency_is_what_was_asked() {
-    let r = run_ok("ioengine = \"null\"\nruntime = \"300ms\"\nnull_lat = \"20us\"");
+    let r = run_job("ioengine = \"null\"\nruntime = \"300ms\"\nnull_lat = \"20us\"");
     let lat = &op(&r, "read")["lat_ns"];
     // Spinning overshoots by a clock read at most; 20 us +/- 5% covers it.
     assert!((19_000..21_000).contains(&u(&lat["p50"])), "{lat}");
@@ -108,7 +82,7 @@ fn size_based_job_does_exactly_its_bytes_on_tmpfs() {
         "filename = {:?}\nsize = \"4m\"\nbs = \"16k\"\nrw = \"read\"\nioengine = \"sync\"",
         f.display().to_string()
     );
-    let r = run_ok(&job);
+    let r = run_job(&job);
     let read = op(&r, "read");
     assert_eq!(u(&read["ios"]), 256);
     assert_eq!(u(&read["bytes"]), 4 << 20);
@@ -134,7 +108,7 @@ fn io_uring_direct_randrw_on_the_repository_disk() {
         "filename = {:?}\nsize = \"8m\"\nrw = \"randrw\"\nrwmixread = 70\nbs = \"4k\"\niodepth = 8\ndirect = true\nio_size = \"8m\"\nnumjobs = 2",
         f.display().to_string()
     );
-    let r = run_ok(&job);
+    let r = run_job(&job);
     let (rd, wr) = (op(&r, "read"), op(&r, "write"));
     let total = u(&rd["ios"]) + u(&wr["ios"]);
     assert_eq!(total, 2 * 2048, "each thread does io_size / bs");
@@ -154,7 +128,7 @@ fn fsync_every_n_writes_and_at_the_end() {
         "directory = {:?}\nsize = \"256k\"\nrw = \"write\"\nioengine = \"sync\"\nfsync = 8\nend_fsync = true",
         dir.path().display().to_string()
     );
-    let r = run_ok(&job);
+    let r = run_job(&job);
     assert_eq!(u(&op(&r, "write")["ios"]), 64);
     assert_eq!(u(&r["fsync"]["count"]), 64 / 8 + 1);
     assert!(
@@ -165,7 +139,7 @@ fn fsync_every_n_writes_and_at_the_end() {
 
 #[test]
 fn ramp_is_shown_in_the_series_but_not_counted() {
-    let r = run_ok(
+    let r = run_job(
         "ioengine = \"null\"\nruntime = \"300ms\"\nramp_time = \"300ms\"\ninterval = \"100ms\"",
     );
     let points = r["series"]["points"].as_array().unwrap();
@@ -390,7 +364,7 @@ fn writing_a_block_device_needs_the_explicit_flag() {
     );
     let e = bad(&job);
     assert!(e.contains("`allow_device_write`: is false"), "{e}");
-    let r = run_ok(&format!("{job}\nallow_device_write = true\ndirect = true"));
+    let r = run_job(&format!("{job}\nallow_device_write = true\ndirect = true"));
     assert_eq!(r["target"]["kind"], "block");
     assert_eq!(
         u(&r["target"]["size_bytes"]),
@@ -399,7 +373,7 @@ fn writing_a_block_device_needs_the_explicit_flag() {
     );
     assert_eq!(u(&op(&r, "write")["ios"]), 256);
     // Reading needs no flag.
-    let r = run_ok(&format!(
+    let r = run_job(&format!(
         "filename = {:?}\nrw = \"read\"\nio_size = \"1m\"",
         lo.dev
     ));
@@ -460,7 +434,7 @@ fn file_system_can_be_unmounted_the_moment_an_io_uring_job_ends() {
     // work queue, so `umount` right after the engine failed with "target is busy".
     let Some(m) = Mounted::ext4() else { return };
     let f = m.dir.path().join("f");
-    run_ok(&format!(
+    run_job(&format!(
         "filename = {:?}\nsize = \"4m\"\nrw = \"randread\"\niodepth = 16\ndirect = true\nio_size = \"4m\"",
         f.display().to_string()
     ));
@@ -479,21 +453,10 @@ fn file_system_can_be_unmounted_the_moment_an_io_uring_job_ends() {
 
 #[test]
 fn check_resolves_a_job_without_running_it() {
-    let mut child = engine()
-        .args(["check", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"filename = \"/nonexistent/dir/f\"\nbs = \"8k\"\nruntime = \"1h\"")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let job: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (code, out, err) =
+        check("filename = \"/nonexistent/dir/f\"\nbs = \"8k\"\nruntime = \"1h\"");
+    assert_eq!(code, 0, "{err}");
+    let job: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(job["bs"], 8192);
     assert_eq!(job["runtime"], 3600.0);
     let out = engine()
@@ -505,22 +468,10 @@ fn check_resolves_a_job_without_running_it() {
 
 #[test]
 fn check_warns_about_keys_the_job_ignores() {
-    let mut child = engine()
-        .args(["check", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"kind = \"files\"\nop = \"copy\"\ndirectory = \"/a\"\ndest = \"/b\"\nmutate_share = 0.2")
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let (code, _, err) = check(
+        "kind = \"files\"\nop = \"copy\"\ndirectory = \"/a\"\ndest = \"/b\"\nmutate_share = 0.2",
+    );
+    assert_eq!(code, 0, "{err}");
     assert!(
         err.contains("warning: <stdin>: `mutate_share` has no effect with kind = files, op = copy"),
         "{err}"
@@ -536,6 +487,7 @@ fn the_echo_of_a_job_is_itself_a_job_check_takes() {
         "ioengine = \"null\"\nruntime = 1",
         "kind = \"files\"\nop = \"copy\"\ndirectory = \"/a\"\ndest = \"/b\"",
         "kind = \"mailstore\"\ndirectory = \"/d\"\nruntime = \"2s\"\nnumjobs = 2",
+        "kind = \"oltp\"\ndirectory = \"/d\"\nruntime = 5",
     ] {
         let (code, echo, err) = check(job);
         assert_eq!(code, 0, "{job:?}: {err}");

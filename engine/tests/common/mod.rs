@@ -3,18 +3,24 @@
 use assert_cmd::Command;
 use serde_json::Value;
 
-/// Runs `fslab-engine run -` on `text`; the report, or a panic with the engine's stderr.
-pub fn run_job(text: &str) -> Value {
+/// `fslab-engine <command> -` with `text` on stdin: (exit code, stdout, stderr).
+pub fn engine_stdin(command: &str, text: &str) -> (i32, String, String) {
     let out = Command::cargo_bin("fslab-engine")
         .unwrap()
-        .args(["run", "-"])
+        .args([command, "-"])
         .write_stdin(text.to_string())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "job failed: {}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Runs `fslab-engine run -` on `text`; the report, or a panic with the engine's stderr.
+pub fn run_job(text: &str) -> Value {
+    let (code, out, err) = engine_stdin("run", text);
+    assert_eq!(code, 0, "job failed: {err}\n{text}");
+    serde_json::from_str(&out).unwrap()
 }
