@@ -6,7 +6,13 @@ from pathlib import Path
 
 import click
 
-from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
+from fslab.cli.options import (
+    baseline_option,
+    output_option,
+    results_db_option,
+    study_option,
+    where_option,
+)
 from fslab.report.bundle import archive_format, make_bundle
 from fslab.report.output import check_output
 
@@ -16,16 +22,7 @@ from fslab.report.output import check_output
 @study_option("bundle")
 @baseline_option
 @where_option
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    metavar="FILE",
-    type=click.Path(path_type=Path),
-    default=Path("fslab-bundle.tar.gz"),
-    show_default=True,
-    help="The archive to write: `.tar.gz` or `.zip`.",
-)
+@output_option("The archive to write: `.tar.gz` or `.zip`.", default=Path("fslab-bundle.tar.gz"))
 def bundle(
     results: Path,
     study: str | None,

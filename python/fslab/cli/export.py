@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from fslab.cli.options import results_db_option, study_option, where_option
+from fslab.cli.options import output_option, results_db_option, study_option, where_option
 from fslab.report.export import export_rows, render_export_csv, render_export_json
 from fslab.report.output import check_output, on_stdout, write_text
 
@@ -23,16 +23,7 @@ from fslab.report.output import check_output, on_stdout, write_text
     help="csv (a header row) or json (`columns` and `rows`). Default: from FILE's suffix, "
     "else csv.",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    metavar="FILE",
-    type=click.Path(path_type=Path),
-    default=Path("-"),
-    show_default=True,
-    help="Where to write; `-` is stdout.",
-)
+@output_option("Where to write; `-` is stdout.", default=Path("-"))
 def export(
     results: Path, study: str | None, where: tuple[str, ...], fmt: str | None, output: Path
 ) -> None:

@@ -45,3 +45,17 @@ def study_option(verb: str) -> Decorator:
     return click.option(
         "--study", metavar="NAME", help=f"The study to {verb}; default: the most recent."
     )
+
+
+def output_option(help: str, default: Path | None = None) -> Decorator:
+    """`-o/--output FILE`: where a command writes (its default shown when it has one)."""
+    return click.option(
+        "-o",
+        "--output",
+        "output",
+        metavar="FILE",
+        type=click.Path(path_type=Path),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import click
 
-from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
+from fslab.cli.options import (
+    baseline_option,
+    output_option,
+    results_db_option,
+    study_option,
+    where_option,
+)
 from fslab.report.charts import build_charts
 from fslab.report.context import load_report
 from fslab.report.html import render_html
@@ -29,14 +35,7 @@ _MD_SUFFIXES = (".md", ".markdown")
     help="html: one self-contained file with interactive charts; md: Markdown with SVG "
     "charts in FILE's `<name>_files/` folder. Default: from FILE's suffix, else html.",
 )
-@click.option(
-    "-o",
-    "--output",
-    "output",
-    metavar="FILE",
-    type=click.Path(path_type=Path),
-    help="Where to write the report; default: fslab-report.html (or .md).",
-)
+@output_option("Where to write the report; default: fslab-report.html (or .md).")
 def report(
     results: Path,
     study: str | None,
