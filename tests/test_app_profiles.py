@@ -124,25 +124,28 @@ def test_op_mix_is_one_value_and_a_list_of_them_a_sweep() -> None:
     assert mixes == [[40.0, 20.0, 5.0, 35.0], [0.0, 0.0, 0.0, 1.0]] * 2
 
 
-def test_app_metrics_keep_the_verdict_and_jetstress_in_base_units() -> None:
-    app = {
-        "jetstress": {"transactional_iops": 100.0, "db_read_lat_ms": 2.5, "cpu_pct": 40.0},
-        "verdict": {"pass": False, "checks": [
-            {"name": "db_read_lat_ms_mean", "value": 2.5, "max": 1.0, "pass": False},
-            {"name": "log_write_lat_ms_mean", "value": 0.1, "max": 10.0, "pass": True},
-        ]},
-        "cache": {"lookups": 10, "hits": 4, "hit_ratio": 0.4},
-        "commits": {"records_per_flush": 3.0},
-        "checkpoints": [{"pages": 10, "iops": 500.0, "last": False},
-                        {"pages": 99, "iops": 9000.0, "last": True}],
-    }  # fmt: skip
+def test_app_metrics_keep_the_verdict_and_jetstress_in_base_units(tmp_path: Path) -> None:
+    """What a real mailstore run reports becomes run metrics: latencies in ns, the
+    verdict with its limits, the model's facts without the final flush."""
+    job = {"kind": "mailstore", "directory": str(tmp_path), "ioengine": "sync",
+           "direct": False, "data_size": "16MiB", "log_size": "1MiB", "cache_size": "1MiB",
+           "runtime": "1.5s", "checkpoint_interval": "0.5s",
+           "read_lat_ms_max": 0.000001}  # fmt: skip
+    run = run_job(job)
+    assert run.exit_code == 0, run.stderr
+    app = run.report.app
+    assert app is not None and app.jetstress is not None and app.verdict is not None
     m = app_metrics(app)
-    assert m["jetstress.db_read_lat_ns"] == 2.5e6 and "jetstress.db_read_lat_ms" not in m
+    assert m["jetstress.db_read_lat_ns"] == pytest.approx(app.jetstress.db_read_lat_ms * 1e6)
+    assert "jetstress.db_read_lat_ms" not in m
     assert m["verdict.pass"] == 0.0 and m["verdict.db_read_lat_ms_mean.pass"] == 0.0
-    assert m["verdict.log_write_lat_ms_mean.pass"] == 1.0
-    assert m["app.cache_hit_pct"] == pytest.approx(40.0)
-    # The final flush is not one of the checkpoints' rhythm.
-    assert m["app.checkpoints"] == 1.0 and m["app.checkpoint_iops_peak"] == 500.0
+    assert m["verdict.db_read_lat_ms_mean.max"] == 0.000001
+    assert m["verdict.log_write_lat_ms_mean.max"] == 10.0, "the engine's default limit"
+    assert m["app.cache_hit_pct"] == pytest.approx(100 * app.cache.hit_ratio)
+    steady = [c for c in app.checkpoints if not c.last]
+    assert any(c.last for c in app.checkpoints), "the final flush is reported"
+    assert m["app.checkpoints"] == len(steady) >= 1
+    assert m["app.checkpoint_iops_peak"] == max(c.iops for c in steady)
 
 
 def fslab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

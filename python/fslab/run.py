@@ -348,9 +348,8 @@ class Runner:
         finally:
             watch.stop()
         watch.store_block(self.db, run_id, result.report)
-        app = result.document.get("app")
-        if isinstance(app, dict):
-            self.db.add_run_metrics(run_id, app_metrics(app))
+        if result.report.app is not None:
+            self.db.add_run_metrics(run_id, app_metrics(result.report.app))
         status = {0: "ok", 130: "interrupted"}.get(result.exit_code, "failed")
         err = None if status == "ok" else (result.stderr.strip() or result.report.status)
         self.db.finish_run(

@@ -13,41 +13,29 @@ Stored in `run_metric` under these names:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from fslab.engine import App
 
 
-def _number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def app_metrics(app: Mapping[str, Any]) -> dict[str, float]:
-    """The run metrics of an engine report's `app` section (empty for other jobs)."""
+def app_metrics(app: App) -> dict[str, float]:
+    """The run metrics of an engine report's `app` section."""
     out: dict[str, float] = {}
-    for key, value in (app.get("jetstress") or {}).items():
-        if _number(value):
+    if app.jetstress is not None:
+        for key, value in app.jetstress.model_dump().items():
             if key.endswith("_lat_ms"):
                 key, value = key.removesuffix("_ms") + "_ns", value * 1e6
             out[f"jetstress.{key}"] = float(value)
-    verdict = app.get("verdict")
-    if isinstance(verdict, Mapping):
-        out["verdict.pass"] = 1.0 if verdict.get("pass") else 0.0
-        for check in verdict.get("checks") or []:
-            name = check.get("name")
-            if isinstance(name, str):
-                out[f"verdict.{name}.pass"] = 1.0 if check.get("pass") else 0.0
-                if _number(check.get("max")):
-                    out[f"verdict.{name}.max"] = float(check["max"])
-    cache = app.get("cache") or {}
-    if _number(cache.get("hit_ratio")) and cache.get("lookups"):
-        out["app.cache_hit_pct"] = 100.0 * float(cache["hit_ratio"])
-    commits = app.get("commits") or {}
-    if _number(commits.get("records_per_flush")):
-        out["app.records_per_flush"] = float(commits["records_per_flush"])
+    if app.verdict is not None:
+        out["verdict.pass"] = 1.0 if app.verdict.passed else 0.0
+        for check in app.verdict.checks:
+            out[f"verdict.{check.name}.pass"] = 1.0 if check.passed else 0.0
+            out[f"verdict.{check.name}.max"] = check.max
+    if app.cache.lookups:
+        out["app.cache_hit_pct"] = 100.0 * app.cache.hit_ratio
+    out["app.records_per_flush"] = app.commits.records_per_flush
     # The last checkpoint is the job's final flush, not part of the steady rhythm.
-    checkpoints = [c for c in app.get("checkpoints") or [] if not c.get("last")]
+    checkpoints = [c for c in app.checkpoints if not c.last]
     out["app.checkpoints"] = float(len(checkpoints))
     if checkpoints:
-        out["app.checkpoint_pages_max"] = float(max(c.get("pages", 0) for c in checkpoints))
-        out["app.checkpoint_iops_peak"] = float(max(c.get("iops", 0.0) for c in checkpoints))
+        out["app.checkpoint_pages_max"] = float(max(c.pages for c in checkpoints))
+        out["app.checkpoint_iops_peak"] = max(c.iops for c in checkpoints)
     return out
