@@ -422,8 +422,7 @@ def build_comparison(
         if run_id in ok_runs:
             by_run.setdefault(run_id, []).extend(entries)
 
-    groups = _build_groups(points, targets, base, ok_runs, by_run, facts, confidence, alpha)
-    groups = tuple(_with_limits(g, points, ok_runs, limits) for g in groups)
+    groups = _build_groups(points, targets, base, ok_runs, by_run, facts, limits, confidence, alpha)
     return Comparison(
         db_path=db_path,
         study=study_name,
@@ -597,23 +596,6 @@ def _verdict_limits(con: sqlite3.Connection, study_id: int) -> dict[int, dict[st
     return out
 
 
-def _with_limits(
-    group: Group,
-    points: Sequence[_Point],
-    ok_runs: Mapping[int, str],
-    limits: Mapping[int, Mapping[str, float]],
-) -> Group:
-    """The group with the limits its runs were judged by (the same for all: they are
-    workload parameters, or the engine's defaults)."""
-    ids = {p.id for p in points if p.workload == group.workload and
-           _canonical(p.params) == _canonical(dict(group.params))}  # fmt: skip
-    found: dict[str, float] = {}
-    for run_id, point_id in ok_runs.items():
-        if point_id in ids:
-            found.update(limits.get(run_id, {}))
-    return replace(group, limits=found) if found else group
-
-
 def _op_metrics(kind: str, op: str) -> tuple[MetricSpec, ...]:
     """The metrics compared for an engine operation of a point of this kind."""
     if kind == "mailstore":
@@ -694,6 +676,7 @@ def _build_groups(
     ok_runs: Mapping[int, str],
     by_run: Mapping[int, list[tuple[str, tuple[float, ...]]]],
     facts: Mapping[int, RunFacts],
+    limits: Mapping[int, Mapping[str, float]],
     confidence: float,
     alpha: float,
 ) -> tuple[Group, ...]:
@@ -714,6 +697,8 @@ def _build_groups(
         sample_runs: dict[tuple[str, str], list[int]] = {}
         ops: list[str] = []
         warnings: list[StatWarning] = []
+        # The same for every run of the group: workload keys, or the engine's defaults.
+        judged_by: dict[str, float] = {}
         for p in group_points:
             ids = runs_of.get(p.id, [])
             known = [facts[r] for r in ids if r in facts]
@@ -721,6 +706,7 @@ def _build_groups(
                 warnings += run_warnings(p.target, p.kind, p.params, known)
             for run_id in ids:
                 n_runs[p.target] += 1
+                judged_by.update(limits.get(run_id, {}))
                 for op, values in by_run.get(run_id, []):
                     if op not in ops:
                         ops.append(op)
@@ -775,6 +761,7 @@ def _build_groups(
                 runs=n_runs,
                 rows=tuple(rows),
                 warnings=tuple(warnings),
+                limits=judged_by,
             )
         )
     return tuple(groups)
