@@ -202,6 +202,8 @@ def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -
     assert table.returncode == 0, table.stderr
     assert "jetstress verdict" in table.stdout and "transactional IOPS" in table.stdout
     assert table.stdout.count("PASS (2/2)") == 2 and table.stdout.count("FAIL (0/2)") == 2
+    md = fslab("compare", "--results", "r.db", "--format", "md", cwd=tmp_path).stdout
+    assert "| jetstress verdict | **FAIL (0/2)** | **FAIL (0/2)** | — |" in md, md
 
     rows = list(
         csv.DictReader(

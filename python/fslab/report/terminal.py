@@ -30,6 +30,7 @@ _MARKS = {Verdict.BETTER: "better", Verdict.WORSE: "worse", Verdict.SAME: "", Ve
           Verdict.DIFFERENT: "differs"}  # fmt: skip
 _STYLES = {Verdict.BETTER: "bold green", Verdict.WORSE: "bold red", Verdict.UNTESTED: "dim",
            Verdict.DIFFERENT: "bold yellow"}  # fmt: skip
+_PASS_STYLES = {True: "bold green", False: "bold red"}
 _NONE = "—"
 
 
@@ -177,17 +178,15 @@ def _columns(comparison: Comparison) -> list[str]:
 
 def _row_cells(
     comparison: Comparison, group: CompareGroup, cells: dict[str, Cell], metric: MetricSpec
-) -> list[tuple[str, Verdict | None]]:
-    """(text, verdict) per column: a summary has no verdict (a PASS/FAIL one is marked as
-    better/worse would be); a Δ column has its cell's."""
-    out: list[tuple[str, Verdict | None]] = []
+) -> list[tuple[str, Verdict | None, bool | None]]:
+    """(text, verdict, passed) per column: a summary has no verdict, a Δ column its
+    cell's; `passed` is a verdict cell's outcome (PASS/FAIL), else None."""
+    out: list[tuple[str, Verdict | None, bool | None]] = []
     for t in comparison.targets:
         cell = cells[t]
-        ok = passed(metric, cell)
-        shown = None if ok is None else (Verdict.BETTER if ok else Verdict.WORSE)
-        out.append((format_cell(metric, cell, group.runs.get(t, 0)), shown))
+        out.append((format_cell(metric, cell, group.runs.get(t, 0)), None, passed(metric, cell)))
         if t != comparison.baseline:
-            out.append((format_delta(cell.diff), cell.diff.verdict if cell.diff else None))
+            out.append((format_delta(cell.diff), cell.diff.verdict if cell.diff else None, None))
     return out
 
 
@@ -222,10 +221,10 @@ def table_renderable(comparison: Comparison) -> RenderableType:
         for row in group.rows:
             cells = {c.target: c for c in row.cells}
             rendered: list[RenderableType] = [f"{row.op} {row.metric.label}"]
-            for text, verdict in _row_cells(comparison, group, cells, row.metric):
+            for text, verdict, ok in _row_cells(comparison, group, cells, row.metric):
                 mark = _MARKS[verdict] if verdict else ""
-                if verdict and row.metric.unit == VERDICT_UNIT:
-                    rendered.append(Text(text, style=_STYLES[verdict]))
+                if ok is not None:
+                    rendered.append(Text(text, style=_PASS_STYLES[ok]))
                 elif verdict and mark:
                     rendered.append(Text.assemble(text, " ", (mark, _STYLES[verdict])))
                 else:
@@ -278,8 +277,8 @@ def _md_escape(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _md_cell(text: str, verdict: Verdict | None) -> str:
-    if text.startswith(("PASS", "FAIL")):
+def _md_cell(text: str, verdict: Verdict | None, ok: bool | None) -> str:
+    if ok is not None:
         return f"**{text}**"
     mark = _MARKS[verdict] if verdict else ""
     if verdict in (Verdict.BETTER, Verdict.WORSE):
@@ -300,8 +299,8 @@ def render_markdown(comparison: Comparison) -> str:
         for row in group.rows:
             cells = {c.target: c for c in row.cells}
             texts = [
-                _md_cell(text, verdict)
-                for text, verdict in _row_cells(comparison, group, cells, row.metric)
+                _md_cell(text, verdict, ok)
+                for text, verdict, ok in _row_cells(comparison, group, cells, row.metric)
             ]
             label = f"{row.op} {row.metric.label}"
             lines.append(f"| {label} | " + " | ".join(_md_escape(t) for t in texts) + " |")
