@@ -25,7 +25,7 @@ from fslab.errors import ExitStatus, FslabError
 from fslab.stats.summary import ALPHA, CONFIDENCE, Difference, Summary, compare_samples, summarize
 from fslab.stats.warnings import RunFacts, StatWarning, run_warnings, sample_warnings
 from fslab.store.db import SCHEMA_VERSION
-from fslab.study.model import parse_size
+from fslab.study.model import APP_KINDS, parse_size
 from fslab.study.plan import DURATION_KEYS, SIZE_KEYS, parse_duration
 from fslab.units import format_bytes
 
@@ -98,7 +98,6 @@ _COLUMNS = tuple(dict.fromkeys(m.name for m in (*METRICS, *PGBENCH_METRICS)))
 
 # The application models' operations (`fslab.apps.profiles`): transactions, then the data
 # file's reads and writes, the log's writes and the mailstore's maintenance reads.
-APP_KINDS = ("oltp", "mailstore")
 _TXN_METRICS = (MetricSpec("iops", "tps", "count", higher_is_better=True), *METRICS[2:])
 _APP_OP_METRICS: dict[str, tuple[MetricSpec, ...]] = {
     "txn": _TXN_METRICS,
@@ -799,6 +798,7 @@ def _noise_op(kind: str, op: str) -> bool:
     return op == "txn" if kind in APP_KINDS else True
 
 
+_APP_PLACES = ", ".join("?" * len(APP_KINDS))
 _REASON_KEYS = ("foreign_cpu", "steal", "memory_pressure")
 
 
@@ -839,8 +839,8 @@ def _run_facts(con: sqlite3.Connection, study_id: int) -> dict[int, RunFacts]:
         "SELECT metric.run_id, sum(metric.bytes) FROM metric JOIN run ON run.id = metric.run_id"
         " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'"
         " AND metric.op IN ('read', 'data_read', 'maintenance_read')"
-        " AND point.kind IN ('block', 'oltp', 'mailstore') GROUP BY metric.run_id",
-        (study_id,),
+        f" AND point.kind IN ('block', {_APP_PLACES}) GROUP BY metric.run_id",
+        (study_id, *APP_KINDS),
     ):
         read[int(run_id)] = float(total)
     series: dict[int, dict[float, float]] = {}
@@ -849,8 +849,8 @@ def _run_facts(con: sqlite3.Connection, study_id: int) -> dict[int, RunFacts]:
         "SELECT series.run_id, series.t_s, series.iops FROM series"
         " JOIN run ON run.id = series.run_id JOIN point ON point.id = run.point_id"
         " WHERE point.study_id = ? AND run.status = 'ok' AND series.ramp = 0"
-        " AND (point.kind NOT IN ('oltp', 'mailstore') OR series.op = 'txn')",
-        (study_id,),
+        f" AND (point.kind NOT IN ({_APP_PLACES}) OR series.op = 'txn')",
+        (study_id, *APP_KINDS),
     ):
         per_t = series.setdefault(int(run_id), {})
         per_t[float(t_s)] = per_t.get(float(t_s), 0.0) + float(iops)

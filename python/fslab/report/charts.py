@@ -32,7 +32,6 @@ from functools import partial
 from typing import Any, Literal
 
 from fslab.compare import (
-    APP_KINDS,
     JETSTRESS_OP,
     TELEMETRY_OP,
     VERDICT_UNIT,
@@ -45,6 +44,7 @@ from fslab.compare import (
 from fslab.report.context import ReportData, key_of
 from fslab.report.findings import limits
 from fslab.report.terminal import format_stat
+from fslab.study.model import APP_KINDS
 
 # Okabe & Ito's colour-blind safe palette (without its yellow, too pale on white), then
 # Tableau's for studies with more targets.

@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fslab.compare import (
-    APP_KINDS,
     JETSTRESS_OP,
     TELEMETRY_OP,
     VERDICT_UNIT,
@@ -38,6 +37,7 @@ from fslab.compare import (
 from fslab.report.terminal import format_cell, format_stat, group_title, passed
 from fslab.stats.summary import Difference, Summary, Verdict, compare_samples
 from fslab.stats.warnings import StatWarning
+from fslab.study.model import APP_KINDS
 
 HEADLINE_METRIC = "iops"
 """The metric a point's winner is named by: IOPS for block I/O, files/s for files ops."""

@@ -21,6 +21,7 @@ from typing import Any
 from fslab.engine import Report
 from fslab.errors import FslabError
 from fslab.store.migrations import MIGRATIONS
+from fslab.study.model import APP_KINDS
 
 SCHEMA_VERSION = 2
 
@@ -228,7 +229,7 @@ class Results:
             if report is None:
                 return
             self._metrics(c, run_id, report)
-            names = _APP_SERIES if report.job.kind in ("oltp", "mailstore") else _BLOCK_SERIES
+            names = _APP_SERIES if report.job.kind in APP_KINDS else _BLOCK_SERIES
             for p in report.series.points:
                 for field, op in names:
                     o = getattr(p, field, None)

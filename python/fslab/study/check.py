@@ -10,8 +10,8 @@ from typing import Any
 
 from fslab.engine import find_engine
 from fslab.study.load import Problem
-from fslab.study.model import Study, TargetSpec, parse_size
-from fslab.study.plan import APP_KINDS, PGBENCH_BYTES_PER_SCALE, Plan, Point, normalize
+from fslab.study.model import APP_KINDS, Study, TargetSpec, parse_size
+from fslab.study.plan import PGBENCH_BYTES_PER_SCALE, Plan, Point, normalize
 from fslab.targets.mkfs import loop_image_size
 from fslab.targets.system import System, check
 

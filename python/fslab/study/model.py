@@ -40,6 +40,8 @@ BTRFS_MIN_DEVICES = {
     "raid10": 2, "raid5": 2, "raid6": 3,
 }  # fmt: skip
 ENCRYPTIONS = ("fscrypt", "dm-crypt")
+APP_KINDS = ("oltp", "mailstore")
+"""Workload kinds that are one of the engine's application models."""
 
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.study.model import (
+    APP_KINDS,
     FILE_SETS,
     AnySpec,
     AppWorkloadSpec,
@@ -51,7 +52,6 @@ COPY_BYTES_PER_S = 300 << 20
 SIZE_KEYS = ("bs", "file_size", "io_size", "data_size", "log_size", "page_size", "cache_size",
              "log_record_size", "scan_size", "maintenance_rate")  # fmt: skip
 DURATION_KEYS = ("runtime", "ramp_time", "interval", "duration", "checkpoint_interval")
-APP_KINDS = ("oltp", "mailstore")
 MIN_RUNTIME_S = 1.0
 MIN_FILE_SIZE = 16 << 20
 # Seconds a run costs besides its runtime and ramp: dropping caches, starting the engine;
