@@ -7,6 +7,7 @@ user's language, with stdin closed (no tool may wait for an answer), and with a 
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -65,12 +66,22 @@ def run(
         raise TargetError(f"`{shlex.join(argv)}` did not finish in {timeout:.0f}s") from e
     if check and proc.returncode != 0:
         said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-        detail = said[-1] if said else f"exit status {proc.returncode}"
         raise TargetError(
-            f"`{shlex.join(argv)}` failed: {detail}",
+            f"`{shlex.join(argv)}` failed: {reason(said) or f'exit status {proc.returncode}'}",
             hint="\n".join(said[-6:]) if len(said) > 1 else None,
         )
     return proc
+
+
+# Last lines that only point elsewhere (util-linux mount and others end with this one).
+_POINTERS = re.compile(r"^\s*dmesg\(1\) may have more information", re.IGNORECASE)
+
+
+def reason(said: Sequence[str]) -> str | None:
+    """The line of a tool's output that says why it failed: the last one that is not
+    just a pointer to somewhere else (mount's "dmesg(1) may have more information")."""
+    lines = [line.strip() for line in said if line.strip() and not _POINTERS.match(line)]
+    return lines[-1].rstrip(".") if lines else None
 
 
 def command_line(argv: Sequence[str]) -> str:

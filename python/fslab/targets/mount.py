@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import stat
 import time
 from collections.abc import Sequence
@@ -11,11 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.errors import TargetError
-from fslab.targets._proc import run
+from fslab.targets._proc import reason, run
 
 # `umount` right after a process used the file system may say "target is busy" for a
 # moment (an io_uring or a just-closed fd being released): retry for this long.
 UMOUNT_RETRY_S = 10.0
+# Kernel log lines about a failed mount that its error message keeps.
+KERNEL_LINES = 3
 
 
 def unescape(field: str) -> str:
@@ -123,8 +126,67 @@ def mount(device: str, mountpoint: Path, fstype: str, options: Sequence[str]) ->
     if options:
         argv += ["-o", ",".join(options)]
     argv += [device, str(mountpoint)]
-    run(argv)
-    return argv
+    kmsg = _kmsg_open()
+    try:
+        proc = run(argv, check=False)
+        if proc.returncode == 0:
+            return argv
+        said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
+        kernel = _about(_kmsg_read(kmsg), device, fstype) if kmsg is not None else []
+    finally:
+        if kmsg is not None:
+            os.close(kmsg)
+    why = reason(said) or f"exit status {proc.returncode}"
+    raise TargetError(
+        f"`{shlex.join(argv)}` failed: {why}"
+        + (f"; the kernel said: {'; '.join(kernel[-KERNEL_LINES:])}" if kernel else ""),
+        hint="check the target's `mount_options` (and `mkfs_args`): this kernel's "
+        f"{fstype} may not take them" + ("" if kernel else "; `dmesg` may say more"),
+    )
+
+
+def _kmsg_open() -> int | None:
+    """/dev/kmsg, read from its end (only what the kernel logs from now on), or None
+    when it cannot be read (no CAP_SYSLOG, no /dev/kmsg)."""
+    try:
+        fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        os.lseek(fd, 0, os.SEEK_END)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _kmsg_read(fd: int) -> list[str]:
+    """The messages logged since `_kmsg_open`: one record per read, `prio,seq,...;text`."""
+    out: list[str] = []
+    for _ in range(4096):  # a kernel logging without pause cannot keep us here
+        try:
+            record = os.read(fd, 8192)
+        except BrokenPipeError:
+            continue  # records were overwritten before we read them; go on with the next
+        except OSError:
+            break  # EAGAIN: nothing more
+        if not record:
+            break
+        text = record.decode(errors="replace").partition(";")[2]
+        out.append(text.splitlines()[0] if text else "")
+    return out
+
+
+def _about(lines: Sequence[str], device: str, fstype: str) -> list[str]:
+    """The kernel's lines about `device` (`EXT4-fs (loop3): ...`) or its file system
+    (`ext4: Unknown parameter 'x'`): other programs log meanwhile too."""
+    name = Path(os.path.realpath(device)).name
+    return [
+        line.strip()
+        for line in lines
+        if re.search(rf"\b{re.escape(name)}\b", line)
+        or line.lower().startswith((f"{fstype}:", f"{fstype}-fs", f"{fstype} "))
+    ]
 
 
 def umount(mountpoint: str | Path, *, retry_s: float = UMOUNT_RETRY_S) -> None:
@@ -141,7 +203,7 @@ def umount(mountpoint: str | Path, *, retry_s: float = UMOUNT_RETRY_S) -> None:
         if time.monotonic() > deadline:
             said = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
             raise TargetError(
-                f"cannot unmount {mountpoint}: {said[-1] if said else 'busy'}",
+                f"cannot unmount {mountpoint}: {reason(said) or 'busy'}",
                 hint=f"a process still uses it (see `fuser -vm {mountpoint}`); stop it and "
                 f"run `fslab cleanup`",
             )

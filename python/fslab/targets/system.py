@@ -14,6 +14,7 @@ from pathlib import Path
 from fslab.study.model import TargetSpec, parse_size
 from fslab.targets import gate
 from fslab.targets._proc import run, which
+from fslab.targets.args import mkfs_problems, mount_problems
 from fslab.targets.mkfs import (
     EXT4_MAX_CLUSTER_RATIO,
     MIN_DEVICE_BYTES,
@@ -22,6 +23,7 @@ from fslab.targets.mkfs import (
     is_power_of_two,
     loop_image_size,
 )
+from fslab.targets.mount import block_rdev
 from fslab.units import format_bytes
 
 # tool -> (Debian package, command printing its version or None)
@@ -220,119 +222,143 @@ def block_size_problem(fs: str, size: int, system: System, *, checksums: bool | 
     return None
 
 
-def check(
-    spec: TargetSpec,
-    system: System,
-    scale: float = 1.0,
-    *,
-    force: bool = False,
-    confirmed: frozenset[str] | set[str] = frozenset(),
-) -> list[str]:
+def check(spec: TargetSpec, system: System, scale: float = 1.0) -> list[str]:
     """Every reason `spec` cannot be provisioned on `system`, as sentences naming the key
-    at fault; empty when it can. No side effects (a `device` target is opened with O_EXCL
-    and closed again, and read, by the safety gate)."""
+    at fault; empty when it can. No side effects. What the safety gate says about a
+    `device` target's devices is apart: `gate.refusals`."""
+    return [msg for _, msg in keyed_check(spec, system, scale)]
+
+
+def keyed_check(
+    spec: TargetSpec, system: System, scale: float = 1.0
+) -> list[tuple[str | None, str]]:
+    """`check`, each problem with the target's key at fault (`loop.size`, `block_size`,
+    ...; None when it is about this machine), so that a study can say at which line."""
     who = f"target `{spec.name}`"
-    problems: list[str] = []
+    problems: list[tuple[str | None, str]] = []
+
+    def add(key: str | None, msg: str) -> None:
+        problems.append((key, msg))
+
     if spec.dir is not None:
         path = Path(spec.dir)
         if not path.exists():
-            problems.append(f"{who}: `dir = {spec.dir!r}` does not exist; create it first")
+            add("dir", f"{who}: `dir = {spec.dir!r}` does not exist; create it first")
         elif not path.is_dir():
-            problems.append(f"{who}: `dir = {spec.dir!r}` is not a directory")
+            add("dir", f"{who}: `dir = {spec.dir!r}` is not a directory")
         elif not os.access(path, os.W_OK | os.X_OK):
-            problems.append(f"{who}: `dir = {spec.dir!r}` is not writable by this user")
+            add("dir", f"{who}: `dir = {spec.dir!r}` is not writable by this user")
         return problems
 
     fs = spec.fs
     assert fs is not None  # the model requires `fs` unless `dir` is given
     if not system.is_root:
-        problems.append(
+        add(
+            None,
             f"{who}: making a file system needs root (losetup, mkfs, mount); run fslab as "
-            f"root, or use a `dir` target"
+            f"root, or use a `dir` target",
         )
     if fs not in system.filesystems:
-        problems.append(f"{who}: the kernel has no {fs} (not in /proc/filesystems)")
+        add("fs", f"{who}: the kernel has no {fs} (not in /proc/filesystems)")
     for tool in (MKFS_TOOL[fs], INSPECT_TOOL[fs], "mount", "umount"):
         if not system.has_tool(tool):
-            problems.append(
-                f"{who}: `{tool}` is not installed; install {TOOLS[tool][0]} (`make setup` does)"
+            add(
+                None,
+                f"{who}: `{tool}` is not installed; install {TOOLS[tool][0]} (`make setup` does)",
             )
 
     loop = spec.effective_loop
     if loop is not None:
         if not system.has_loop:
-            problems.append(
+            add(
+                "loop",
                 f"{who}: loop devices are not available (no /dev/loop-control); load the "
-                f"`loop` module or name real devices with `device`"
+                f"`loop` module or name real devices with `device`",
             )
         if not system.has_tool("losetup"):
-            problems.append(f"{who}: `losetup` is not installed; install util-linux")
+            add(None, f"{who}: `losetup` is not installed; install util-linux")
         minimum = MIN_DEVICE_BYTES[fs]
         size = loop_image_size(spec, scale)
         if size < minimum:
-            problems.append(
+            add(
+                "loop.size",
                 f"{who}: `loop.size = {loop.size!r}` is below the {format_bytes(minimum)} "
-                f"{fs} needs per device"
+                f"{fs} needs per device",
             )
 
     if spec.block_size is not None:
         size = parse_size(spec.block_size)
         why = block_size_problem(fs, size, system, checksums=spec.checksums)
         if why:
-            problems.append(f"{who}: `block_size = {spec.block_size!r}` cannot be used: {why}")
+            add("block_size", f"{who}: `block_size = {spec.block_size!r}` cannot be used: {why}")
     if spec.cluster_size is not None:
         cluster = parse_size(spec.cluster_size)
         block = parse_size(spec.block_size) if spec.block_size is not None else 4096
         if not is_power_of_two(cluster) or cluster <= block:
-            problems.append(
+            add(
+                "cluster_size",
                 f"{who}: `cluster_size = {spec.cluster_size!r}` must be a power of two larger "
-                f"than the block size ({format_bytes(block)})"
+                f"than the block size ({format_bytes(block)})",
             )
         elif cluster > block * EXT4_MAX_CLUSTER_RATIO:
-            problems.append(
+            add(
+                "cluster_size",
                 f"{who}: `cluster_size = {spec.cluster_size!r}` is above {EXT4_MAX_CLUSTER_RATIO}"
-                f" blocks, the most mke2fs takes"
+                f" blocks, the most mke2fs takes",
             )
 
     if fs == "xfs" and spec.checksums is False and system.config("XFS_SUPPORT_V4") is False:
-        problems.append(
+        add(
+            "checksums",
             f"{who}: `checksums = false` on xfs means the old V4 format (`-m crc=0`), which "
             f"this kernel cannot mount (CONFIG_XFS_SUPPORT_V4 is off); xfs V5 always "
             f"checksums its metadata: leave `checksums` out, or compare checksums on ext4 "
-            f"(metadata_csum) or btrfs (nodatasum)"
+            f"(metadata_csum) or btrfs (nodatasum)",
         )
 
     if spec.encryption == "dm-crypt":
         if not system.has_device_mapper:
-            problems.append(
+            add(
+                "encryption",
                 f'{who}: `encryption = "dm-crypt"` needs device-mapper, which this kernel '
-                f'lacks (no /dev/mapper/control); use `encryption = "fscrypt"` on ext4'
+                f'lacks (no /dev/mapper/control); use `encryption = "fscrypt"` on ext4',
             )
         else:
-            problems.append(
+            add(
+                "encryption",
                 f'{who}: `encryption = "dm-crypt"` is not supported by fslab yet; use '
-                f'`encryption = "fscrypt"` on ext4'
+                f'`encryption = "fscrypt"` on ext4',
             )
     elif spec.encryption == "fscrypt" and (
         not system.ext4_encryption or system.config("FS_ENCRYPTION") is False
     ):
-        problems.append(
+        add(
+            "encryption",
             f'{who}: `encryption = "fscrypt"` needs ext4 encryption in the kernel '
-            f"(CONFIG_FS_ENCRYPTION; /sys/fs/ext4/features/encryption is missing)"
+            f"(CONFIG_FS_ENCRYPTION; /sys/fs/ext4/features/encryption is missing)",
         )
 
     if spec.device is not None:
+        seen: dict[int | str, str] = {}
         for dev in spec.device:
-            problems += [
-                f"{who}: `device` {dev!r}: {why}"
-                for why in gate.device_problems(dev, force=force, confirmed=confirmed)
-            ]
+            # The same device under two names (a symlink, another node) is caught by number.
+            key: int | str = block_rdev(dev) or os.path.realpath(dev)
+            if key in seen:
+                add(
+                    "device",
+                    f"{who}: `device` names one device twice ({seen[key]!r} and {dev!r} are "
+                    f"{os.path.realpath(dev)}); name each device once",
+                )
+            seen.setdefault(key, dev)
             dev_size = gate.device_size(dev)
             if dev_size is not None and dev_size < MIN_DEVICE_BYTES[fs]:
-                problems.append(
+                add(
+                    "device",
                     f"{who}: `device` {dev!r} holds {format_bytes(dev_size)}, below the "
-                    f"{format_bytes(MIN_DEVICE_BYTES[fs])} {fs} needs"
+                    f"{format_bytes(MIN_DEVICE_BYTES[fs])} {fs} needs",
                 )
         if not system.has_tool("wipefs"):
-            problems.append(f"{who}: `wipefs` is not installed (the safety gate needs it)")
+            add(None, f"{who}: `wipefs` is not installed (the safety gate needs it)")
+    problems += [("mkfs_args", f"{who}: {m}") for m in dict.fromkeys(mkfs_problems(spec))]
+    problems += [("mount_options", f"{who}: {m}") for m in dict.fromkeys(mount_problems(spec))]
     return problems
