@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 import traceback
-from typing import Any
+from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 from rich.console import Console
@@ -22,6 +24,8 @@ from fslab.cli import report as report_cli
 from fslab.cli import run as run_cli
 from fslab.cli.job import job
 from fslab.errors import EngineError, ExitStatus, FslabError
+from fslab.safe_text import safe_text
+from fslab.store.db import Results
 from fslab.study.load import StudyError
 
 _EXIT_TABLE = "\b\nExit status:\n" + "\n".join(
@@ -29,7 +33,7 @@ _EXIT_TABLE = "\b\nExit status:\n" + "\n".join(
     for status, doc in (
         (ExitStatus.OK, "done"),
         (ExitStatus.FAILED, "the work failed (I/O error, engine crash)"),
-        (ExitStatus.USAGE, "bad command line, study or job"),
+        (ExitStatus.USAGE, "bad command line, study, job or results database"),
         (ExitStatus.REFUSED, "the safety gate refused a device"),
         (ExitStatus.INTERRUPTED, "stopped by SIGINT/SIGTERM; what ran is still reported"),
     )
@@ -46,12 +50,14 @@ def _stderr() -> Console:
 
 
 def print_error(message: str, hint: str | None = None) -> None:
-    """`error: <message>`, then a blank line and `hint: <hint>` when there is one."""
+    """`error: <message>`, then a blank line and `hint: <hint>` when there is one. Both
+    are shown as they are (no rich markup) and terminal-safe: they quote names from
+    studies and results databases."""
     console = _stderr()
-    console.print(Text.assemble(("error", "bold red"), ": ", message))
+    console.print(Text.assemble(("error", "bold red"), ": ", safe_text(message, newlines=True)))
     if hint:
         console.print()
-        console.print(Text.assemble(("hint", "bold cyan"), ": ", hint))
+        console.print(Text.assemble(("hint", "bold cyan"), ": ", safe_text(hint, newlines=True)))
 
 
 def _report(e: FslabError) -> None:
@@ -61,14 +67,66 @@ def _report(e: FslabError) -> None:
         return
     if isinstance(e, EngineError) and e.stderr:
         # The engine's own words, as it said them (already `error: ...` / `hint: ...`).
-        sys.stderr.write(e.stderr if e.stderr.endswith("\n") else e.stderr + "\n")
+        said = safe_text(e.stderr, newlines=True)
+        sys.stderr.write(said if said.endswith("\n") else said + "\n")
         if e.verbatim:
             return
     print_error(e.message, e.hint)
 
 
+# Where `FslabGroup.resolve_command` leaves (name, command, arguments) in `ctx.meta`.
+_COMMAND = "fslab.command"
+# SQLite's words for a file that is damaged, or is no database at all, past the header
+# that `Results.open` and the readers check when they open it.
+_DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def _results_path(ctx: click.Context) -> Path | None:
+    """The `--results` database of the command that ran, found by parsing its arguments
+    again (`resolve_command` kept them): every command that reads one names its option
+    `results`."""
+    found = ctx.meta.get(_COMMAND)
+    if found is None:
+        return None
+    name, cmd, args = found
+    try:
+        sub = cmd.make_context(name, list(args), parent=ctx, resilient_parsing=True)
+    except click.ClickException:
+        return None
+    value = sub.params.get("results")
+    return Path(value) if value is not None else None
+
+
+def _damaged(ctx: click.Context, e: sqlite3.DatabaseError) -> None:
+    db = _results_path(ctx)
+    if db is not None:
+        _report(Results.damaged(db, str(e)))
+    else:
+        print_error(
+            f"a results database is damaged ({e})",
+            hint="pass `--results` with another database",
+        )
+
+
+def _bug(ctx: click.Context) -> NoReturn:
+    """Called in an `except` block: the trace, and a request to report it."""
+    traceback.print_exc()
+    print_error(
+        "this is a bug in fslab, please report it",
+        hint="include the command line and the trace above",
+    )
+    ctx.exit(int(ExitStatus.FAILED))
+
+
 class FslabGroup(click.Group):
     """A click group whose commands may return an `ExitStatus` and raise `FslabError`."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name, cmd, rest = super().resolve_command(ctx, args)
+        ctx.meta[_COMMAND] = (name, cmd, tuple(rest))
+        return name, cmd, rest
 
     def invoke(self, ctx: click.Context) -> Any:
         show_traceback = bool(ctx.params.get("traceback"))
@@ -81,16 +139,18 @@ class FslabGroup(click.Group):
                 traceback.print_exc()
             _report(e)
             ctx.exit(int(e.exit_status))
+        except sqlite3.DatabaseError as e:
+            if getattr(e, "sqlite_errorname", None) not in _DAMAGED:
+                _bug(ctx)
+            if show_traceback:
+                traceback.print_exc()
+            _damaged(ctx, e)
+            ctx.exit(int(ExitStatus.USAGE))
         except KeyboardInterrupt:
             print_error("interrupted")
             ctx.exit(int(ExitStatus.INTERRUPTED))
         except Exception:
-            traceback.print_exc()
-            print_error(
-                "this is a bug in fslab, please report it",
-                hint="include the command line and the trace above",
-            )
-            ctx.exit(int(ExitStatus.FAILED))
+            _bug(ctx)
         if isinstance(status, int) and status != ExitStatus.OK:
             ctx.exit(int(status))
         return status

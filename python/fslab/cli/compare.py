@@ -13,6 +13,7 @@ import click
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, keep_ops
 from fslab.report.terminal import render_csv, render_json, render_markdown, render_table
+from fslab.safe_text import safe_text
 
 
 @click.command("compare")
@@ -73,13 +74,16 @@ def _notes(c: Comparison, *, study_given: bool) -> None:
     if len(c.studies) > 1 and not study_given:
         others = len(c.studies) - 1
         click.echo(
-            f"note: comparing `{c.study}`, the most recent of {len(c.studies)} studies in "
-            f"{c.db_path} ({others} other{'s' if others > 1 else ''}: choose with --study)",
+            f"note: comparing `{safe_text(c.study)}`, the most recent of {len(c.studies)} "
+            f"studies in {safe_text(c.db_path)} ({others} other{'s' if others > 1 else ''}: "
+            "choose with --study)",
             err=True,
         )
     if c.skipped_runs:
         total = sum(c.skipped_runs.values())
-        detail = ", ".join(f"{n} {status}" for status, n in sorted(c.skipped_runs.items()))
+        detail = ", ".join(
+            f"{n} {safe_text(status)}" for status, n in sorted(c.skipped_runs.items())
+        )
         click.echo(f"note: {total} run{'s' if total > 1 else ''} not counted ({detail})", err=True)
 
 

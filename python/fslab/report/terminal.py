@@ -21,6 +21,7 @@ from rich.text import Text
 
 from fslab.compare import VERDICT_UNIT, Cell, Comparison, MetricSpec, format_param
 from fslab.compare import Group as CompareGroup
+from fslab.safe_text import safe_text
 from fslab.stats.summary import MIN_EFFECT_PCT, Difference, Verdict
 
 JSON_SCHEMA_VERSION = 1
@@ -203,11 +204,14 @@ def _runs_cells(comparison: Comparison, group: CompareGroup) -> list[str]:
 
 
 def table_renderable(comparison: Comparison) -> RenderableType:
-    """The header, one rich table per group, and the legend."""
-    parts: list[RenderableType] = [Text(header(comparison), style="bold")]
+    """The header, one rich table per group, and the legend. Every name in it (study,
+    targets, workloads, parameters, ops, warnings) comes from a results database, which
+    may be someone else's: each is terminal-safe (`safe_text`), and rich reads no markup
+    in it (`render_table`'s console has none, and the rest are `Text`)."""
+    parts: list[RenderableType] = [Text(safe_text(header(comparison)), style="bold")]
     for i, group in enumerate(comparison.groups):
         table = Table(
-            title=group_title(comparison, group),
+            title=Text(safe_text(group_title(comparison, group))),
             title_justify="left",
             title_style="bold",
             box=box.SIMPLE_HEAD,
@@ -215,12 +219,12 @@ def table_renderable(comparison: Comparison) -> RenderableType:
         )
         table.add_column("")
         for name in _columns(comparison):
-            table.add_column(name, justify="right", no_wrap=True)
+            table.add_column(Text(safe_text(name)), justify="right", no_wrap=True)
         table.add_row("runs", *_runs_cells(comparison, group), end_section=True)
         ops = group.ops
         for row in group.rows:
             cells = {c.target: c for c in row.cells}
-            rendered: list[RenderableType] = [f"{row.op} {row.metric.label}"]
+            rendered: list[RenderableType] = [Text(safe_text(f"{row.op} {row.metric.label}"))]
             for text, verdict, ok in _row_cells(comparison, group, cells, row.metric):
                 mark = _MARKS[verdict] if verdict else ""
                 if ok is not None:
@@ -228,7 +232,7 @@ def table_renderable(comparison: Comparison) -> RenderableType:
                 elif verdict and mark:
                     rendered.append(Text.assemble(text, " ", (mark, _STYLES[verdict])))
                 else:
-                    rendered.append(text)
+                    rendered.append(Text(text))
             last_of_op = row.metric.name == _last_metric(group, row.op).name
             table.add_row(*rendered, end_section=last_of_op and row.op != ops[-1])
         if i == 0:
@@ -236,11 +240,12 @@ def table_renderable(comparison: Comparison) -> RenderableType:
         parts.append(table)
         warned = warning_lines(group)
         if warned:
-            parts.append(Text("\n".join(f"  ! {line}" for line in warned) + "\n", style="yellow"))
+            lines = "\n".join(f"  ! {safe_text(line)}" for line in warned)
+            parts.append(Text(lines + "\n", style="yellow"))
     hints = warning_hints(comparison)
     if hints:
-        parts.append(Text("\n".join(f"hint: {h}" for h in hints), style="yellow"))
-    parts.append(Text(legend(comparison), style="dim"))
+        parts.append(Text("\n".join(f"hint: {safe_text(h)}" for h in hints), style="yellow"))
+    parts.append(Text(safe_text(legend(comparison)), style="dim"))
     return Group(*parts)
 
 
@@ -274,7 +279,8 @@ def render_table(comparison: Comparison, *, width: int | None = None, color: boo
 
 
 def _md_escape(text: str) -> str:
-    return text.replace("|", "\\|")
+    # Markdown goes to a terminal as often as to a file: control characters shown escaped.
+    return safe_text(text).replace("|", "\\|")
 
 
 def _md_cell(text: str, verdict: Verdict | None, ok: bool | None) -> str:
@@ -303,7 +309,9 @@ def render_markdown(comparison: Comparison) -> str:
                 for text, verdict, ok in _row_cells(comparison, group, cells, row.metric)
             ]
             label = f"{row.op} {row.metric.label}"
-            lines.append(f"| {label} | " + " | ".join(_md_escape(t) for t in texts) + " |")
+            lines.append(
+                f"| {_md_escape(label)} | " + " | ".join(_md_escape(t) for t in texts) + " |"
+            )
         lines.append("")
         warned = warning_lines(group)
         if warned:

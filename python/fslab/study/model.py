@@ -8,6 +8,7 @@ names), except two that read better in a study: `threads` (the engine's `numjobs
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Callable
 from typing import Annotated, Any, ClassVar, Literal
@@ -17,10 +18,13 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     Tag,
     field_validator,
     model_validator,
 )
+
+from fslab.safe_text import safe_text
 
 FS_KINDS = ("ext4", "xfs", "btrfs")
 BTRFS_PROFILES = (
@@ -43,21 +47,28 @@ ENCRYPTIONS = ("fscrypt", "dm-crypt")
 APP_KINDS = ("oltp", "mailstore")
 """Workload kinds that are one of the engine's application models."""
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtp]?)(i?b?)\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
+_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgtpe]?)(i?b?)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50,
+          "e": 1 << 60}  # fmt: skip
+_SIZE_EXAMPLES = "write e.g. `4KiB`, `64k`, `8GiB`"
 
 
 def parse_size(value: str | int) -> int:
-    """`4k`, `64KiB`, `1g`, `1.5GiB` or a byte count -> bytes (binary units, like the engine)."""
-    if isinstance(value, bool):
-        raise ValueError(f"`{value}` is not a size")
+    """`4k`, `64KiB`, `1g`, `1.5GiB` or a byte count -> bytes (binary units, like the engine).
+
+    Every unit up to EiB parses, so that a size too large for what it is used for is
+    reported as too large by the check that knows the limit, not as "not a size"."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"`{value}` is not a size ({_SIZE_EXAMPLES})")
     if isinstance(value, int):
         if value < 0:
-            raise ValueError(f"`{value}` is not a size")
+            raise ValueError(f"`{value}` is not a size: a size cannot be negative")
         return value
+    if value.strip().startswith("-") and _SIZE_RE.match(value.strip()[1:]):
+        raise ValueError(f"`{value}` is not a size: a size cannot be negative")
     m = _SIZE_RE.match(value)
     if not m:
-        raise ValueError(f"`{value}` is not a size (write e.g. `4KiB`, `64k`, `8GiB`)")
+        raise ValueError(f"`{value}` is not a size ({_SIZE_EXAMPLES})")
     number, unit, _ = m.groups()
     n = float(number) * _UNITS[unit.lower()]
     if n != int(n):
@@ -468,6 +479,11 @@ class MailstoreWorkloadSpec(AppWorkloadSpec):
         return v
 
 
+def _closest(name: str, names: list[str]) -> str:
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    return f"did you mean `{close[0]}`?" if close else "name one of the targets, or add it"
+
+
 AnySpec = (
     WorkloadSpec | FilesWorkloadSpec | PgbenchWorkloadSpec | OltpWorkloadSpec
     | MailstoreWorkloadSpec
@@ -492,28 +508,63 @@ class Study(Strict):
     target: list[TargetSpec] = Field(min_length=1)
     workload: list[AnyWorkload] = Field(min_length=1)
 
+    # Where each key is written, for messages: set by `fslab.study.load.parse_study`
+    # (a key path such as ("workload", 0, "bs") -> `study.toml:12: workload[0] (w).bs`).
+    _locator: Callable[[tuple[int | str, ...]], str] | None = PrivateAttr(default=None)
+
+    @property
+    def locator(self) -> Callable[[tuple[int | str, ...]], str] | None:
+        return self._locator
+
     @model_validator(mode="after")
-    def _unique_names(self) -> Study:
-        names = [t.name for t in self.target]
-        dupes = sorted({n for n in names if names.count(n) > 1})
-        if dupes:
-            raise ValueError(f"target names must be unique: {', '.join(dupes)} repeated")
+    def _cross_references(self) -> Study:
+        """Names that must be unique and names that must exist. Every problem is one line
+        that starts with its key path (`workload[1].name: ...`), a hint on the line after
+        it (`  hint: ...`): `fslab.study.load` turns each into a located problem."""
+        problems: list[str] = []
+        targets: dict[str, int] = {}
+        for i, t in enumerate(self.target):
+            if t.name in targets:
+                problems += [
+                    f"target[{i}].name: `{t.name}` is already the name of target[{targets[t.name]}]"
+                    "; target names must be unique",
+                    "  hint: rename one of them",
+                ]
+            targets.setdefault(t.name, i)
+        names = list(targets)
+        workloads: dict[str, int] = {}
         for i, w in enumerate(self.workload):
-            where = f"workload[{i}]"
+            if w.name is not None:
+                if w.name in workloads:
+                    problems += [
+                        f"workload[{i}].name: `{w.name}` is already the name of "
+                        f"workload[{workloads[w.name]}]; workload names must be unique "
+                        "(the runs of one would replace the other's)",
+                        "  hint: rename one of them",
+                    ]
+                workloads.setdefault(w.name, i)
             for name in w.targets or []:
-                if name not in names:
-                    raise ValueError(
-                        f"{where}.targets: no target `{name}`; the targets are {', '.join(names)}"
-                    )
+                if name not in targets:
+                    problems += [
+                        f"workload[{i}].targets: no target `{safe_text(name)}`; the targets are "
+                        f"{', '.join(names)}",
+                        f"  hint: {_closest(name, names)}",
+                    ]
             source = getattr(w, "source", None)
             if source is None:
                 continue
-            if source not in names:
-                raise ValueError(
-                    f"{where}.source: no target `{source}`; the targets are {', '.join(names)}"
+            if source not in targets:
+                problems += [
+                    f"workload[{i}].source: no target `{safe_text(source)}`; the targets are "
+                    f"{', '.join(names)}",
+                    f"  hint: {_closest(source, names)}",
+                ]
+            elif source in (w.targets or []):
+                problems.append(
+                    f"workload[{i}].source: `{source}` cannot be both the source and a target"
                 )
-            if source in (w.targets or []):
-                raise ValueError(f"{where}: `{source}` cannot be both the source and a target")
+        if problems:
+            raise ValueError("\n".join(problems))
         return self
 
     def targets_of(self, w: AnySpec) -> list[TargetSpec]:

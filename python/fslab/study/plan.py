@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from fslab.study.load import Problem, StudyError, where
 from fslab.study.model import (
     APP_KINDS,
     FILE_SETS,
@@ -77,6 +78,11 @@ def parse_duration(value: Scalar) -> float:
     return float(m.group(1)) * _DURATION_UNIT[m.group(2)]
 
 
+# Keys that count something (threads, requests in flight): whole numbers from 1. The
+# engine would say the same in its own words ("integer `-1`, expected u32").
+COUNT_KEYS = ("threads", "iodepth")
+
+
 def normalize(key: str, value: Value) -> Value:
     """A parameter in canonical form: sizes in bytes, durations in seconds."""
     if key == "size_buckets" and isinstance(value, list):
@@ -85,6 +91,8 @@ def normalize(key: str, value: Value) -> Value:
         return [float(x) for x in value]
     if isinstance(value, list):
         return value
+    if key in COUNT_KEYS and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise ValueError(f"{value} is not a count (1 or more)")
     if key in SIZE_KEYS:
         return parse_size(value) if not isinstance(value, float | bool) else value
     if key in DURATION_KEYS:
@@ -346,9 +354,9 @@ def point_id(target: TargetSpec, kind: str, params: dict[str, Value]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def expand(study: Study, scale: float = 1.0) -> Plan:
-    """Every point of the study, in order: target-major, then workload, then sweeps."""
-    points: list[Point] = []
+def _points(study: Study, scale: float) -> list[tuple[int, Point]]:
+    """(workload index, point) for every point of the study, in order."""
+    points: list[tuple[int, Point]] = []
     for target in study.target:
         for wi, w in enumerate(study.workload):
             if target not in study.targets_of(w):
@@ -367,14 +375,85 @@ def expand(study: Study, scale: float = 1.0) -> Plan:
                     params = _scale_app(params, scale)
                 else:
                     params = _scale_params(params, scale)
-                points.append(
-                    Point(
-                        id=point_id(target, w.kind, params),
-                        seq=len(points),
-                        target=target,
-                        workload=name,
-                        kind=w.kind,
-                        params=params,
-                    )
+                point = Point(
+                    id=point_id(target, w.kind, params),
+                    seq=len(points),
+                    target=target,
+                    workload=name,
+                    kind=w.kind,
+                    params=params,
                 )
-    return Plan(study=study, points=points, scale=scale)
+                points.append((wi, point))
+    return points
+
+
+def _same_twice(study: Study, wi: int) -> Problem:
+    """Why workload `wi` makes one point twice: a sweep list with one value twice."""
+    w = study.workload[wi]
+    for key, values in w.params().items():
+        seen: dict[str, Any] = {}
+        for v in values:
+            canon = json.dumps(normalize(key, v), sort_keys=True)
+            if canon in seen:
+                return Problem(
+                    where(study, "workload", wi, key),
+                    f"lists one value twice (`{seen[canon]}` and `{v}`): a sweep value is "
+                    "measured once per repetition",
+                    hint="remove one of them; `repeat` measures a point again",
+                )
+            seen[canon] = v
+    return Problem(where(study, "workload", wi), "makes the same point twice")
+
+
+def _duplicates(study: Study, points: list[tuple[int, Point]]) -> list[Problem]:
+    """Workloads whose names or points are one and the same: the runs of one would be
+    stored as, and replace, the other's (a point's id leaves the workload's name out)."""
+    problems: list[Problem] = []
+    named: dict[str, int] = {}
+    for wi, w in enumerate(study.workload):
+        name = workload_name(w, wi, study.workload)
+        if name in named:
+            # Explicit names are checked with the model; this is an implicit one.
+            problems.append(
+                Problem(
+                    where(study, "workload", wi),
+                    f"has no `name`, and the one it gets, `{name}`, is workload[{named[name]}]'s",
+                    hint="give it a `name`",
+                )
+            )
+        named.setdefault(name, wi)
+    first: dict[str, tuple[int, Point]] = {}
+    told: set[tuple[int, int]] = set()
+    for wi, p in points:
+        if p.id not in first:
+            first[p.id] = (wi, p)
+            continue
+        wj, q = first[p.id]
+        if (wj, wi) in told:
+            continue
+        told.add((wj, wi))
+        if wj == wi:
+            problems.append(_same_twice(study, wi))
+            continue
+        problems.append(
+            Problem(
+                where(study, "workload", wi),
+                f"runs the same points as workload[{wj}] (`{q.workload}`), e.g. `{p.label()}`: "
+                f"the runs of `{p.workload}` would replace those of `{q.workload}`",
+                hint="give one of them other parameters or `targets`, or remove it",
+            )
+        )
+    return problems
+
+
+def expand(study: Study, scale: float = 1.0) -> Plan:
+    """Every point of the study, in order: target-major, then workload, then sweeps.
+
+    Raises StudyError when two workloads (or two values of one sweep) make the same
+    point; that is judged at full scale, where `--scale`'s floors do not merge points."""
+    full = _points(study, 1.0)
+    problems = _duplicates(study, full)
+    if problems:
+        raise StudyError(problems)
+    points = full if scale == 1.0 else _points(study, scale)
+    return Plan(study=study, points=[p for _, p in points], scale=scale)
