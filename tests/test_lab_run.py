@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -313,3 +315,136 @@ def test_copy_from_a_source_target_measures_the_destination(lab: Path) -> None:
     # The destination's devices saw the copy's bytes.
     assert all(w >= 300 * 16 * 1024 for w in written.values()), written
     assert not _mounts_under(lab) and not _loops_under(lab)
+
+
+# ------------------------------------------------------------------- one run per DB
+
+
+def _start(lab: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "fslab", *args], cwd=lab, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> str:
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=30)
+    return err
+
+
+def test_a_second_run_and_cleanup_are_refused_while_a_run_holds_the_db(lab: Path) -> None:
+    study = write_study(lab, runtime="3s")
+    first = _start(lab, "run", str(study), "--results", "r.db")
+    try:
+        _wait_for_mount(lab, first)
+        second = fslab("run", str(study), "--results", "r.db", cwd=lab)
+        assert second.returncode == 1, second.stderr
+        assert f"`fslab run` (pid {first.pid}" in second.stderr, second.stderr
+        assert "is using this results database" in second.stderr and "--wait" in second.stderr
+        clean = fslab("cleanup", "--results", "r.db", cwd=lab)
+        assert clean.returncode == 1 and f"(pid {first.pid}" in clean.stderr, clean.stderr
+        assert _mounts_under(lab), "cleanup left the live run's target alone"
+    finally:
+        err = _finish(first)
+    assert first.returncode == 0, err
+    assert {s for _, s, _ in runs(lab / "r.db")} == {"ok"} and len(runs(lab / "r.db")) == 8
+    assert not (lab / "r.db.lock").exists()
+
+
+def test_two_runs_with_wait_on_a_new_db_lose_nothing(lab: Path) -> None:
+    """Two first runs at once: no `table study already exists`, no run lost; the second
+    waits for the first and then finds everything done."""
+    study = write_study(lab, runtime="0.5s")
+    a = _start(lab, "run", str(study), "--results", "r.db", "--wait")
+    b = _start(lab, "run", str(study), "--results", "r.db", "--wait")
+    errs = [_finish(a), _finish(b)]
+    assert a.returncode == 0 and b.returncode == 0, errs
+    both = "\n".join(errs)
+    assert "8 runs ok, 0 failed, 0 already done" in both
+    assert "0 runs ok, 0 failed, 8 already done" in both
+    rows = runs(lab / "r.db")
+    assert len(rows) == 8 and {s for _, s, _ in rows} == {"ok"}
+    assert not _mounts_under(lab) and not _loops_under(lab)
+
+
+# ------------------------------------------------------------------- work directory
+
+
+def test_an_existing_work_directory_is_used_and_never_removed(lab: Path) -> None:
+    work = lab / "mine"
+    (work / "keep").mkdir(parents=True)
+    (work / "keep" / "notes.txt").write_text("mine")
+    study = lab / "s.toml"
+    study.write_text(STUDY.format(runtime="0.5s").replace("repeat = 2", "repeat = 1"))
+    plan = fslab("plan", str(study), "--results", "r.db", "--workdir", str(work), cwd=lab)
+    assert plan.returncode == 0, plan.stderr
+    assert f"{work} exists: fslab adds one directory per target" in plan.stdout
+    done = fslab("run", str(study), "--results", "r.db", "--workdir", str(work), cwd=lab)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in work.iterdir()) == ["keep"]
+    assert (work / "keep" / "notes.txt").read_text() == "mine"
+
+    # A work directory fslab makes goes again after the run: no empty fslab-work left.
+    plan = fslab("plan", str(study), "--results", "r2.db", cwd=lab)
+    assert "fslab-work will be made for the run and removed afterwards" in plan.stdout
+    done = fslab("run", str(study), "--results", "r2.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    assert not (lab / "fslab-work").exists()
+
+
+def test_a_directory_fslab_did_not_make_is_never_taken_over(lab: Path) -> None:
+    """An empty directory where a target's would go (audit F7: it was adopted and then
+    removed) stops the plan; nothing is created or removed."""
+    work = lab / "adopt"
+    (work / "ext4").mkdir(parents=True)
+    os.utime(work / "ext4", (0, 0))
+    study = write_study(lab)
+    for cmd in ("plan", "run"):
+        done = fslab(cmd, str(study), "--results", "r.db", "--workdir", str(work), cwd=lab)
+        assert done.returncode == 2, done.stderr
+        assert f"{work}/ext4 already exists" in done.stderr and "never takes over" in done.stderr
+    assert (work / "ext4").is_dir() and (work / "ext4").stat().st_mtime == 0
+    assert not (lab / "r.db").exists() and not (work / "btrfs-raid1").exists()
+
+
+@pytest.mark.parametrize(
+    ("workdir", "words"),
+    [
+        ("/", "is a system directory"),
+        ("/etc", "is a system directory"),
+        ("/proc/fslab", "is a system directory"),
+        ("dangling", "is a symlink to"),
+        ("nodir/deeper", "its parent"),
+        ("afile", "is not a directory"),
+    ],
+)
+def test_bad_work_directories_are_refused_before_anything_is_made(
+    lab: Path, workdir: str, words: str
+) -> None:
+    (lab / "dangling").symlink_to(lab / "gone")
+    (lab / "afile").write_text("x")
+    study = write_study(lab)
+    where = workdir if workdir.startswith("/") else str(lab / workdir)
+    before = sorted(p.name for p in lab.iterdir())
+    for cmd in ("plan", "run"):
+        done = fslab(cmd, str(study), "--results", "r.db", "--workdir", where, cwd=lab)
+        assert done.returncode == 2, (cmd, done.stderr)
+        assert words in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert sorted(p.name for p in lab.iterdir()) == before
+    assert not Path("/fslab-work").exists() and not Path("/ext4").exists()
+
+
+def test_plan_names_a_work_directory_in_memory(lab: Path) -> None:
+    shm = Path(tempfile.mkdtemp(prefix="fslab-test-", dir="/dev/shm"))
+    try:
+        study = write_study(lab)
+        done = fslab("plan", str(study), "--results", "r.db", "--workdir", str(shm / "w"), cwd=lab)
+        assert done.returncode == 0, done.stderr
+        assert "is on tmpfs (memory): loop images there measure RAM" in done.stdout
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,6 +191,55 @@ def test_pgbench_runs_end_to_end_and_leaves_nothing(pg_lab: Path) -> None:
         cwd=pg_lab, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert cmp.returncode == 0 and "txn tps" in cmp.stdout, cmp.stderr
+
+
+@pytest.mark.root
+@pytest.mark.slow
+def test_sigkill_during_pgbench_then_cleanup_leaves_nothing(pg_lab: Path) -> None:
+    """Audit F16: the server's socket directory in the system temp directory is fslab's
+    own (journaled, with a marker), so cleanup removes it with the rest."""
+    study = pg_lab / "pg.toml"
+    study.write_text(STUDY.format(body='scale = 1\nclients = 2\nduration = "60s"'))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fslab", "run", str(study), "--results", "r.db"],
+        cwd=pg_lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not _measuring(proc.pid) and time.monotonic() < deadline:
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        assert _measuring(proc.pid), "the measured pgbench never started"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=30)
+    con = sqlite3.connect(pg_lab / "r.db")
+    try:
+        (sockdir,) = con.execute(
+            "SELECT subject FROM journal WHERE action = 'mkdir' AND subject LIKE '%fslab-pg-%'"
+        ).fetchone()
+    finally:
+        con.close()
+    assert Path(sockdir).is_dir() and _postgres_processes_under(pg_lab), "the kill left them"
+    done = subprocess.run(
+        [sys.executable, "-m", "fslab", "cleanup", "--results", "r.db"],
+        cwd=pg_lab, capture_output=True, text=True, check=False, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not Path(sockdir).exists()
+    assert not _postgres_processes_under(pg_lab)
+    assert not (pg_lab / "fslab-work").exists()
+
+
+def _measuring(pid: int) -> bool:
+    """Whether a measured pgbench (not `pgbench -i`) runs in `pid`'s session."""
+    out = subprocess.run(["ps", "-o", "sid=,args=", "-e"], capture_output=True, text=True)
+    return any(
+        line.split(None, 1)[0] == str(pid) and "pgbench -h" in line and " -i " not in line
+        for line in out.stdout.splitlines()
+        if line.strip()
+    )
 
 
 @pytest.mark.root

@@ -42,9 +42,11 @@ from fslab.targets import (
     teardown,
     undo,
 )
-from fslab.targets.gate import device_problems
+from fslab.targets.gate import device_problems, refusals
+from fslab.targets.journal import fs_uuid
 from fslab.targets.loop import backing_file, loops_backed_by
 from fslab.targets.mount import mounts_under
+from fslab.targets.owner import Owned
 
 # The module (the package's `provision` attribute is the function of the same name).
 provision_module = importlib.import_module("fslab.targets.provision")
@@ -93,11 +95,15 @@ class LabJournal(MemoryJournal):
 
 
 class Lab:
-    """A scratch directory with loop devices, mounts and targets, all undone at the end."""
+    """A scratch directory with loop devices, mounts and targets, all undone at the end.
+    The directory is made as fslab makes its own (`Owned`), so that what the test makes
+    by hand is undone by fslab's `undo` too."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.workdir = root / "work"
+    def __init__(self, owned: Owned) -> None:
+        self.owned = owned
+        self.root = owned.path
+        self.workdir = self.root / "work"
+        self.workdir.mkdir()
         self._order: list[int | Callable[[], None]] = []
         self.journal = LabJournal(self._order)
 
@@ -105,7 +111,7 @@ class Lab:
 
     def image(self, name: str, size: int = 128 << 20) -> Path:
         path = self.root / name
-        self.journal.done(self.journal.record("image", str(path), {}))
+        self.journal.done(self.journal.record("image", str(path), self.owned.details()))
         with path.open("wb") as f:
             f.truncate(size)
         return path
@@ -113,7 +119,8 @@ class Lab:
     def loop(self, image: Path, *, partscan: bool = False) -> str:
         argv = ["losetup", "--find", "--show", *(["--partscan"] if partscan else []), str(image)]
         dev = sh(*argv).strip()
-        self.journal.done(self.journal.record("loop", dev, {"image": str(image)}))
+        details = {"image": str(image), **self.owned.details()}
+        self.journal.done(self.journal.record("loop", dev, details))
         return dev
 
     def device(self, name: str, size: int = 128 << 20) -> str:
@@ -121,9 +128,10 @@ class Lab:
 
     def mount(self, device: str, name: str) -> Path:
         mnt = self.root / name
-        self.journal.done(self.journal.record("mkdir", str(mnt), {}))
+        self.journal.done(self.journal.record("mkdir", str(mnt), self.owned.details()))
         mnt.mkdir()
-        self.journal.done(self.journal.record("mount", str(mnt), {"device": device}))
+        details = {"device": device, "uuid": fs_uuid(device), **self.owned.details()}
+        self.journal.done(self.journal.record("mount", str(mnt), details))
         sh("mount", device, str(mnt))
         return mnt
 
@@ -165,12 +173,18 @@ def _all_loops() -> list[str]:
 
 @pytest.fixture
 def lab() -> Iterator[Lab]:
-    root = Path(os.path.realpath(tempfile.mkdtemp(prefix="fslab-test-targets-")))
-    lab = Lab(root)
+    tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="fslab-test-targets-")))
+    owned = Owned.new(tmp / "lab")
+    owned.create()
+    lab = Lab(owned)
     try:
         yield lab
     finally:
-        lab.close()
+        try:
+            lab.close()
+        finally:
+            if not mounts_under(tmp):
+                shutil.rmtree(tmp, ignore_errors=True)
 
 
 def assert_gone(p: Provisioned) -> None:
@@ -434,7 +448,7 @@ def test_side_effects_say_what_will_happen_and_touch_nothing(tmp_path: Path) -> 
     words = side_effects(target, work, 0.1)
     text = "\n".join(words)
     assert f"create the sparse image {work.resolve()}/r1/image0.img (410MiB)" in text
-    assert "`mkfs.btrfs -f -L fslab-r1 -d raid1 '<loop0>' '<loop1>'`" in text
+    assert "`mkfs.btrfs -f -L fslab-r1 -d raid1 -U '<new uuid>' -- '<loop0>' '<loop1>'`" in text
     assert "nodatasum" in text and f"{work.resolve()}/r1/mnt" in text
     assert "detach the loop devices" in text
     enc = "\n".join(side_effects(spec(name="e", fs="ext4", encryption="fscrypt"), work))
@@ -449,15 +463,7 @@ def test_side_effects_say_what_will_happen_and_touch_nothing(tmp_path: Path) -> 
 def test_undo_is_idempotent_and_safe_on_what_is_gone(lab: Lab) -> None:
     p = lab.provision(spec(name="u", fs="ext4"), 0.01)
     entries = [e for e in lab.journal.entries if e.state == "done"]
-    assert [e.action for e in entries] == [
-        "mkdir",
-        "mkdir",
-        "image",
-        "loop",
-        "mkfs",
-        "mkdir",
-        "mount",
-    ]
+    assert [e.action for e in entries] == ["mkdir", "image", "loop", "mkfs", "mkdir", "mount"]
     for e in reversed(entries):
         undo(e.action, e.subject, e.details)
         undo(e.action, e.subject, e.details)
@@ -478,18 +484,19 @@ def test_undo_never_deletes_through_a_mount(lab: Lab) -> None:
     sh("mkfs.ext4", "-q", dev)
     mnt = lab.mount(dev, "m")
     (mnt / "precious").write_text("x")
+    mine = lab.owned.details()
     with pytest.raises(TargetError, match="still mounted"):
-        undo("mkdir", str(lab.root), {"recursive": True})
+        undo("mkdir", str(lab.root), {"recursive": True, **mine})
     with pytest.raises(TargetError, match="still uses it"):
-        undo("image", str(lab.root / "d.img"), {})
+        undo("image", str(lab.root / "d.img"), mine)
     with pytest.raises(TargetError, match="not from"):
-        undo("mount", str(mnt), {"device": "/dev/loop999"})
+        undo("mount", str(mnt), {"device": "/dev/loop999", **mine})
     assert (mnt / "precious").read_text() == "x"
 
 
 @needs_root
 def test_failure_half_way_undoes_what_was_done(lab: Lab, monkeypatch: pytest.MonkeyPatch) -> None:
-    def interrupted(*args: Any) -> list[str]:
+    def interrupted(*args: Any, **kw: Any) -> list[str]:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(provision_module, "mkfs_argv", interrupted)
@@ -498,7 +505,7 @@ def test_failure_half_way_undoes_what_was_done(lab: Lab, monkeypatch: pytest.Mon
     actions = [e.action for e in lab.journal.entries]
     assert actions.count("loop") == 2 and "mkfs" not in actions
     assert all(e.state == "undone" for e in lab.journal.entries)
-    assert not (lab.workdir / "half").exists()
+    assert not (lab.workdir / "half").exists() and lab.workdir.is_dir()
 
 
 _KILLED = """
@@ -519,7 +526,7 @@ class FileJournal:
         return n
     def done(self, i): write("done", i)
     def undone(self, i): write("undone", i)
-def die(*args):
+def die(*args, **kw):
     os.kill(os.getpid(), signal.SIGKILL)
 p.mkfs_argv = die
 target = TargetSpec(name="killed", fs="ext4", loop={"size": "64MiB", "count": 1})
@@ -553,14 +560,14 @@ def test_sigkill_half_way_leaves_a_journal_whose_undo_removes_everything(lab: La
     actions = [e["action"] for e in entries.values()]
     # Another process taking the free loop device first makes provisioning try the next
     # one: then there are several `loop` entries, the last one done.
-    assert actions[:3] == ["mkdir", "mkdir", "image"] and set(actions[3:]) == {"loop"}, actions
+    assert actions[:2] == ["mkdir", "image"] and set(actions[2:]) == {"loop"}, actions
     assert list(entries.values())[-1].get("state") == "done"
     assert loops_backed_by(image) and image.exists()
     for _ in range(2):
         for e in reversed(entries.values()):
             undo(e["action"], e["subject"], e["details"])
     assert not loops_backed_by(image)
-    assert not lab.workdir.exists()
+    assert not (lab.workdir / "killed").exists() and lab.workdir.is_dir()
 
 
 # --------------------------------------------------------------------------- the gate
@@ -667,25 +674,34 @@ def test_gate_foreign_signature_needs_force_and_confirmation(lab: Lab) -> None:
     sh("mkfs.xfs", "-q", "-L", "theirs", dev)
     before = first_mib(dev)
     for force, confirmed, words in [
-        (False, {dev}, "`force` is not set"),
-        (True, set(), "not named again"),
-        (True, {"/dev/other"}, "not named again"),
+        (False, {dev}, "`--force` is not given"),
+        (True, set(), "not named again with `--device`"),
+        (True, {"/dev/other"}, "not named again with `--device`"),
     ]:
         with pytest.raises(SafetyError) as caught:
             check_device(dev, force=force, confirmed=confirmed)
-        assert "holds data (signatures: xfs labelled 'theirs')" in caught.value.message
+        assert "holds data fslab did not make (signatures: xfs labelled 'theirs')" in (
+            caught.value.message
+        )
         assert words in caught.value.message
-        assert "--confirm" in (caught.value.hint or "")
+        assert f"--force --device {dev}" in (caught.value.hint or "")
     assert first_mib(dev) == before
     check_device(dev, force=True, confirmed={dev})
 
 
 @needs_root
-def test_gate_accepts_empty_devices_and_fslab_labels(lab: Lab) -> None:
+def test_gate_accepts_empty_devices_and_file_systems_fslab_made_by_uuid(lab: Lab) -> None:
     dev = lab.device("f.img", 64 << 20)
     check_device(dev, force=False, confirmed=set())
-    sh("mkfs.ext4", "-q", "-L", "fslab-prev", dev)
-    check_device(dev, force=False, confirmed=set())
+    # A `fslab-` label proves nothing: anyone can write one.
+    sh("mkfs.ext4", "-q", "-L", "fslab-mydata", dev)
+    uuid = fs_uuid(dev)
+    assert uuid
+    with pytest.raises(SafetyError, match="holds data fslab did not make"):
+        check_device(dev, force=False, confirmed=set())
+    with pytest.raises(SafetyError, match="holds data fslab did not make"):
+        check_device(dev, force=False, confirmed=set(), made={"0000-other-uuid"})
+    check_device(dev, force=False, confirmed=set(), made={uuid})
     assert device_problems(str(lab.root / "f.img")) == ["is not a block device"]
     assert device_problems("/dev/nonexistent-fslab") == ["does not exist"]
 
@@ -695,20 +711,26 @@ def test_device_target_passes_the_gate_then_is_formatted(lab: Lab, system: Syste
     dev = lab.device("t.img", 320 << 20)
     sh("mkfs.xfs", "-q", dev)  # somebody's data
     target = spec(name="dev", fs="ext4", device=[dev])
-    (why,) = check(target, system)
-    assert why.startswith(f"target `dev`: `device` '{dev}': holds data (signatures: xfs)")
+    assert not check(target, system)
+    (why,) = refusals(dev)
+    assert why.why.startswith("holds data fslab did not make (signatures: xfs)")
     with pytest.raises(SafetyError):
         lab.provision(target)
     with pytest.raises(SafetyError):
         lab.provision(target, force=True)
-    assert "xfs" in sh("blkid", "-p", dev) and not lab.workdir.exists()
+    assert "xfs" in sh("blkid", "-p", dev) and not any(lab.workdir.iterdir())
 
     p = lab.provision(target, force=True, confirmed={dev})
     assert p.effective["ext4"]["label"] == "fslab-dev" and p.images == ()
+    (mkfs,) = [e for e in lab.journal.entries if e.action == "mkfs"]
+    assert mkfs.details["kind"] == "device" and fs_uuid(dev) == mkfs.details["uuid"]
     use(p)
     teardown(p, lab.journal)
     assert backing_file(dev) == str(lab.root / "t.img")  # the device itself stays
-    # Now it carries fslab's own label: no force needed the next time.
-    p = lab.provision(target)
+    # The file system fslab made (by UUID) needs no force the next time; its label alone
+    # would not do.
+    with pytest.raises(SafetyError):
+        lab.provision(target)
+    p = lab.provision(target, made={mkfs.details["uuid"]})
     teardown(p, lab.journal)
     assert not mounts_under(lab.root)

@@ -31,7 +31,8 @@ from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.store.db import Results
 from fslab.study.model import TargetSpec
 from fslab.study.plan import Plan, Point
-from fslab.targets.provision import Provisioned, provision, teardown
+from fslab.targets.provision import JournalRef, Provisioned, provision, teardown, undo_refs
+from fslab.targets.workdir import plan_owned
 from fslab.telemetry import Sampler, Telemetry, devices_under, statvfs_used_bytes
 
 
@@ -167,9 +168,11 @@ class Runner:
         *,
         force: bool = False,
         confirmed: frozenset[str] = frozenset(),
+        made: frozenset[str] = frozenset(),
     ) -> None:
         self.force = force
         self.confirmed = confirmed
+        self.made = made
         self.plan = plan
         self.db = db
         self.study_id = study_id
@@ -190,9 +193,10 @@ class Runner:
         todo = [(rep, p) for rep, p in self.plan.runs() if rep not in self.db.done_reps(p.id)]
         out.skipped = len(self.plan.runs()) - len(todo)
         self.progress.start(len(self.plan.runs()), out.skipped)
-        self.workdir.mkdir(parents=True, exist_ok=True)
         with self.signals.installed():
+            made_workdir: JournalRef | None = None
             try:
+                made_workdir = self._make_workdir()
                 for rep, point in todo:
                     if self.signals.received:
                         out.interrupted = True
@@ -209,7 +213,23 @@ class Runner:
                     for kept in self.kept.values():
                         teardown(kept, self.db.journal(None))
                     self.kept.clear()
+                    if made_workdir is not None:
+                        # Kept (the entry stays open) while something else is in it.
+                        undo_refs([made_workdir], self.db.journal(None))
         return out
+
+    def _make_workdir(self) -> JournalRef | None:
+        """Makes the work directory if it does not exist, as a directory fslab owns
+        (removed after the run once empty); an existing one is used as it is."""
+        owned = plan_owned(self.workdir)
+        if owned is None:
+            return None
+        details = {"if_empty": True, **owned.details()}
+        journal = self.db.journal(None)
+        entry = journal.record("mkdir", str(owned.path), details)
+        owned.create()
+        journal.done(entry)
+        return JournalRef(entry, "mkdir", str(owned.path), details)
 
     def _target(self, spec: TargetSpec, run_id: int) -> tuple[Provisioned, bool]:
         """The provisioned target for a run, and whether to tear it down after it."""
@@ -220,14 +240,19 @@ class Runner:
         return self._provision(spec, run_id), True
 
     def _provision(self, spec: TargetSpec, run_id: int) -> Provisioned:
-        return provision(
+        prov = provision(
             spec,
             self.workdir,
             self.db.journal(run_id),
             scale=self.plan.scale,
             force=self.force,
             confirmed=self.confirmed,
+            made=self.made,
         )
+        if spec.device is not None:
+            # The file system just made is fslab's own for the next run on this device.
+            self.made = self.made | {prov.effective["uuid"]}
+        return prov
 
     def _files(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
         """A files point: create the set, then each op in order, each from a cold cache
@@ -308,7 +333,9 @@ class Runner:
             "synchronous_commit": "on" if p.get("synchronous_commit", True) else "off",
         }
         tools = find_postgres()
-        with cluster(prov.workdir, self.db.journal(run_id), tools, settings) as server:
+        assert prov.owner is not None
+        journal = self.db.journal(run_id)
+        with cluster(prov.workdir, prov.owner, journal, tools, settings) as server:
             self.progress.live(f"pgbench -i -s {spec.scale}")
             initialize(server, spec.scale)
             caches = drop_caches()
@@ -386,7 +413,9 @@ class Runner:
             # A point that cannot run is recorded and the study goes on.
             msg = e.message + (f" ({e.hint})" if e.hint else "")
             if isinstance(e, EngineError) and e.stderr:
-                msg = e.stderr.strip()
+                # The engine's own words; after a crash, what it said last and how it ended.
+                said = e.stderr.strip()
+                msg = said if e.verbatim else f"{e.message}; it said: {said[-2000:]}"
             self.db.finish_run(run_id, "failed", error=msg)
             out.failed += 1
             out.failures.append(f"{label}: {msg}")
@@ -396,5 +425,6 @@ class Runner:
                 if prov is not None and owned:
                     teardown(prov, self.db.journal(run_id))
                 if prov is None or owned:
-                    # Whatever a half-made target left behind.
-                    undo_open(self.db, run_id)
+                    # Whatever a half-made target left behind: only entries this process
+                    # wrote, never others a database may hold under this run's id.
+                    undo_open(self.db, run_id, only=self.db.recorded)

@@ -16,6 +16,7 @@ import math
 import os
 import pwd
 import re
+import secrets
 import shutil
 import signal
 import statistics
@@ -29,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from fslab.errors import FslabError, TargetError
-from fslab.targets.journal import Journal
+from fslab.targets.journal import Journal, undo
+from fslab.targets.owner import Owned
 
 PG_USER = "postgres"
 """PostgreSQL refuses to run as root; the cluster and pgbench run as this user."""
@@ -260,9 +262,12 @@ class PgbenchSpec:
 
 
 @contextmanager
-def cluster(workdir: Path, journal: Journal, tools: PgTools,
+def cluster(workdir: Path, owner: Owned, journal: Journal, tools: PgTools,
             settings: dict[str, str]) -> Iterator[Server]:  # fmt: skip
-    """An initialized, running cluster in `workdir/pgdata`, stopped and removed after."""
+    """An initialized, running cluster in `workdir/pgdata` (inside `owner`, the target's
+    directory fslab made), stopped and removed after. Its socket directory in the system
+    temp directory is fslab's own too (journaled, with a marker), so `fslab cleanup`
+    removes it after a SIGKILL."""
     user = pg_user()
     blocked = unreachable_parent(workdir, user.pw_uid)
     if blocked is not None:
@@ -271,14 +276,20 @@ def cluster(workdir: Path, journal: Journal, tools: PgTools,
             hint="give a --workdir under a directory others may pass through, e.g. /var/tmp/fslab",
         )
     datadir = workdir / "pgdata"
-    sockdir = Path(tempfile.mkdtemp(prefix="fslab-pg-"))  # short: socket paths are < 108
+    # Short: socket paths must be under 108 bytes, and a work directory may be deep.
+    sock = Owned.new(Path(tempfile.gettempdir()) / f"fslab-pg-{secrets.token_hex(6)}")
+    sock_details = {"recursive": True, **sock.details()}
+    sock_entry = journal.record("mkdir", str(sock.path), sock_details)
+    sock.create(mode=0o700)
+    journal.done(sock_entry)
+    sockdir = sock.path
     try:
         os.chown(sockdir, user.pw_uid, user.pw_gid)
         datadir.mkdir(mode=0o700)
         os.chown(datadir, user.pw_uid, user.pw_gid)
         server = Server(tools, datadir, sockdir, settings)
         server.initdb()
-        entry = journal.record("postgres", str(datadir), {"pg_ctl": tools.tool("pg_ctl")})
+        entry = journal.record("postgres", str(datadir), owner.details())
         try:
             server.start()
             journal.done(entry)
@@ -287,8 +298,9 @@ def cluster(workdir: Path, journal: Journal, tools: PgTools,
             server.stop()
             journal.undone(entry)
     finally:
-        shutil.rmtree(sockdir, ignore_errors=True)
         shutil.rmtree(datadir, ignore_errors=True)
+        if undo("mkdir", str(sockdir), sock_details):
+            journal.undone(sock_entry)
 
 
 def initialize(server: Server, scale: int) -> None:

@@ -10,29 +10,50 @@ from rich.console import Console
 from fslab.cleanup import undo_open
 from fslab.cli.plan import results_option
 from fslab.errors import ExitStatus
+from fslab.safe_text import safe_text
 from fslab.store.db import Results
+from fslab.store.lock import exclusive
 
 
 @click.command()
 @results_option
 def cleanup(results: Path) -> ExitStatus:
-    """Unmount, detach and delete whatever fslab's journal says is still there."""
+    """Unmount, detach and delete what fslab's journal says is still there, where this
+    machine proves fslab made it; anything else is reported and left alone. Refused
+    while a run uses the results database."""
     db = Results.open(results, create=False)
     try:
-        stale = db.mark_stale_runs()
-        report = undo_open(db)
+        db.check_integrity()
+        with exclusive(results, "cleanup"):
+            stale = db.mark_stale_runs()
+            report = undo_open(db)
     finally:
         db.close()
     err = Console(stderr=True, highlight=False)
     for what in report.undone:
-        err.print(f"undone: {what}")
+        err.print(f"undone: {safe_text(what)}", markup=False, soft_wrap=True)
+    for what in report.kept:
+        err.print(f"kept (still in use): {safe_text(what)}", markup=False, soft_wrap=True)
     for what in report.failed:
-        err.print(f"could not undo: {what}")
+        err.print(f"could not undo: {safe_text(what)}", markup=False, soft_wrap=True)
+    for what in report.not_ours:
+        err.print(
+            f"left alone (not proven fslab's): {safe_text(what)}", markup=False, soft_wrap=True
+        )
+    left = len(report.failed) + len(report.not_ours)
     err.print(
-        f"{len(report.undone)} side effects undone, {len(report.failed)} left"
+        f"{len(report.undone)} side effects undone, {left} left"
+        + (f" ({len(report.not_ours)} not proven fslab's)" if report.not_ours else "")
         + (f"; {stale} unfinished runs marked interrupted" if stale else "")
     )
-    return ExitStatus.FAILED if report.failed else ExitStatus.OK
+    if report.not_ours:
+        err.print(
+            "hint: fslab acts only on what it can prove it made on this machine (a "
+            "directory it made holding its marker); remove the rest yourself if it is a "
+            "leftover",
+            markup=False,
+        )
+    return ExitStatus.FAILED if left else ExitStatus.OK
 
 
 command = cleanup

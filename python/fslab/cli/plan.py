@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -11,6 +12,8 @@ from rich.table import Table
 
 from fslab.compare import format_param
 from fslab.errors import ExitStatus
+from fslab.safe_text import safe_text
+from fslab.store.db import made_filesystems
 from fslab.study.check import (
     app_problems,
     capacity_problems,
@@ -18,11 +21,28 @@ from fslab.study.check import (
     param_problems,
     target_problems,
 )
-from fslab.study.load import StudyError, load_study
+from fslab.study.load import Problem, StudyError, load_study, where
 from fslab.study.plan import Plan, expand
 from fslab.targets.provision import side_effects
 from fslab.targets.system import System
+from fslab.targets.workdir import notes as workdir_notes
+from fslab.targets.workdir import problems as workdir_problems
 from fslab.units import format_s
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A study that passed every check, and what running it needs."""
+
+    plan: Plan
+    text: str
+    """The study file's text, stored with the results."""
+    workdir: Path
+    """`--workdir`, else the study's `workdir` (relative to the study file), else
+    `fslab-work` beside the results."""
+    made: frozenset[str]
+    """UUIDs of the file systems fslab made on `device` targets, as the results
+    database recorded them: such a device is fslab's own (no `--force`)."""
 
 
 def checked_plan(
@@ -33,12 +53,10 @@ def checked_plan(
     force: bool = False,
     confirmed: frozenset[str] = frozenset(),
     workdir: Path | None = None,
-) -> tuple[Plan, str, Path]:
-    """Loads, expands and checks a study; raises StudyError listing every problem.
-    Returns the plan, the study's text and the work directory: `workdir` (--workdir),
-    else the study's `workdir` (relative to the study file), else `fslab-work` beside
-    the results."""
+) -> Checked:
+    """Loads, expands and checks a study; raises StudyError listing every problem."""
     study, text = load_study(study_path)
+    given = workdir
     if workdir is None and study.workdir is not None:
         workdir = (study_path.parent / study.workdir).resolve()
     workdir = workdir or default_workdir(results)
@@ -48,14 +66,21 @@ def checked_plan(
         raise StudyError(problems)
     plan = expand(study, scale)
     system = System.probe()
-    problems = target_problems(plan, system, place, force=force, confirmed=confirmed)
+    made = made_filesystems(results) if any(t.device for t in study.target) else frozenset()
+    said = (
+        "--workdir" if given is not None
+        else where(study, "workdir", place=place) if study.workdir is not None
+        else f"{place}: the default work directory"
+    )  # fmt: skip
+    problems = [Problem(said, w) for w in workdir_problems(workdir, plan.targets())]
+    problems += target_problems(plan, system, place, force=force, confirmed=confirmed, made=made)
     if not problems:
-        problems += capacity_problems(plan, place)
+        problems += capacity_problems(plan, place, workdir)
     problems += engine_problems(plan, place)
     problems += app_problems(plan, place, workdir)
     if problems:
         raise StudyError(problems)
-    return plan, text, workdir
+    return Checked(plan, text, workdir, made)
 
 
 def default_workdir(results: Path) -> Path:
@@ -110,10 +135,12 @@ def plan(
     as_json: bool,
 ) -> ExitStatus:
     """Check a study and show its points, time estimate and side effects; touch nothing."""
-    p, _, workdir = checked_plan(
+    checked = checked_plan(
         study, scale, results=results, force=force, confirmed=frozenset(devices), workdir=workdir
     )
+    p, workdir = checked.plan, checked.workdir
     effects = {t.name: side_effects(t, workdir, scale) for t in p.targets()}
+    about_workdir = workdir_notes(workdir, p.targets())
     if as_json:
         doc = {
             "study": p.study.name,
@@ -122,6 +149,7 @@ def plan(
             "runs": len(p.runs()),
             "estimate_s": round(p.estimate_s(), 1),
             "workdir": str(workdir),
+            "workdir_notes": about_workdir,
             "points": [
                 {
                     "id": pt.id,
@@ -136,8 +164,9 @@ def plan(
         }
         click.echo(json.dumps(doc, indent=2))
         return ExitStatus.OK
-    out = Console(highlight=False)
-    table = Table(title=f"{p.study.name}: {len(p.points)} points x {p.repeat} repeats")
+    # Names and values are the study's own text: shown as written, never as markup.
+    out = Console(highlight=False, markup=False)
+    table = Table(title=f"{safe_text(p.study.name)}: {len(p.points)} points x {p.repeat} repeats")
     keys = list(dict.fromkeys(k for pt in p.points for k in pt.params))
     # Parameters with one value everywhere are said once, under the table.
     common = [
@@ -149,18 +178,20 @@ def plan(
     for col in ["#", "target", "workload", *varying]:
         table.add_column(col)
     for pt in p.points:
-        table.add_row(str(pt.seq + 1), pt.target.name, pt.workload,
+        table.add_row(str(pt.seq + 1), safe_text(pt.target.name), safe_text(pt.workload),
                       *[_value(k, pt.params.get(k)) for k in varying])  # fmt: skip
     out.print(table)
     if common:
         said = ", ".join(f"{k}={_value(k, p.points[0].params[k])}" for k in common)
         out.print(f"every point: {said}", soft_wrap=True)
     out.print(f"runs: {len(p.runs())}, estimated time: {format_s(p.estimate_s())}")
-    out.print(f"work directory: {workdir}", soft_wrap=True)
+    out.print(f"work directory: {safe_text(workdir)}", soft_wrap=True)
+    for line in about_workdir:
+        out.print(f"  - {safe_text(line)}", soft_wrap=True)
     for name, lines in effects.items():
-        out.print(f"target {name}:")
+        out.print(f"target {safe_text(name)}:")
         for line in lines:
-            out.print(f"  - {line}", soft_wrap=True)
+            out.print(f"  - {safe_text(line)}", soft_wrap=True)
     return ExitStatus.OK
 
 
@@ -168,4 +199,4 @@ command = plan
 
 
 def _value(key: str, value: object) -> str:
-    return "" if value is None else format_param(key, value)
+    return "" if value is None else safe_text(format_param(key, value))

@@ -16,6 +16,7 @@ from rich.progress import (
 )
 
 from fslab.cli.plan import (
+    Checked,
     checked_plan,
     device_option,
     force_option,
@@ -26,7 +27,9 @@ from fslab.cli.plan import (
 from fslab.errors import ExitStatus
 from fslab.run import Progress as RunProgress
 from fslab.run import Runner
+from fslab.safe_text import safe_markup
 from fslab.store.db import Results
+from fslab.store.lock import exclusive, waiting_for
 
 
 def _log_lines(err: Console) -> RunProgress:
@@ -37,10 +40,10 @@ def _log_lines(err: Console) -> RunProgress:
         counts.update(total=total, done=done)
 
     def point(label: str) -> None:
-        text.update(label=label, live="")
+        text.update(label=safe_markup(label), live="")
 
     def live(line: str) -> None:
-        text["live"] = line
+        text["live"] = safe_markup(line)
 
     def advance(status: str) -> None:
         counts["done"] += 1
@@ -59,6 +62,11 @@ def _log_lines(err: Console) -> RunProgress:
 @workdir_option
 @force_option
 @device_option
+@click.option(
+    "--wait", is_flag=True,
+    help="If another fslab run or cleanup is using the results database, wait for it "
+    "instead of stopping.",
+)  # fmt: skip
 def run(
     study: Path,
     scale: float,
@@ -66,17 +74,35 @@ def run(
     workdir: Path | None,
     force: bool,
     devices: tuple[str, ...],
+    wait: bool,
 ) -> ExitStatus:
-    """Run a study (resuming: finished runs are skipped) and store the results."""
+    """Run a study (resuming: finished runs are skipped) and store the results. One run
+    per results database at a time."""
     confirmed = frozenset(devices)
-    plan, text, workdir = checked_plan(
+    checked = checked_plan(
         study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
     )
+    err = Console(stderr=True, highlight=False)
+    if wait and (holder := waiting_for(results)):
+        err.print(f"waiting for {holder} to finish with {results}", markup=False)
+    with exclusive(results, "run", wait=wait):
+        return _run(checked, study, results, force, confirmed, err)
+
+
+def _run(
+    checked: Checked,
+    study: Path,
+    results: Path,
+    force: bool,
+    confirmed: frozenset[str],
+    err: Console,
+) -> ExitStatus:
+    plan, text, workdir = checked.plan, checked.text, checked.workdir
     db = Results.open(results)
     try:
-        db.mark_stale_runs()
+        db.check_integrity()
+        db.mark_stale_runs()  # under the lock: no other run is live
         study_id = db.upsert_study(plan.study.name, str(study), text)
-        err = Console(stderr=True, highlight=False)
         bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -86,12 +112,12 @@ def run(
             TextColumn("{task.fields[live]}"),
             console=err,
         )
-        task = bar.add_task(plan.study.name, total=len(plan.runs()), live="")
+        task = bar.add_task(safe_markup(plan.study.name), total=len(plan.runs()), live="")
         if err.is_terminal:
             hooks = RunProgress(
                 start=lambda total, done: bar.update(task, total=total, completed=done),
-                point=lambda label: bar.update(task, description=label, live=""),
-                live=lambda line: bar.update(task, live=line),
+                point=lambda label: bar.update(task, description=safe_markup(label), live=""),
+                live=lambda line: bar.update(task, live=safe_markup(line)),
                 advance=lambda status: bar.advance(task),
             )
         else:
@@ -99,21 +125,21 @@ def run(
             hooks = _log_lines(err)
             bar.disable = True
         runner = Runner(plan, db, study_id, workdir, hooks,
-                        force=force, confirmed=confirmed)  # fmt: skip
+                        force=force, confirmed=confirmed, made=checked.made)  # fmt: skip
         with bar:
             outcome = runner.run()
         for f in outcome.failures:
-            err.print(f"failed: {f}")
+            err.print(f"failed: {safe_markup(f, newlines=True)}")
         err.print(
             f"{outcome.ok} runs ok, {outcome.failed} failed, {outcome.skipped} already done"
-            f"{', interrupted' if outcome.interrupted else ''}; results in {results}"
+            f"{', interrupted' if outcome.interrupted else ''}; results in {safe_markup(results)}"
         )
         if outcome.interrupted:
             err.print("hint: run the same command again to resume")
             return ExitStatus.INTERRUPTED
         if outcome.failed:
             return ExitStatus.FAILED
-        err.print(f"next: fslab compare --results {results}")
+        err.print(f"next: fslab compare --results {safe_markup(results)}")
         return ExitStatus.OK
     finally:
         db.close()

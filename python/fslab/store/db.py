@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.engine import Report
-from fslab.errors import FslabError
+from fslab.errors import ExitStatus, FslabError
 from fslab.store.migrations import MIGRATIONS
 from fslab.study.model import APP_KINDS
 
@@ -33,7 +33,10 @@ _APP_SERIES = (("read", "data_read"), ("write", "data_write"), ("log", "log_writ
 
 
 class StoreError(FslabError):
-    """The results database cannot be used."""
+    """The results database cannot be used: missing, not one, another program's, a newer
+    fslab's, or damaged. The file given is at fault, as with a bad study: exit status 2."""
+
+    exit_status = ExitStatus.USAGE
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,15 @@ class Results:
     def __init__(self, con: sqlite3.Connection, path: Path) -> None:
         self.con = con
         self.path = path
+        self.recorded: set[int] = set()
+        """Journal entries this process wrote: the only ones a run may undo itself."""
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True) -> Results:
+        """Opens (with `create`, makes) the results database at `path`, migrating an older
+        one forward. Raises StoreError for every file it cannot use as one: missing
+        (without `create`), not SQLite, another program's SQLite, a newer fslab's, or
+        damaged where opening reads."""
         if not path.exists() and not create:
             raise StoreError(
                 f"{path}: no results database here",
@@ -68,6 +77,12 @@ class Results:
             raise StoreError(
                 f"{path}: the directory `{path.parent}` does not exist",
                 hint="create it, or pass `--results` with a path in an existing directory",
+            )
+        if not create and path.is_file() and path.stat().st_size == 0:
+            # SQLite takes an empty file for a new database; only `create` may make one.
+            raise StoreError(
+                f"{path}: not a results database (the file is empty)",
+                hint="pass `--results` with the database `fslab run` wrote",
             )
         try:
             con = sqlite3.connect(path, isolation_level=None, timeout=30)
@@ -88,23 +103,50 @@ class Results:
                 hint="upgrade fslab to read it",
             )
         db = cls(con, path)
-        if version == 0:
-            if con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-                con.close()
-                raise StoreError(
-                    f"{path}: an SQLite file that is not a fslab results database",
-                    hint="pass `--results` with another path",
+        try:
+            if version == 0:
+                if con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                    con.close()
+                    raise StoreError(
+                        f"{path}: an SQLite file that is not a fslab results database",
+                        hint="pass `--results` with another path",
+                    )
+                # executescript commits on its own, so the transaction is part of the script.
+                con.executescript(
+                    f"BEGIN;\n{_schema_sql()}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;"
                 )
-            # executescript commits on its own, so the transaction is part of the script.
-            con.executescript(
-                f"BEGIN;\n{_schema_sql()}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;"
-            )
-        else:
-            for to in range(version + 1, SCHEMA_VERSION + 1):
-                with db.tx():
-                    MIGRATIONS[to](con)
-                    con.execute(f"PRAGMA user_version = {to}")
+            else:
+                for to in range(version + 1, SCHEMA_VERSION + 1):
+                    with db.tx():
+                        MIGRATIONS[to](con)
+                        con.execute(f"PRAGMA user_version = {to}")
+        except sqlite3.DatabaseError as e:
+            con.close()
+            raise Results.damaged(path, str(e)) from e
         return db
+
+    @staticmethod
+    def damaged(path: Path, detail: str) -> StoreError:
+        """The error for a results database SQLite finds damaged (`detail`: what it said)."""
+        return StoreError(
+            f"{path}: the results database is damaged ({detail})",
+            hint=f'recover what it still holds with `sqlite3 {path} ".recover" | sqlite3 '
+            "recovered.db` and pass `--results recovered.db`, or pass `--results` with "
+            "another database",
+        )
+
+    def check_integrity(self) -> None:
+        """Raises StoreError naming the first problems `PRAGMA quick_check` finds: pages
+        that are damaged or lost, broken indexes. It reads the whole file, so a command
+        that is about to write to the database calls it first, not every reader."""
+        try:
+            rows = [str(r[0]) for r in self.con.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as e:
+            raise Results.damaged(self.path, str(e)) from e
+        if rows != ["ok"]:
+            # A row may hold several lines, under a `*** in database main ***` heading.
+            said = [s for r in rows for s in r.splitlines() if s and not s.startswith("***")]
+            raise Results.damaged(self.path, "; ".join(said[:3]))
 
     def close(self) -> None:
         self.con.close()
@@ -334,7 +376,9 @@ class SQLiteJournal:
                 " VALUES (?, ?, ?, ?, 'pending', ?)",
                 (self.run_id, action, subject, json.dumps(details, default=str), time.time()),
             )
-            return int(cur.lastrowid or 0)
+            entry = int(cur.lastrowid or 0)
+        self.db.recorded.add(entry)
+        return entry
 
     def done(self, entry_id: int) -> None:
         self._set(entry_id, "done")
@@ -345,3 +389,19 @@ class SQLiteJournal:
     def _set(self, entry_id: int, state: str) -> None:
         with self.db.tx() as c:
             c.execute("UPDATE journal SET state = ? WHERE id = ?", (state, entry_id))
+
+
+def made_filesystems(path: Path) -> frozenset[str]:
+    """UUIDs of the file systems fslab made on `device` targets, as the results database
+    at `path` recorded them (none when there is no database yet). Reads only."""
+    if not path.exists():
+        return frozenset()
+    db = Results.open(path, create=False)
+    try:
+        rows = db.con.execute(
+            "SELECT json_extract(details, '$.uuid') FROM journal WHERE action = 'mkfs'"
+            " AND json_extract(details, '$.kind') = 'device'"
+        ).fetchall()
+    finally:
+        db.close()
+    return frozenset(str(r[0]) for r in rows if r[0])

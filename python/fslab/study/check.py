@@ -4,16 +4,32 @@ values, the engine's view of every distinct job, and what this machine can provi
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from fslab.engine import find_engine
-from fslab.study.load import Problem
+from fslab.engine import ENGINE_ENV, EXIT_OK, EXIT_USAGE, find_engine
+from fslab.errors import EngineError
+from fslab.study.load import Problem, unique, where
 from fslab.study.model import APP_KINDS, Study, TargetSpec, parse_size
-from fslab.study.plan import PGBENCH_BYTES_PER_SCALE, Plan, Point, normalize
-from fslab.targets.mkfs import loop_image_size
-from fslab.targets.system import System, check
+from fslab.study.plan import (
+    ENGINE_KEY,
+    FILES_ENGINE_KEY,
+    PGBENCH_BYTES_PER_SCALE,
+    Plan,
+    Point,
+    normalize,
+    workload_name,
+)
+from fslab.targets import gate
+from fslab.targets.args import mkfs_size
+from fslab.targets.mkfs import loop_image_size, mkfs_write_bytes, size_of
+from fslab.targets.mount import mount_containing
+from fslab.targets.system import System, keyed_check
+from fslab.units import format_bytes
 
 # Copies of the data each btrfs profile keeps; parity profiles are handled apart.
 _COPIES = {"single": 1, "dup": 2, "raid0": 1, "raid1": 2, "raid1c3": 3, "raid1c4": 4, "raid10": 2}
@@ -27,7 +43,7 @@ _FILL_DEFAULT = 0.8
 
 
 def param_problems(study: Study, place: str) -> list[Problem]:
-    """Sizes and durations in workloads that do not parse."""
+    """Sizes, durations and counts in workloads that do not parse, each at its line."""
     problems = []
     for i, w in enumerate(study.workload):
         for key, values in w.params().items():
@@ -35,9 +51,8 @@ def param_problems(study: Study, place: str) -> list[Problem]:
                 try:
                     normalize(key, v)
                 except ValueError as e:
-                    where = f"{place}: workload[{i}]" + (f" ({w.name})" if w.name else "")
-                    problems.append(Problem(f"{where}.{key}", str(e)))
-    return problems
+                    problems.append(Problem(where(study, "workload", i, key, place=place), str(e)))
+    return unique(problems)
 
 
 def app_problems(plan: Plan, place: str, workdir: Path) -> list[Problem]:
@@ -69,29 +84,100 @@ def app_problems(plan: Plan, place: str, workdir: Path) -> list[Problem]:
 
 def engine_problems(plan: Plan, place: str) -> list[Problem]:
     """Asks the engine about every distinct job (its checks are the only source of truth
-    for job keys and ranges); one problem per job it refuses."""
+    for job keys and ranges); one problem per thing it refuses, at the workload key's line.
+
+    Raises EngineError when the engine fails otherwise (a crash, a signal, an exit
+    status other than ok and "job refused"): that says nothing about the study."""
     engine = find_engine()
-    seen: dict[str, str] = {}
-    problems = []
+    study = plan.study
+    index = {workload_name(w, i, study.workload): i for i, w in enumerate(study.workload)}
+    seen: set[str] = set()
+    problems: list[Problem] = []
     jobs = [(p, job) for p in plan.points for job in p.engine_jobs(Path("/fslab-plan"))]
     for p, job in jobs:
         key = json.dumps(job, sort_keys=True)
         if key in seen:
             continue
+        seen.add(key)
         done = subprocess.run(
             [str(engine), "check", "-"], input=key, capture_output=True, text=True, check=False
         )
-        seen[key] = done.stderr
-        if done.returncode != 0:
-            said = [
-                line.removeprefix("error: <stdin>: ").strip()
-                for line in done.stderr.splitlines()
-                if line.strip()
-            ]
-            problems.append(
-                Problem(f"{place}: workload `{p.workload}` ({p.label()})", "; ".join(said))
+        if done.returncode == EXIT_OK:
+            continue
+        if done.returncode != EXIT_USAGE:
+            raise _engine_failed(engine, done, p)
+        problems += _refusals(done.stderr, study, index[p.workload], p, place)
+    return unique(problems)
+
+
+# The engine's names of the keys a study spells otherwise (`plan.ENGINE_KEY`, reversed).
+_STUDY_KEY = {"block": {v: k for k, v in ENGINE_KEY.items()}}
+_STUDY_KEY.update({k: {v: k for k, v in FILES_ENGINE_KEY.items()} for k in ("files",)})
+_STUDY_KEY.update({k: {v: k for k, v in ENGINE_KEY.items()} for k in APP_KINDS})
+_ENGINE_PROBLEM = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)`: (.*)$", re.DOTALL)
+# serde's words for a negative number where the engine takes an unsigned one.
+_UNSIGNED = re.compile(r"invalid value: integer `(-\d+)`, expected u\d+(?: \(got -?\d+\))?")
+
+
+def _refusals(stderr: str, study: Study, i: int, p: Point, place: str) -> list[Problem]:
+    """The engine's `error: <stdin>: `key`: ...` / `  hint: ...` lines as problems of
+    workload `i`, in the study's words: its `numjobs` is the study's `threads`, its `size`
+    a block workload's `file_size`."""
+    said: list[tuple[str, str | None]] = []
+    for line in stderr.splitlines():
+        text = line.strip()
+        if text.startswith("hint:") and said:
+            said[-1] = (said[-1][0], text.removeprefix("hint:").strip())
+        elif text:
+            said.append(
+                (text.removeprefix("error:").strip().removeprefix("<stdin>:").strip(), None)
             )
+    if not said:
+        said = [("the engine refused the job without saying why", None)]
+    names = _STUDY_KEY.get(p.kind, {})
+
+    def ours(text: str) -> str:
+        for engine_key, study_key in names.items():
+            text = text.replace(f"`{engine_key}`", f"`{study_key}`")
+        return _UNSIGNED.sub(lambda m: f"{m.group(1)} is not a whole number of 0 or more", text)
+
+    problems = []
+    for what, hint in said:
+        m = _ENGINE_PROBLEM.match(what)
+        key = names.get(m.group(1), m.group(1)) if m else None
+        if m and key in p.params:
+            at = where(study, "workload", i, key, place=place)
+            what = m.group(2)
+        else:
+            # A key the lab sets itself (the file, the op): the point tells which job.
+            at = where(study, "workload", i, place=place) + f", point `{p.label()}`"
+        problems.append(Problem(at, ours(what), ours(hint) if hint else None))
     return problems
+
+
+def _engine_failed(engine: Path, done: subprocess.CompletedProcess[str], p: Point) -> EngineError:
+    rc = done.returncode
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = "unknown"
+        how = f"crashed (killed by signal {-rc} ({name}))"
+    else:
+        how = f"exited with status {rc} (neither 0, ok, nor 2, job refused)"
+    tail = [line for line in done.stderr.splitlines() if line.strip()][-5:]
+    said = "; the last lines it wrote:\n" + "\n".join(f"  {line}" for line in tail) if tail else ""
+    named = os.environ.get(ENGINE_ENV)
+    return EngineError(
+        f"{engine}: the engine {how} while checking the job of workload `{p.workload}` "
+        f"({p.label()}){said}",
+        hint=(
+            f"${ENGINE_ENV} is `{named}`: point it at a working `fslab-engine` built for "
+            "this machine (`make setup` builds one), or unset it"
+            if named
+            else "rebuild the engine (`make setup`) and try again"
+        ),
+    )
 
 
 def target_problems(
@@ -101,11 +187,30 @@ def target_problems(
     *,
     force: bool = False,
     confirmed: frozenset[str] = frozenset(),
+    made: frozenset[str] = frozenset(),
 ) -> list[Problem]:
+    """What keeps each target from being made here, and the safety gate's refusals of
+    `device` targets (`refused`: the exit status says so), each with its hint."""
     problems = []
-    for i, t in enumerate(plan.study.target):
-        for msg in check(t, system, plan.scale, force=force, confirmed=confirmed):
-            problems.append(Problem(f"{place}: target[{i}] ({t.name})", msg))
+    study = plan.study
+    for i, t in enumerate(study.target):
+        for key, msg in keyed_check(t, system, plan.scale):
+            at = ("target", i, *key.split(".")) if key else ("target", i)
+            # The place names the target; the sentence need not say it again.
+            said = msg.removeprefix(f"target `{t.name}`: ")
+            problems.append(Problem(where(study, *at, place=place), said))
+        if t.device is None or not system.is_root:
+            continue  # without root `check` already says so; the gate needs root to look
+        for dev in t.device:
+            for r in gate.refusals(dev, force=force, confirmed=confirmed, made=made):
+                problems.append(
+                    Problem(
+                        where(study, "target", i, "device", place=place),
+                        f"`device` {dev!r} {r.why}",
+                        hint=r.hint,
+                        refused=True,
+                    )
+                )
     return problems
 
 
@@ -115,6 +220,9 @@ def capacity_bytes(spec: TargetSpec, scale: float) -> int | None:
     if loop is None or spec.fs is None:
         return None
     per_device = loop_image_size(spec, scale)
+    asked = mkfs_size(spec, size_of(spec.block_size) or 4096)
+    if asked is not None:
+        per_device = min(per_device, asked)  # btrfs `-b`, xfs `-d size=`
     n = loop.count
     profile = spec.profile or "single"
     if profile == "raid5":
@@ -175,28 +283,199 @@ _WHAT = {"files": "the file set", "pgbench": "the database (pgbench scale) with 
 _SHRINK = {"files": "nr_files", "pgbench": "scale", "oltp": "data_size", "mailstore": "data_size"}
 
 
-def capacity_problems(plan: Plan, place: str) -> list[Problem]:
-    """A test file that would not fit (or would fill) its target, caught before any mkfs."""
+def capacity_problems(plan: Plan, place: str, workdir: Path | None = None) -> list[Problem]:
+    """A test file that would not fit (or would fill) its target, caught before any mkfs;
+    with `workdir`, also loop images its file system cannot hold (`host_problems`)."""
     problems = []
     seen: set[tuple[str, int]] = set()
+    specs = plan.study.workload
+    names = [workload_name(w, i, specs) for i, w in enumerate(specs)]
     for p in plan.points:
         for target, size in _footprints(plan, p):
-            cap = capacity_bytes(target, plan.scale)
-            if not isinstance(size, int) or cap is None or (target.name, size) in seen:
+            if not isinstance(size, int) or (target.name, size) in seen:
                 continue
             seen.add((target.name, size))
+            role = " (its source)" if target is not p.target else ""
+            key = _SHRINK.get(p.kind, "file_size")
+            at = where(plan.study, "workload", names.index(p.workload), key, place=place)
+            on = f"{at} on target `{target.name}`{role}"
+            what = f"{_WHAT.get(p.kind, 'file_size')} {format_bytes(size)} does not fit"
+            smaller = f"the workload a smaller `{key}`"
+            if target.dir is not None:
+                problems += _dir_problems(target.dir, size, on, what, smaller)
+                continue
+            cap = capacity_bytes(target, plan.scale)
+            if cap is None:
+                continue
             fill = _FILL.get(target.fs or "", _FILL_DEFAULT)
             if size > cap * fill:
-                role = " (its source)" if target is not p.target else ""
+                sized = mkfs_size(target) is not None
                 problems.append(
                     Problem(
-                        f"{place}: workload `{p.workload}` on target `{target.name}`{role}",
-                        f"{_WHAT.get(p.kind, 'file_size')} "
-                        f"{size >> 20} MiB does not fit: the target holds about "
-                        f"{cap >> 20} MiB, and a test file may fill {fill:.0%} of it"
+                        on,
+                        f"{what}: the target holds about {format_bytes(cap)}"
+                        + (" (the size its `mkfs_args` give it)" if sized else "")
+                        + f", and a test file may fill {fill:.0%} of it"
                         + (" (copy on write)" if target.fs == "btrfs" else ""),
-                        hint="give the target a larger `loop.size` (or more devices), or the "
-                        f"workload a smaller `{_SHRINK.get(p.kind, 'file_size')}`",
+                        hint="give the target "
+                        + (
+                            "a larger size in `mkfs_args`"
+                            if sized
+                            else "a larger `loop.size` (or more devices)"
+                        )
+                        + f", or {smaller}",
                     )
                 )
+    if workdir is not None:
+        problems += host_problems(plan, place, workdir)
+    return problems
+
+
+def _dir_problems(directory: str, size: int, where: str, what: str, smaller: str) -> list[Problem]:
+    """A test file that would not fit (or would fill) the free space of a `dir` target's
+    file system, by the same rule as a loop target's."""
+    free = free_bytes(Path(directory))
+    m = mount_containing(directory)
+    fill = _FILL.get(m.fstype if m else "", _FILL_DEFAULT)
+    if free is None or size <= free * fill:
+        return []
+    return [
+        Problem(
+            where,
+            f"{what}: {directory} has {format_bytes(free)} free, and a test file may fill "
+            f"{fill:.0%} of that",
+            hint=f"free space there, give the target a `dir` on a larger file system, or {smaller}",
+        )
+    ]
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes an unprivileged user may still write on `path`'s file system."""
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return None
+    return st.f_bavail * st.f_frsize
+
+
+def existing_parent(path: Path) -> Path:
+    """`path`, or its nearest parent that exists (where it would be made)."""
+    p = Path(os.path.realpath(path))  # as `provision` resolves it
+    while not p.exists() and p != p.parent:
+        p = p.parent
+    return p
+
+
+# ext4 maps a file's blocks with 32-bit logical block numbers (extents), so a file holds
+# at most 2^32 - 1 blocks: 16 TiB with 4 KiB blocks. ext2 and ext3 count a file's 512-byte
+# sectors in 32 bits (without huge_file): 2 TiB.
+_EXT4_MAX_BLOCKS = (1 << 32) - 1
+_EXT23_MAX_FILE = 2 << 40
+_OFF_T_MAX = (1 << 63) - 1
+
+
+def max_file_bytes(path: Path) -> int | None:
+    """The largest file `path`'s file system holds, or None when unknown. FILESIZEBITS
+    comes from glibc, which knows ext4 only as "ext2" (64 bits) and answers 32 for every
+    file system it does not know, tmpfs and overlay among them, so that 32 means nothing."""
+    m = mount_containing(path)
+    fstype = m.fstype if m else ""
+    try:
+        if fstype == "ext4":
+            return _EXT4_MAX_BLOCKS * os.statvfs(path).f_bsize
+        bits = os.pathconf(path, "PC_FILESIZEBITS")
+    except (OSError, ValueError):
+        return None
+    if fstype in ("ext2", "ext3"):
+        return _EXT23_MAX_FILE
+    if bits > 32:
+        return min((1 << (bits - 1)) - 1, _OFF_T_MAX)
+    return (1 << 32) - 1 if fstype in ("vfat", "msdos") else None
+
+
+def _loop_targets(plan: Plan) -> dict[str, TargetSpec]:
+    """The loop targets the plan's points use, by name."""
+    return {
+        t.name: t
+        for p in plan.points
+        for t, _ in _footprints(plan, p)
+        if t.effective_loop is not None and t.fs is not None
+    }
+
+
+def _data_on_host(target: TargetSpec, size: int | None, scale: float) -> int:
+    """What `size` bytes of workload data take in the target's images: each copy the
+    btrfs profile keeps, at most the images' size."""
+    loop = target.effective_loop
+    if size is None or loop is None:
+        return 0
+    n = loop.count
+    profile = target.profile or "single"
+    parity = {"raid5": 1, "raid6": 2}.get(profile)
+    on_disk = size * n // (n - parity) if parity else size * _COPIES.get(profile, 1)
+    return min(on_disk, loop_image_size(target, scale) * n)
+
+
+def host_problems(plan: Plan, place: str, workdir: Path) -> list[Problem]:
+    """Loop images the work directory's file system cannot hold: one larger than the
+    largest file it takes, or all that a run needs at once (what mkfs writes into the
+    images, then the workloads' data) more than its free space. The images are sparse,
+    so nothing else of them takes space."""
+    base = existing_parent(workdir)
+    limit = max_file_bytes(base)
+    m = mount_containing(base)
+    problems: list[Problem] = []
+    mkfs_writes: dict[str, int] = {}
+    for name, t in _loop_targets(plan).items():
+        loop = t.effective_loop
+        assert loop is not None
+        image = loop_image_size(t, plan.scale)
+        if limit is not None and image > limit:
+            problems.append(
+                Problem(
+                    f"{place}: target `{name}`",
+                    f"`loop.size = {loop.size!r}` makes a {format_bytes(image)} image file, but "
+                    f"the work directory is on {m.fstype if m else 'a file system'} "
+                    f"({base}), whose files hold at most {format_bytes(limit)}",
+                    hint="give the target a smaller `loop.size`, or the study a work "
+                    "directory (--workdir) on a file system that takes larger files (xfs, btrfs)",
+                )
+            )
+            continue
+        fs_size = min(image, mkfs_size(t, size_of(t.block_size) or 4096) or image)
+        mkfs_writes[name] = loop.count * mkfs_write_bytes(t, fs_size)
+    if not mkfs_writes:
+        return problems
+    # What exists at once: without `reuse`, the target of one run (and the source it copies
+    # from); with it, every target, each with the most data any of its runs writes.
+    needs: list[tuple[int, int]] = []
+    if plan.study.reuse:
+        data: dict[str, int] = {}
+        for p in plan.points:
+            for t, size in _footprints(plan, p):
+                if t.name in mkfs_writes:
+                    data[t.name] = max(data.get(t.name, 0), _data_on_host(t, size, plan.scale))
+        needs.append((sum(mkfs_writes.values()), sum(data.values())))
+    for p in [] if plan.study.reuse else plan.points:
+        used = [(t, size) for t, size in _footprints(plan, p) if t.name in mkfs_writes]
+        needs.append(
+            (
+                sum(mkfs_writes[t.name] for t, _ in used),
+                sum(_data_on_host(t, size, plan.scale) for t, size in used),
+            )
+        )
+    by_mkfs, by_data = max(needs, key=sum)
+    free = free_bytes(base)
+    if free is not None and by_mkfs + by_data > free:
+        problems.append(
+            Problem(
+                f"{place}: workdir",
+                f"the loop images need about {format_bytes(by_mkfs + by_data)} in {base} "
+                f"({format_bytes(by_mkfs)} that mkfs writes, {format_bytes(by_data)} of "
+                f"workload data), and its file system has {format_bytes(free)} free",
+                hint="free space there, give the study a work directory (--workdir) on a "
+                "larger file system, or make the targets (`loop.size`) or the workloads' "
+                "data smaller",
+            )
+        )
     return problems

@@ -12,8 +12,13 @@ so a symlink alias or another name for the same device is caught):
   cannot see, e.g. the second member of a mounted multi-device btrfs, or a device
   another program opened exclusively;
 - it carries no signature (file system, partition table, swap, RAID member...) besides
-  file systems labelled `fslab-...` by fslab itself; a device with data on it passes
-  only with `force` and when the user named it again (`confirmed`).
+  a file system fslab made itself: one whose UUID is among those fslab recorded when it
+  made them (`made`, from the results database; a `fslab-` label proves nothing). A
+  device with any other data on it passes only with `--force` and when the user named
+  it again with `--device` (`confirmed`).
+
+Each refusal comes with a hint saying what to do about it (unmount, swapoff, find the
+holder, or `--force --device PATH`).
 """
 
 from __future__ import annotations
@@ -24,18 +29,36 @@ import json
 import os
 import stat
 from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.errors import SafetyError
 from fslab.targets._proc import run
-from fslab.targets.mkfs import LABEL_PREFIX
 from fslab.targets.mount import block_rdev, mountinfo, unescape
 
-# The hint for refusals that force can override.
-FORCE_HINT = (
-    "fslab formats a device that holds data only when told twice: pass `--force` and name "
-    "the device again with `--confirm {path}`"
-)
+# File systems fslab makes, whose signature may be its own (by UUID).
+_OWN_TYPES = ("ext4", "xfs", "btrfs")
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One reason the gate refuses a device, and what the user can do about it."""
+
+    why: str
+    """`is mounted at /mnt/x (it is /dev/sdb)`: completes "the device ..."."""
+    hint: str
+    forceable: bool = False
+    """Only `--force` with `--device` is missing (the device holds data)."""
+
+    def __str__(self) -> str:
+        return self.why
+
+
+def force_hint(path: str) -> str:
+    return (
+        "fslab formats a device that holds data only when told twice: if its data may go, "
+        f"run again with `--force --device {path}`"
+    )
 
 
 def _sys_dir(rdev: int) -> Path:
@@ -134,23 +157,41 @@ def _exclusive_problem(real: str) -> str | None:
     return None
 
 
-def device_problems(
-    path: str, *, force: bool = False, confirmed: Collection[str] = ()
-) -> list[str]:
-    """Every reason the gate refuses `path` (empty: it passes). Reads only."""
+def _is_ours(sig: dict[str, str], made: Collection[str]) -> bool:
+    """A signature of a file system fslab made (by its UUID, never its label)."""
+    return sig.get("type", "") in _OWN_TYPES and sig.get("uuid", "") in made
+
+
+def refusals(
+    path: str,
+    *,
+    force: bool = False,
+    confirmed: Collection[str] = (),
+    made: Collection[str] = (),
+) -> list[Refusal]:
+    """Every reason the gate refuses `path` (empty: it passes), each with a hint. `made`:
+    UUIDs of the file systems fslab made (a device holding one of them is its own).
+    Reads only."""
     real = os.path.realpath(path)
     alias = f" (it is {real})" if real != path else ""
     try:
         st = Path(real).stat()
     except OSError as e:
-        return [f"does not exist{alias}" if e.errno == errno.ENOENT else f"{e.strerror}{alias}"]
+        why = "does not exist" if e.errno == errno.ENOENT else str(e.strerror)
+        return [Refusal(why + alias, "check the path in `device`")]
     if not stat.S_ISBLK(st.st_mode):
-        return [f"is not a block device{alias}"]
+        return [
+            Refusal(
+                f"is not a block device{alias}",
+                "name a block device in `device`; for a directory use `dir`, for an image "
+                "file `loop`",
+            )
+        ]
     rdev = st.st_rdev
     parts = partitions(rdev)
     names = {rdev: Path(real).name} | {dev: name for name, dev in parts.items()}
 
-    problems: list[str] = []
+    out: list[Refusal] = []
     for m in mountinfo():
         hit = m.rdev if m.rdev in names else None
         if hit is None and m.source.startswith("/"):
@@ -158,53 +199,91 @@ def device_problems(
             hit = src if src in names else None
         if hit is not None:
             what = "is" if hit == rdev else f"has partition {names[hit]} which is"
-            problems.append(f"{what} mounted at {m.mountpoint}{alias}")
+            out.append(
+                Refusal(
+                    f"{what} mounted at {m.mountpoint}{alias}",
+                    f"fslab formats only devices nothing uses: if its data may go, unmount "
+                    f"it first (`umount {m.mountpoint}`)",
+                )
+            )
     for dev, name in swap_devices().items():
         if dev in names:
             what = "is" if dev == rdev else f"has partition {names[dev]} which is"
-            problems.append(f"{what} used as swap ({name}){alias}")
+            out.append(
+                Refusal(
+                    f"{what} used as swap ({name}){alias}",
+                    f"if it may go, stop swapping to it first (`swapoff {name}`)",
+                )
+            )
     for dev, name in names.items():
         held = holders(dev)
         if held:
             what = "is" if dev == rdev else f"has partition {name} which is"
-            problems.append(f"{what} held by {', '.join(held)} (sysfs holders){alias}")
+            out.append(
+                Refusal(
+                    f"{what} held by {', '.join(held)} (sysfs holders){alias}",
+                    f"it is part of {', '.join(held)} (md RAID, device-mapper): take it out "
+                    f"of that first",
+                )
+            )
     try:
         if (_sys_dir(rdev) / "ro").read_text().strip() == "1":
-            problems.append(f"is read-only{alias}")
+            out.append(
+                Refusal(
+                    f"is read-only{alias}",
+                    f"fslab cannot format it; if it may be written, `blockdev --setrw {real}`",
+                )
+            )
     except OSError:
         pass
     busy = _exclusive_problem(real)
     if busy:
-        problems.append(busy + alias)
-    if problems:
-        return problems  # in use: do not even probe its contents
+        out.append(
+            Refusal(
+                busy + alias,
+                f"see what holds it with `fuser -v {real}` and `lsblk {real}`, and release it",
+            )
+        )
+    if out:
+        return out  # in use: do not even probe its contents
 
-    foreign = [
-        s
-        for s in signatures(real)
-        if not s.get("label", "").startswith(LABEL_PREFIX)
-        or s.get("type", "") in ("swap", "dos", "gpt", "PMBR")
-    ]
+    foreign = [s for s in signatures(real) if not _is_ours(s, made)]
     if foreign and not (force and _is_confirmed(path, confirmed)):
         kinds = ", ".join(
             s.get("type", "?") + (f" labelled {s['label']!r}" if s.get("label") else "")
             for s in foreign
         )
-        need = "and is not named again in `confirmed`" if force else "and `force` is not set"
-        problems.append(f"holds data (signatures: {kinds}) {need}{alias}")
-    return problems
+        need = "it is not named again with `--device`" if force else "`--force` is not given"
+        out.append(
+            Refusal(
+                f"holds data fslab did not make (signatures: {kinds}), and {need}{alias}",
+                force_hint(path),
+                forceable=True,
+            )
+        )
+    return out
 
 
-def check_device(path: str, *, force: bool, confirmed: Collection[str]) -> None:
+def device_problems(
+    path: str,
+    *,
+    force: bool = False,
+    confirmed: Collection[str] = (),
+    made: Collection[str] = (),
+) -> list[str]:
+    """`refusals`, as sentences."""
+    return [r.why for r in refusals(path, force=force, confirmed=confirmed, made=made)]
+
+
+def check_device(
+    path: str, *, force: bool, confirmed: Collection[str], made: Collection[str] = ()
+) -> None:
     """Raises `SafetyError` unless `path` passes the gate (see the module text)."""
-    problems = device_problems(path, force=force, confirmed=confirmed)
-    if problems:
-        holds_data = any(p.startswith("holds data") for p in problems)
+    found = refusals(path, force=force, confirmed=confirmed, made=made)
+    if found:
         raise SafetyError(
-            f"refusing to format {path}: it {'; it '.join(problems)}",
-            hint=FORCE_HINT.format(path=path)
-            if holds_data and len(problems) == 1
-            else "fslab formats only devices nothing else uses; unmount or release it first",
+            f"refusing to format {path}: it {'; it '.join(r.why for r in found)}",
+            hint="\n".join(dict.fromkeys(r.hint for r in found)),
         )
 
 

@@ -6,21 +6,32 @@ pending), `done` once it happened, and `undone` once teardown reverted it. After
 `undo` reverts one, and is safe to run again, or on something that was never made or
 is already gone.
 
-Actions, their subject and details:
+The journal is a record, not a script: a results database can come from anywhere, so
+`undo` acts only on what this machine proves fslab made (`owner.py`): every entry names
+the directory fslab made it in (`owner`, with that directory's marker `token`), and its
+subject must lie there. Anything else raises `NotOurs` and is left alone.
 
-- `image`: subject the image file; details `size`. Undo: delete it, never while a loop
-  device still uses it.
-- `loop`: subject `/dev/loopN`; details `image`, `direct_io`. Undo: detach, only if the
-  device's backing file is `image` (checked in sysfs).
+Actions, their subject and details (besides `owner` and `token`):
+
 - `mkdir`: subject the directory; details `recursive` (its contents are all fslab's) or
-  `if_empty` (shared: left while other targets use it). Undo: rmdir (rm -r if recursive).
-- `mkfs`: subject the device(s), `,`-joined; details `argv`. Undo: nothing (recorded).
-- `mount`: subject the mount point; details `device`, `devices`, `fstype`. Undo: umount
-  (retried while busy), only if mounted from one of those devices.
-- `fscrypt_key`: subject the mount point; details `identifier`, `device`, `devices`.
-  Undo: remove the key if still mounted (unmounting drops it anyway).
-- `postgres`: subject a PostgreSQL data directory; details `pg_ctl`. Undo: stop its
-  server if one still runs (fast, then immediate shutdown, then SIGKILL).
+  `if_empty` (shared: kept while other targets use it). Undo: the owned directory itself
+  is removed with its marker (rm -r if recursive); a directory inside one (a mount
+  point) only when empty.
+- `image`: subject the image file; details `size`. Undo: delete it if it is a regular
+  file, never while a loop device still uses it.
+- `loop`: subject `/dev/loopN`; details `image`, `direct_io`. Undo: detach, only if the
+  device's backing file is `image` (checked in sysfs), which must lie in the owner.
+- `mkfs`: subject the device(s), `,`-joined; details `argv`, `uuid`, `kind`. Undo:
+  nothing (recorded; the UUID is how the gate knows a device target's file system is
+  fslab's own).
+- `mount`: subject the mount point; details `device`, `devices`, `fstype`, `uuid`.
+  Undo: umount (retried while busy), only if mounted from one of those devices and that
+  device is a loop over an image in the owner or holds the file system `uuid`.
+- `fscrypt_key`: subject the mount point; details `identifier` and the mount's. Undo:
+  remove the key if still mounted (unmounting drops it anyway).
+- `postgres`: subject a PostgreSQL data directory. Undo: stop its server if one still
+  runs (fast, then immediate shutdown, then SIGKILL), with the `pg_ctl` of this
+  machine's PostgreSQL.
 
 Nothing is ever deleted through a mount point that is still mounted: a directory at or
 above a mount is refused, and images are deleted only when no loop device uses them.
@@ -29,6 +40,7 @@ above a mount is refused, and images are deleted only when no loop device uses t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +49,9 @@ from typing import Any, Literal, Protocol
 
 from fslab.errors import TargetError
 from fslab.targets import fscrypt, loop
+from fslab.targets._proc import run
 from fslab.targets.mount import mounts_at, mounts_under, same_device, umount
+from fslab.targets.owner import NotOurs, inside, prove
 
 ACTIONS = ("image", "loop", "mkdir", "mkfs", "mount", "fscrypt_key", "postgres")
 State = Literal["pending", "done", "undone"]
@@ -95,35 +109,32 @@ class MemoryJournal:
     def undo_all(self) -> None:
         """Undoes every open entry, newest first (what `fslab cleanup` does)."""
         for entry in self.open_entries():
-            undo(entry.action, entry.subject, entry.details)
-            self.undone(entry.id)
+            if undo(entry.action, entry.subject, entry.details):
+                self.undone(entry.id)
 
 
-def undo(action: str, subject: str, details: Mapping[str, Any]) -> None:
-    """Reverts one journal entry. Idempotent; raises `TargetError` only when the thing
-    exists and cannot be reverted safely (still busy, mounted by someone else)."""
+def undo(action: str, subject: str, details: Mapping[str, Any]) -> bool:
+    """Reverts one journal entry once the machine proves fslab made what it names
+    (`owner.prove`). Returns True when it is undone (or there was nothing to undo), False
+    when it is deliberately kept (a shared directory others still use: the entry stays
+    open). Idempotent. Raises `NotOurs` when fslab cannot prove the thing is its own
+    (left alone), `TargetError` when it is fslab's but cannot be reverted safely now
+    (still busy)."""
     if action == "mount":
-        _undo_mount(subject, details)
-    elif action == "loop":
-        _undo_loop(subject, details)
-    elif action == "image":
-        _undo_image(subject)
-    elif action == "mkdir":
-        _undo_mkdir(
-            subject,
-            recursive=bool(details.get("recursive", False)),
-            if_empty=bool(details.get("if_empty", False)),
-        )
-    elif action == "fscrypt_key":
-        _undo_key(subject, details)
-    elif action == "mkfs":
-        pass  # a file system on fslab's own image goes with the image
-    elif action == "postgres":
-        from fslab.apps.pgbench import stop_cluster  # the apps import this module
-
-        stop_cluster(str(details.get("pg_ctl") or "pg_ctl"), Path(subject))
-    else:
-        raise TargetError(f"the journal holds an unknown action {action!r} (for {subject})")
+        return _undo_mount(subject, details)
+    if action == "loop":
+        return _undo_loop(subject, details)
+    if action == "image":
+        return _undo_image(subject, details)
+    if action == "mkdir":
+        return _undo_mkdir(subject, details)
+    if action == "fscrypt_key":
+        return _undo_key(subject, details)
+    if action == "mkfs":
+        return True  # a file system on fslab's own image goes with the image
+    if action == "postgres":
+        return _undo_postgres(subject, details)
+    raise NotOurs(f"{subject}: the journal holds an unknown action {action!r}")
 
 
 def _recorded_devices(details: Mapping[str, Any]) -> list[str]:
@@ -134,79 +145,125 @@ def _recorded_devices(details: Mapping[str, Any]) -> list[str]:
 
 
 def _ours(mountpoint: str, details: Mapping[str, Any]) -> bool:
-    """Whether what is mounted at `mountpoint` is the device fslab mounted there."""
-    devices = _recorded_devices(details)
+    """Whether something is mounted at `mountpoint`; raises `NotOurs` unless it is the
+    file system fslab mounted there: the mount point inside a directory fslab made, and
+    each device the entry names either a loop device backed by an image in that
+    directory or one holding the file system (UUID) fslab made."""
     mounted = mounts_at(mountpoint)
     if not mounted:
         return False
+    owned = prove(mountpoint, details)
+    devices = _recorded_devices(details)
     if not devices:
-        return True
+        raise NotOurs(f"{mountpoint}: the entry names no device fslab mounted there")
     for m in mounted:
         if not any(same_device(m.source, d) for d in devices):
-            raise TargetError(
+            raise NotOurs(
                 f"{mountpoint} is mounted from {m.source}, not from {', '.join(devices)} "
                 f"as fslab mounted it; leaving it alone",
                 hint=f"unmount {mountpoint} yourself if it is a leftover, then run `fslab "
                 f"cleanup` again",
             )
+    uuid = details.get("uuid")
+    for dev in {m.source for m in mounted}:
+        backing = loop.backing_file(dev)
+        if backing is not None and inside(backing, owned.path):
+            continue
+        if isinstance(uuid, str) and uuid and fs_uuid(dev) == uuid:
+            continue
+        raise NotOurs(
+            f"{mountpoint}: {dev} is neither a loop device over fslab's image nor the file "
+            f"system fslab made (UUID {uuid or 'unrecorded'}); leaving it alone"
+        )
     return True
 
 
-def _undo_mount(mountpoint: str, details: Mapping[str, Any]) -> None:
+def fs_uuid(device: str) -> str | None:
+    """The UUID of the file system on `device` (read from the device, not a cache)."""
+    proc = run(["blkid", "-p", "-s", "UUID", "-o", "value", device], check=False, timeout=60)
+    return (proc.stdout.strip() or None) if proc.returncode == 0 else None
+
+
+def _undo_mount(mountpoint: str, details: Mapping[str, Any]) -> bool:
     if _ours(mountpoint, details):
         umount(mountpoint)
+    return True
 
 
-def _undo_key(mountpoint: str, details: Mapping[str, Any]) -> None:
+def _undo_key(mountpoint: str, details: Mapping[str, Any]) -> bool:
     identifier = details.get("identifier")
     if identifier and _ours(mountpoint, details):
         fscrypt.remove_key(Path(mountpoint), str(identifier))
     # Not mounted: the file system's keyring went with the unmount.
+    return True
 
 
-def _undo_loop(device: str, details: Mapping[str, Any]) -> None:
+def _undo_loop(device: str, details: Mapping[str, Any]) -> bool:
     image = details.get("image")
-    if not image:
-        return
-    loop.detach(device, str(image))
-    # A device attached after a race with another `losetup` is found by its backing file
-    # (the image is fslab's own, so whatever loop uses it is fslab's too).
-    for other in loop.loops_backed_by(str(image)):
-        loop.detach(other, str(image))
+    if not isinstance(image, str) or not image:
+        raise NotOurs(f"{device}: the entry names no image behind it")
+    if not re.fullmatch(r"/dev/loop\d+", device):
+        raise NotOurs(f"{device}: not a loop device name")
+    attached = [d for d in [device] if loop.backing_file(d) == os.path.realpath(image)]
+    # A device attached after a race with another `losetup` is found by its backing file.
+    attached += [d for d in loop.loops_backed_by(image) if d not in attached]
+    if not attached:
+        return True  # nothing of this entry is attached
+    prove(image, details)
+    for dev in attached:
+        loop.detach(dev, image)
+    return True
 
 
-def _undo_image(subject: str) -> None:
+def _undo_image(subject: str, details: Mapping[str, Any]) -> bool:
     path = Path(subject)
     if not os.path.lexists(path):
-        return
+        return True
+    prove(subject, details)
+    if path.is_symlink() or not path.is_file():
+        raise NotOurs(f"{path}: not a regular file, so not fslab's image")
     users = loop.loops_backed_by(path)
     if users:
         raise TargetError(
             f"not deleting {path}: {', '.join(users)} still uses it",
             hint="run `fslab cleanup` again once the loop device is released",
         )
-    if path.is_dir() and not path.is_symlink():
-        raise TargetError(f"not deleting {path}: it is a directory, not fslab's image")
     path.unlink()
+    return True
 
 
-def _undo_mkdir(subject: str, *, recursive: bool, if_empty: bool) -> None:
+def _undo_mkdir(subject: str, details: Mapping[str, Any]) -> bool:
     path = Path(subject)
     if not os.path.lexists(path):
-        return
+        return True
+    owned = prove(subject, details)
     if path.is_symlink() or not path.is_dir():
-        raise TargetError(f"not removing {path}: it is no longer the directory fslab made")
-    if if_empty and any(path.iterdir()):
-        return  # shared (fslab's work directory): other targets still use it
+        raise NotOurs(f"{path}: no longer the directory fslab made")
     mounted = mounts_under(path)
     if mounted:
         raise TargetError(
             f"not removing {path}: {mounted[0].mountpoint} is still mounted",
             hint=f"unmount {mounted[0].mountpoint} first (or run `fslab cleanup`, which does)",
         )
-    if recursive:
+    if os.path.realpath(path) != str(owned.path):
+        _rmdir(path)  # a directory inside an owned one (a mount point): empty or kept
+        return True
+    if details.get("recursive"):
         shutil.rmtree(path)
-        return
+        return True
+    left = owned.contents()
+    if left and details.get("if_empty"):
+        return False  # shared (the work directory): other targets still use it
+    if left:
+        raise TargetError(
+            f"cannot remove {path}: it holds {', '.join(left[:5])}",
+            hint="fslab removes only what it made; delete the rest yourself",
+        )
+    owned.remove()
+    return True
+
+
+def _rmdir(path: Path) -> None:
     try:
         path.rmdir()
     except OSError as e:
@@ -216,3 +273,14 @@ def _undo_mkdir(subject: str, *, recursive: bool, if_empty: bool) -> None:
             + (f" (it holds {', '.join(left)})" if left else ""),
             hint="fslab removes only what it made; delete the rest yourself",
         ) from e
+
+
+def _undo_postgres(datadir: str, details: Mapping[str, Any]) -> bool:
+    if not (Path(datadir) / "postmaster.pid").exists():
+        return True
+    prove(datadir, details)
+    # The program comes from this machine's PostgreSQL, never from the journal.
+    from fslab.apps.pgbench import find_postgres, stop_cluster  # the apps import this module
+
+    stop_cluster(find_postgres().tool("pg_ctl"), Path(datadir))
+    return True

@@ -19,14 +19,16 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+from uuid import uuid4
 
 from fslab.errors import FslabError, TargetError
 from fslab.study.model import TargetSpec
 from fslab.targets import fscrypt, gate, loop
 from fslab.targets._proc import run
-from fslab.targets.journal import Journal, undo
+from fslab.targets.journal import Journal, fs_uuid, undo
 from fslab.targets.mkfs import label_for, loop_image_size, mkfs_argv, mount_options
 from fslab.targets.mount import MountInfo, mount, mount_containing, mounts_at
+from fslab.targets.owner import MARKER, Owned
 from fslab.targets.system import System, check
 from fslab.units import format_bytes
 
@@ -60,6 +62,9 @@ class Provisioned:
     sizes, tool versions, kernel, and the tools' raw output under `raw`."""
     entries: tuple[JournalRef, ...] = field(default=(), compare=False, repr=False)
     """The journal entries made, oldest first; `teardown` undoes them newest first."""
+    owner: Owned | None = field(default=None, compare=False, repr=False)
+    """The directory fslab made for the target: what runs in it (a database server)
+    journals its side effects under it."""
 
 
 # --------------------------------------------------------------------------- layout
@@ -114,11 +119,11 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
     if lay.kind == "dir":
         return [
             f"create a directory {Path(str(spec.dir)) / f'fslab-{spec.name}-XXXXXXXX'} for "
-            f"the workloads, and delete it with everything in it afterwards (nothing else "
-            f"in {spec.dir} is touched)"
+            f"the workloads (with fslab's marker file {MARKER}), and delete it with "
+            f"everything in it afterwards (nothing else in {spec.dir} is touched)"
         ]
     assert lay.base is not None and lay.mountpoint is not None and spec.fs is not None
-    out = [f"create the directory {lay.base}"]
+    out = [f"create the directory {lay.base} (with fslab's marker file {MARKER})"]
     if lay.kind == "loop":
         dio = " --direct-io=on" if lay.direct_io else ""
         for img, dev in zip(lay.images, lay.devices, strict=True):
@@ -133,7 +138,7 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
                 + ", after the safety gate passes: everything on it is lost"
             )
     size = lay.image_size if lay.kind == "loop" else gate.device_size(lay.devices[0])
-    argv = mkfs_argv(spec, lay.devices, size)
+    argv = mkfs_argv(spec, lay.devices, size, uuid="<new uuid>")
     out.append(f"make the file system: `{shlex.join(argv)}`")
     opts = _mount_options(spec, lay.devices)
     mount_cmd = ["mount", "-t", spec.fs, *(["-o", ",".join(opts)] if opts else [])]
@@ -185,12 +190,13 @@ class _Recorder:
         self.refs = [r for r in self.refs if r.id != entry]
 
 
-def _undo_refs(refs: Collection[JournalRef], journal: Journal) -> None:
-    """Undoes `refs` newest first, marking each undone; stops at the first that cannot be
-    undone (what follows usually depends on it), leaving the rest open in the journal."""
+def undo_refs(refs: Collection[JournalRef], journal: Journal) -> None:
+    """Undoes `refs` newest first, marking each undone (one kept on purpose, a shared
+    directory still in use, stays open); stops at the first that cannot be undone (what
+    follows usually depends on it), leaving the rest open in the journal."""
     for ref in sorted(refs, key=lambda r: r.id, reverse=True):
-        undo(ref.action, ref.subject, ref.details)
-        journal.undone(ref.id)
+        if undo(ref.action, ref.subject, ref.details):
+            journal.undone(ref.id)
 
 
 def _fail(spec: TargetSpec, problems: list[str]) -> TargetError:
@@ -210,26 +216,34 @@ def provision(
     *,
     force: bool = False,
     confirmed: Collection[str] = frozenset(),
+    made: Collection[str] = frozenset(),
     system: System | None = None,
 ) -> Provisioned:
     """Makes the target `spec` under `workdir` (images, loop devices, mkfs, mount; or a
     directory inside a `dir` target) and returns where workloads run and what is in
-    effect. `force` and `confirmed` are the safety gate's (device targets only)."""
+    effect. `force`, `confirmed` and `made` (UUIDs of the file systems fslab made, from
+    the results database) are the safety gate's (device targets only)."""
     system = system or System.probe()
-    problems = check(spec, system, scale, force=force, confirmed=frozenset(confirmed))
+    if spec.device is not None and system.is_root:
+        for dev in spec.device:  # the gate's refusal, as a SafetyError, comes first
+            gate.check_device(dev, force=force, confirmed=confirmed, made=made)
+    problems = check(spec, system, scale)
     if problems:
-        if spec.device is not None and system.is_root:
-            for dev in spec.device:  # the gate's refusal, as a SafetyError, comes first
-                gate.check_device(dev, force=force, confirmed=confirmed)
         raise _fail(spec, problems)
+    if spec.dir is None and not Path(workdir).is_dir():
+        raise TargetError(
+            f"the work directory {workdir} does not exist",
+            hint="create it first (`fslab run` makes it, and removes it afterwards)",
+        )
     rec = _Recorder(journal)
     try:
         if spec.dir is not None:
             return _provision_dir(spec, rec, system)
-        return _provision_fs(spec, _layout(spec, workdir, scale), rec, system, force, confirmed)
+        lay = _layout(spec, workdir, scale)
+        return _provision_fs(spec, lay, rec, system, force, confirmed, made)
     except BaseException as e:
         try:
-            _undo_refs(rec.refs, journal)
+            undo_refs(rec.refs, journal)
         except FslabError as again:
             if isinstance(e, FslabError):
                 e.hint = "\n".join(
@@ -242,14 +256,13 @@ def teardown(p: Provisioned, journal: Journal) -> None:
     """Undoes everything `provision` did for `p`, newest first. On a failure (a mount
     still busy) it stops and raises `TargetError`; the remaining entries stay open in
     the journal for `fslab cleanup`."""
-    _undo_refs(p.entries, journal)
+    undo_refs(p.entries, journal)
 
 
 def _provision_dir(spec: TargetSpec, rec: _Recorder, system: System) -> Provisioned:
     parent = Path(os.path.realpath(str(spec.dir)))
-    path = parent / f"fslab-{spec.name}-{secrets.token_hex(4)}"
-    with rec.step("mkdir", str(path), {"recursive": True}):
-        path.mkdir()
+    owned = _make_owned(rec, parent / f"fslab-{spec.name}-{secrets.token_hex(4)}", recursive=True)
+    path = owned.path
     eff: dict[str, Any] = {"target": spec.name, "kind": "dir", "dir": str(parent)}
     eff |= _common(system)
     m = mount_containing(path)
@@ -259,28 +272,38 @@ def _provision_dir(spec: TargetSpec, rec: _Recorder, system: System) -> Provisio
     st = os.statvfs(path)
     eff["statvfs"] = {"bsize": st.f_bsize, "frsize": st.f_frsize, "blocks": st.f_blocks}
     eff["block_size"] = st.f_bsize
-    return Provisioned(spec.name, path, None, (), (), eff, tuple(rec.refs))
+    return Provisioned(spec.name, path, None, (), (), eff, tuple(rec.refs), owned)
 
 
-def _mkdir(rec: _Recorder, path: Path, **details: Any) -> None:
-    """Makes `path`; an empty leftover is adopted (and removed at teardown)."""
-    if path.is_dir() and any(path.iterdir()):
+def _make_owned(rec: _Recorder, path: Path, **details: Any) -> Owned:
+    """Makes `path` as a directory fslab owns (`owner.py`): never an existing one, which
+    fslab would then remove as its own."""
+    owned = Owned.new(path)
+    if os.path.lexists(owned.path):
         raise TargetError(
-            f"{path} already exists and is not empty (left by an interrupted run?)",
-            hint="run `fslab cleanup`, or use another work directory",
+            f"{owned.path} already exists; fslab makes this directory itself and never "
+            f"takes over one it did not make",
+            hint="if an interrupted run left it, `fslab cleanup --results DB` removes it; "
+            "else remove it yourself or choose another --workdir",
         )
-    with rec.step("mkdir", str(path), dict(details)):
-        path.mkdir(exist_ok=True)
+    entry = rec.begin("mkdir", str(owned.path), {**details, **owned.details()})
+    try:
+        owned.create()
+    except FileExistsError:
+        rec.forget(entry)  # made by someone else meanwhile: not ours to remove
+        raise TargetError(f"{owned.path} appeared while fslab was making it") from None
+    rec.journal.done(entry)
+    return owned
 
 
-def _attach(rec: _Recorder, image: Path, direct_io: bool) -> str:
+def _attach(rec: _Recorder, image: Path, direct_io: bool, owned: Owned) -> str:
     """Attaches `image` to a free loop device. The device is chosen (`losetup --find`)
     and journaled before the attach, which is then made to exactly that device; if
     another program took it meanwhile, the next free one is tried."""
     last: TargetError | None = None
     for _ in range(_ATTACH_TRIES):
         dev = loop.next_free()
-        details = {"image": str(image), "direct_io": direct_io}
+        details = {"image": str(image), "direct_io": direct_io, **owned.details()}
         entry = rec.begin("loop", dev, details)
         try:
             loop.attach(dev, image, direct_io=direct_io)
@@ -302,25 +325,23 @@ def _provision_fs(
     system: System,
     force: bool,
     confirmed: Collection[str],
+    made: Collection[str],
 ) -> Provisioned:
     fs = spec.fs
     assert fs is not None and lay.base is not None and lay.mountpoint is not None
-    workdir_parent = lay.base.parent
-    if not workdir_parent.exists():
-        with rec.step("mkdir", str(workdir_parent), {"if_empty": True}):
-            workdir_parent.mkdir(parents=True)
-    _mkdir(rec, lay.base)
+    owned = _make_owned(rec, lay.base)
+    mine = owned.details()
 
     devices: list[str] = []
     if lay.kind == "loop":
         for image in lay.images:
-            with rec.step("image", str(image), {"size": lay.image_size}):
+            with rec.step("image", str(image), {"size": lay.image_size, **mine}):
                 fd = os.open(image, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
                 try:
                     os.ftruncate(fd, lay.image_size)
                 finally:
                     os.close(fd)
-            dev = _attach(rec, image, lay.direct_io)
+            dev = _attach(rec, image, lay.direct_io, owned)
             devices.append(dev)
             if lay.direct_io and loop.direct_io(dev) is not True:
                 holder = mount_containing(image)
@@ -335,18 +356,28 @@ def _provision_fs(
         devices = list(lay.devices)
         # The last look before formatting: nothing may have claimed it since `check`.
         for dev in devices:
-            gate.check_device(dev, force=force, confirmed=confirmed)
+            gate.check_device(dev, force=force, confirmed=confirmed, made=made)
 
     size = lay.image_size if lay.kind == "loop" else gate.device_size(devices[0])
-    argv = mkfs_argv(spec, devices, size)
-    with rec.step("mkfs", ",".join(devices), {"argv": argv}):
-        made = run(argv)
-    mkfs_out = (made.stdout + made.stderr).strip()
+    # fslab names the file system: the UUID is how a later run knows a device holds the
+    # file system fslab made (a label proves nothing), and how cleanup knows a mount.
+    uuid = str(uuid4())
+    argv = mkfs_argv(spec, devices, size, uuid=uuid)
+    with rec.step("mkfs", ",".join(devices), {"argv": argv, "uuid": uuid, "kind": lay.kind}):
+        mkfs_out = run(argv)
+    for dev in devices:
+        if (found := fs_uuid(dev)) != uuid:
+            raise TargetError(
+                f"target `{spec.name}`: {dev} has the UUID {found} after mkfs, not {uuid} "
+                f"as fslab asked",
+                hint="leave the UUID to fslab: remove `-U`/`uuid=` from `mkfs_args`",
+            )
 
     mnt = lay.mountpoint
-    _mkdir(rec, mnt)
+    with rec.step("mkdir", str(mnt), mine):
+        mnt.mkdir()
     opts = _mount_options(spec, tuple(devices))
-    where = {"device": devices[0], "devices": devices, "fstype": fs}
+    where = {"device": devices[0], "devices": devices, "fstype": fs, "uuid": uuid, **mine}
     with rec.step("mount", str(mnt), where):
         mount_argv = mount(devices[0], mnt, fs, opts)
 
@@ -377,6 +408,7 @@ def _provision_fs(
     eff: dict[str, Any] = {"target": spec.name, "kind": lay.kind, "fs": fs}
     eff |= _common(system)
     eff["label"] = label_for(fs, spec.name)
+    eff["uuid"] = uuid
     eff["devices"] = devices
     eff["mkfs"] = {"argv": argv, "command": shlex.join(argv)}
     eff["mount_command"] = shlex.join(mount_argv)
@@ -386,7 +418,7 @@ def _provision_fs(
     infos = mounts_at(mnt)
     if infos:
         eff["mount"] = _mount_record(infos[-1])
-    eff["raw"] = {"mkfs": mkfs_out}
+    eff["raw"] = {"mkfs": (mkfs_out.stdout + mkfs_out.stderr).strip()}
     if fs == "ext4":
         _ext4_effective(devices[0], eff)
     elif fs == "xfs":
@@ -395,7 +427,7 @@ def _provision_fs(
         _btrfs_effective(mnt, eff)
     eff["encryption"] = encryption
     images = lay.images if lay.kind == "loop" else ()
-    return Provisioned(spec.name, workdir, mnt, tuple(devices), images, eff, tuple(rec.refs))
+    return Provisioned(spec.name, workdir, mnt, tuple(devices), images, eff, tuple(rec.refs), owned)
 
 
 def _key_identifier(key: bytes) -> str:

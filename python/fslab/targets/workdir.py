@@ -1,0 +1,100 @@
+"""The work directory: where loop images and mount points go.
+
+fslab removes only what it made. An existing directory given as the work directory is
+used as it is and never removed: fslab adds a directory per target to it (each with its
+marker, `owner.py`) and removes just those. A work directory that does not exist is made
+by `fslab run` (its parent must exist) and removed after the run once it is empty.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from fslab.study.model import TargetSpec
+from fslab.targets.mount import mount_containing
+from fslab.targets.owner import Owned
+
+# Never a work directory: the root, the system's own trees, and kernel file systems.
+_SYSTEM_DIRS = frozenset(
+    {
+        "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32",
+        "/media", "/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp",
+        "/usr", "/usr/local", "/var", "/var/lib", "/var/log", "/var/tmp",
+    }
+)  # fmt: skip
+_KERNEL_TREES = ("/proc", "/sys", "/dev")
+# File systems whose files live in memory: a loop image there measures RAM, not a disk.
+RAM_FS = ("tmpfs", "ramfs")
+
+
+def _nearest_existing(path: Path) -> Path:
+    for p in [path, *path.parents]:
+        if p.exists():
+            return p
+    return Path("/")
+
+
+def problems(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
+    """Why `workdir` cannot be the work directory for `targets`, as sentences (empty:
+    it can). Touches nothing."""
+    if workdir.is_symlink() and not workdir.exists():
+        return [
+            f"the work directory {workdir} is a symlink to {workdir.readlink()}, which "
+            f"does not exist; create that directory or choose another --workdir"
+        ]
+    real = Path(os.path.realpath(workdir))
+    if str(real) in _SYSTEM_DIRS or any(
+        str(real).startswith(t + "/") and not str(real).startswith("/dev/shm")
+        for t in _KERNEL_TREES
+    ):
+        return [
+            f"the work directory {real} is a system directory; give fslab a directory of "
+            f"its own, e.g. --workdir /var/tmp/fslab-work"
+        ]
+    if real.exists() and not real.is_dir():
+        return [f"the work directory {real} exists and is not a directory"]
+    if not real.exists() and not real.parent.is_dir():
+        return [
+            f"the work directory {real} cannot be made: its parent {real.parent} does not "
+            f"exist; create it first"
+        ]
+    out = []
+    for t in targets:
+        if t.dir is not None:
+            continue
+        base = real / t.name
+        if os.path.lexists(base):
+            out.append(
+                f"target `{t.name}`: {base} already exists; fslab makes that directory "
+                f"itself and never takes over one it did not make (left by an interrupted "
+                f"run? `fslab cleanup` removes fslab's own; else remove it or choose "
+                f"another --workdir)"
+            )
+    return out
+
+
+def notes(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
+    """What `fslab plan` says about the work directory: whether it exists (and so is
+    left alone) or will be made, and whether loop images there would measure RAM."""
+    real = Path(os.path.realpath(workdir))
+    if real.is_dir():
+        out = [
+            f"{real} exists: fslab adds one directory per target to it, removes only those, "
+            f"and leaves everything else in it alone"
+        ]
+    else:
+        out = [f"{real} will be made for the run and removed afterwards once empty"]
+    m = mount_containing(_nearest_existing(real))
+    if m is not None and m.fstype in RAM_FS and any(t.effective_loop for t in targets):
+        out.append(
+            f"note: {real} is on {m.fstype} (memory): loop images there measure RAM, not a "
+            f"disk; choose a --workdir on a disk file system to measure one"
+        )
+    return out
+
+
+def plan_owned(workdir: Path) -> Owned | None:
+    """The owned directory to make when `workdir` does not exist yet, else None."""
+    return None if os.path.lexists(workdir) else Owned.new(workdir)
