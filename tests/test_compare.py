@@ -658,7 +658,7 @@ def test_cli_errors_exit_with_a_hint(
 def test_cli_missing_database(tmp_path: Path) -> None:
     path = tmp_path / "none.db"
     done = CliRunner().invoke(_fslab(), ["compare", "--results", str(path)])
-    assert done.exit_code == 1
+    assert done.exit_code == 2  # bad input, like a bad study
     assert done.stderr == (
         f"error: {path}: no results database here\n\n"
         "hint: run a study first: `fslab run STUDY.toml`\n"

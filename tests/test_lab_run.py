@@ -346,6 +346,8 @@ def test_a_second_run_and_cleanup_are_refused_while_a_run_holds_the_db(lab: Path
         assert second.returncode == 1, second.stderr
         assert f"`fslab run` (pid {first.pid}" in second.stderr, second.stderr
         assert "is using this results database" in second.stderr and "--wait" in second.stderr
+        plan = fslab("plan", str(study), "--results", "r.db", cwd=lab)
+        assert plan.returncode == 0 and f"(pid {first.pid}" in plan.stdout, plan.stderr
         clean = fslab("cleanup", "--results", "r.db", cwd=lab)
         assert clean.returncode == 1 and f"(pid {first.pid}" in clean.stderr, clean.stderr
         assert _mounts_under(lab), "cleanup left the live run's target alone"

@@ -609,7 +609,7 @@ def test_report_into_a_missing_directory_writes_nothing(fixture_db: Path, tmp_pa
 @pytest.mark.parametrize(
     ("args", "status", "message"),
     [
-        (["--results", "{tmp}/none.db"], 1, "none.db: no results database here"),
+        (["--results", "{tmp}/none.db"], 2, "none.db: no results database here"),
         (["--study", "nope"], 2, "no study `nope` in"),
         (["--baseline", "zfs"], 2, "unknown baseline `zfs`"),
         (["--where", "bs=1m"], 2, "no point matches `bs=1m`"),

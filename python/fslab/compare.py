@@ -50,9 +50,16 @@ class CompareError(FslabError):
 
 
 class ResultsError(FslabError):
-    """The results database is missing, unreadable, or holds nothing to compare."""
+    """The results database holds nothing to compare (yet)."""
 
     exit_status = ExitStatus.FAILED
+
+
+class BadResultsError(ResultsError):
+    """`--results` names no usable results database: missing, unreadable, damaged, not
+    fslab's, or from a newer fslab (bad input, like a bad study)."""
+
+    exit_status = ExitStatus.USAGE
 
 
 @dataclass(frozen=True)
@@ -448,15 +455,17 @@ class _Point:
 
 def _connect(db_path: Path) -> sqlite3.Connection:
     if not db_path.exists():
-        raise ResultsError(f"{db_path}: no results database here", hint=_RUN_HINT)
+        raise BadResultsError(f"{db_path}: no results database here", hint=_RUN_HINT)
     if not db_path.is_file():
-        raise ResultsError(
+        raise BadResultsError(
             f"{db_path}: not a file", hint="give the results database with --results"
         )
     try:
         con = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as e:
-        raise ResultsError(f"{db_path}: cannot open it ({e})", hint="check its permissions") from e
+        raise BadResultsError(
+            f"{db_path}: cannot open it ({e})", hint="check its permissions"
+        ) from e
     try:
         version = con.execute("PRAGMA user_version").fetchone()[0]
         tables = {
@@ -464,20 +473,20 @@ def _connect(db_path: Path) -> sqlite3.Connection:
         }
     except sqlite3.DatabaseError as e:
         con.close()
-        raise ResultsError(
+        raise BadResultsError(
             f"{db_path}: cannot read it as a results database ({e})",
             hint="give the database `fslab run` wrote with --results",
         ) from e
     missing = {"study", "point", "run", "metric"} - tables
     if missing:
         con.close()
-        raise ResultsError(
+        raise BadResultsError(
             f"{db_path}: not an fslab results database (no {', '.join(sorted(missing))} table)",
             hint="give the database `fslab run` wrote with --results",
         )
     if version > SCHEMA_VERSION:
         con.close()
-        raise ResultsError(
+        raise BadResultsError(
             f"{db_path}: written by a newer fslab (layout {version}, this one reads up to "
             f"{SCHEMA_VERSION})",
             hint="upgrade fslab",

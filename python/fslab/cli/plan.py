@@ -14,6 +14,7 @@ from fslab.compare import format_param
 from fslab.errors import ExitStatus
 from fslab.safe_text import safe_text
 from fslab.store.db import made_filesystems
+from fslab.store.lock import waiting_for
 from fslab.study.check import (
     app_problems,
     capacity_problems,
@@ -27,6 +28,7 @@ from fslab.targets.provision import side_effects
 from fslab.targets.system import System
 from fslab.targets.workdir import notes as workdir_notes
 from fslab.targets.workdir import problems as workdir_problems
+from fslab.targets.workdir import taken as workdir_taken
 from fslab.units import format_s
 
 
@@ -43,6 +45,14 @@ class Checked:
     made: frozenset[str]
     """UUIDs of the file systems fslab made on `device` targets, as the results
     database recorded them: such a device is fslab's own (no `--force`)."""
+    workdir_named: str
+    """Where the work directory was named (`--workdir`, the study's key, the default),
+    for problems found later."""
+
+    def taken(self) -> StudyError | None:
+        """Target directories already in the work directory (check under the lock)."""
+        found = workdir_taken(self.workdir, self.plan.targets())
+        return StudyError([Problem(self.workdir_named, w) for w in found]) if found else None
 
 
 def checked_plan(
@@ -72,7 +82,12 @@ def checked_plan(
         else where(study, "workdir", place=place) if study.workdir is not None
         else f"{place}: the default work directory"
     )  # fmt: skip
-    problems = [Problem(said, w) for w in workdir_problems(workdir, plan.targets())]
+    found = workdir_problems(workdir)
+    if not found and waiting_for(results) is None:
+        # While a run holds the results database its targets are there: `fslab run`
+        # checks again under the lock.
+        found = workdir_taken(workdir, plan.targets())
+    problems = [Problem(said, w) for w in found]
     problems += target_problems(plan, system, place, force=force, confirmed=confirmed, made=made)
     if not problems:
         problems += capacity_problems(plan, place, workdir)
@@ -80,7 +95,7 @@ def checked_plan(
     problems += app_problems(plan, place, workdir)
     if problems:
         raise StudyError(problems)
-    return Checked(plan, text, workdir, made)
+    return Checked(plan, text, workdir, made, said)
 
 
 def default_workdir(results: Path) -> Path:
@@ -141,6 +156,12 @@ def plan(
     p, workdir = checked.plan, checked.workdir
     effects = {t.name: side_effects(t, workdir, scale) for t in p.targets()}
     about_workdir = workdir_notes(workdir, p.targets())
+    holder = waiting_for(results)
+    if holder is not None:
+        about_workdir.append(
+            f"{holder} is using {results} now; `fslab run` stops (or, with --wait, waits) "
+            f"until it is done"
+        )
     if as_json:
         doc = {
             "study": p.study.name,

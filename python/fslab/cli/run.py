@@ -86,6 +86,9 @@ def run(
     if wait and (holder := waiting_for(results)):
         err.print(f"waiting for {holder} to finish with {results}", markup=False)
     with exclusive(results, "run", wait=wait):
+        taken = checked.taken()
+        if taken is not None:
+            raise taken
         return _run(checked, study, results, force, confirmed, err)
 
 

@@ -195,7 +195,7 @@ def target_problems(
     study = plan.study
     for i, t in enumerate(study.target):
         for key, msg in keyed_check(t, system, plan.scale):
-            at = ("target", i, *key.split(".")) if key else ("target", i)
+            at: tuple[int | str, ...] = ("target", i, *(key.split(".") if key else ()))
             # The place names the target; the sentence need not say it again.
             said = msg.removeprefix(f"target `{t.name}`: ")
             problems.append(Problem(where(study, *at, place=place), said))

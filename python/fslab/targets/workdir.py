@@ -36,9 +36,9 @@ def _nearest_existing(path: Path) -> Path:
     return Path("/")
 
 
-def problems(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
-    """Why `workdir` cannot be the work directory for `targets`, as sentences (empty:
-    it can). Touches nothing."""
+def problems(workdir: Path) -> list[str]:
+    """Why `workdir` cannot be a work directory, as sentences (empty: it can). Touches
+    nothing."""
     if workdir.is_symlink() and not workdir.exists():
         return [
             f"the work directory {workdir} is a symlink to {workdir.readlink()}, which "
@@ -60,6 +60,14 @@ def problems(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
             f"the work directory {real} cannot be made: its parent {real.parent} does not "
             f"exist; create it first"
         ]
+    return []
+
+
+def taken(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
+    """Target directories that already exist in `workdir` (fslab makes each itself), as
+    sentences. A live run of the same results database has its own there: check under
+    its lock (`store/lock.py`)."""
+    real = Path(os.path.realpath(workdir))
     out = []
     for t in targets:
         if t.dir is not None:
