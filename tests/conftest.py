@@ -63,6 +63,23 @@ def run_fslab(
     )
 
 
+def fslab(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """`fslab ARGS` run in `cwd` as a user would (this interpreter's `-m fslab`)."""
+    return subprocess.run(
+        [sys.executable, "-m", "fslab", *args], cwd=cwd, env=fslab_env(), capture_output=True,
+        text=True, check=False, timeout=timeout,
+    )  # fmt: skip
+
+
+def sh(*argv: str, input: str | None = None) -> str:
+    """A system command that must succeed (losetup, mkfs, mount...); its stdout."""
+    done = subprocess.run(
+        argv, input=input, capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, f"{' '.join(argv)}: {done.stderr or done.stdout}"
+    return done.stdout
+
+
 def write_job(path: Path, job: Mapping[str, Any]) -> Path:
     """Writes `job` as TOML (a `.toml` path) or JSON (anything else); values are plain
     strings, integers and booleans."""

@@ -7,11 +7,10 @@ from __future__ import annotations
 import csv
 import io
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import fslab
 
 from fslab.apps.profiles import app_metrics
 from fslab.compare import build_comparison
@@ -146,13 +145,6 @@ def test_app_metrics_keep_the_verdict_and_jetstress_in_base_units(tmp_path: Path
     assert any(c.last for c in app.checkpoints), "the final flush is reported"
     assert m["app.checkpoints"] == len(steady) >= 1
     assert m["app.checkpoint_iops_peak"] == max(c.iops for c in steady)
-
-
-def fslab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fslab", *args], cwd=cwd, capture_output=True, text=True,
-        check=False, timeout=600,
-    )  # fmt: skip
 
 
 def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -> None:

@@ -21,14 +21,13 @@ import os
 import shutil
 import stat
 import subprocess
-import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from conftest import fslab_env
+from conftest import fslab, sh
 
 from fslab.errors import TargetError
 from fslab.study.check import capacity_bytes, capacity_problems, max_file_bytes
@@ -362,19 +361,6 @@ def scratch() -> Iterator[Scratch]:
         yield s
     finally:
         s.close()
-
-
-def sh(*argv: str) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
-    assert done.returncode == 0, f"{' '.join(argv)}: {done.stderr or done.stdout}"
-    return done.stdout
-
-
-def fslab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fslab", *args], cwd=cwd, env=fslab_env(), capture_output=True,
-        text=True, check=False, timeout=300,
-    )  # fmt: skip
 
 
 def first_mib(dev: str) -> str:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from conftest import sh
 
 pytestmark = pytest.mark.root
 
@@ -34,12 +35,6 @@ rw = "randread"
 file_size = "16MiB"
 runtime = "0.5s"
 """
-
-
-def sh(*argv: str) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
-    assert done.returncode == 0, f"{' '.join(argv)}: {done.stderr}"
-    return done.stdout
 
 
 @dataclass

@@ -11,7 +11,6 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -20,24 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fslab, sh
 
 from fslab.store.db import Results
 from fslab.targets.owner import MARKER, Owned
 
 pytestmark = pytest.mark.root
-
-
-def sh(*argv: str) -> str:
-    done = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
-    assert done.returncode == 0, f"{' '.join(argv)}: {done.stderr}"
-    return done.stdout
-
-
-def fslab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fslab", *args], cwd=cwd, capture_output=True, text=True,
-        check=False, timeout=300,
-    )  # fmt: skip
 
 
 def digest(path: Path | str) -> str:

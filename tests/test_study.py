@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import fslab
 
 from fslab.engine import find_engine
 from fslab.study.load import StudyError, load_study, parse_study
@@ -157,20 +158,13 @@ def test_plan_refuses_a_bad_study_and_creates_nothing(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.toml"]
 
 
-def _fslab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "fslab", *args], cwd=cwd, capture_output=True, text=True,
-        check=False,
-    )  # fmt: skip
-
-
 @pytest.mark.root
 def test_plan_shows_points_estimate_and_side_effects(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root: provisioning loop targets does")
     study = tmp_path / "s.toml"
     study.write_text(GOOD)
-    done = _fslab("plan", str(study), "--json", "--results", str(tmp_path / "r.db"), cwd=tmp_path)
+    done = fslab("plan", str(study), "--json", "--results", str(tmp_path / "r.db"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert doc["runs"] == 16 and len(doc["points"]) == 8 and doc["estimate_s"] > 0
@@ -185,7 +179,7 @@ def test_a_test_file_that_does_not_fit_is_refused_by_plan(tmp_path: Path) -> Non
         pytest.skip("needs root: provisioning loop targets does")
     study = tmp_path / "s.toml"
     study.write_text(GOOD.replace('file_size = "64m"', 'file_size = "1GiB"'))
-    done = _fslab("plan", str(study), cwd=tmp_path)
+    done = fslab("plan", str(study), cwd=tmp_path)
     assert done.returncode == 2
     assert "target `b1`" in done.stderr and "does not fit" in done.stderr
 

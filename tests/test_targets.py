@@ -27,6 +27,7 @@ from typing import Any, TypeVar
 
 import pydantic
 import pytest
+from conftest import sh
 
 from fslab.errors import SafetyError, TargetError
 from fslab.study.model import TargetSpec
@@ -63,14 +64,6 @@ def needs_root(f: F) -> F:
 @pytest.fixture(scope="module")
 def system() -> System:
     return System.probe()
-
-
-def sh(*argv: str, input: str | None = None) -> str:
-    proc = subprocess.run(
-        argv, input=input, capture_output=True, text=True, check=False, timeout=120
-    )
-    assert proc.returncode == 0, f"{' '.join(argv)}: {proc.stderr or proc.stdout}"
-    return proc.stdout
 
 
 def spec(**kw: Any) -> TargetSpec:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from conftest import sh
 
 from fslab.errors import ExitStatus, FslabError
 from fslab.targets.loop import backing_file, detach, direct_io
@@ -575,12 +576,6 @@ def test_direct_writes_reach_the_repository_disk(disk_dir: Path) -> None:
 
 
 # --------------------------------------------------------------------------- loop devices
-
-
-def sh(*argv: str) -> str:
-    proc = subprocess.run(argv, capture_output=True, text=True, check=False, timeout=120)
-    assert proc.returncode == 0, f"{' '.join(argv)}: {proc.stderr or proc.stdout}"
-    return proc.stdout
 
 
 class Loop:
