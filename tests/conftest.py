@@ -71,6 +71,15 @@ def fslab(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedPr
     )  # fmt: skip
 
 
+def start_fslab(*args: str, cwd: Path) -> subprocess.Popen[str]:
+    """`fslab ARGS` started in the background in a session of its own (so a test can
+    signal it, or its whole process group, as a terminal would)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "fslab", *args], cwd=cwd, env=fslab_env(),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+
+
 def sh(*argv: str, input: str | None = None) -> str:
     """A system command that must succeed (losetup, mkfs, mount...); its stdout."""
     done = subprocess.run(

@@ -9,14 +9,13 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import fslab
+from conftest import fslab, start_fslab
 
 pytestmark = pytest.mark.root
 
@@ -138,10 +137,7 @@ def _wait_for_mount(root: Path, proc: subprocess.Popen[str], timeout: float = 60
 
 def test_sigint_stops_cleans_up_and_resumes(lab: Path) -> None:
     study = write_study(lab, runtime="30s")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fslab", "run", str(study), "--results", "r.db"],
-        cwd=lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = start_fslab("run", str(study), "--results", "r.db", cwd=lab)
     try:
         _wait_for_mount(lab, proc)
         time.sleep(1.5)
@@ -158,11 +154,7 @@ def test_sigint_stops_cleans_up_and_resumes(lab: Path) -> None:
 
 def test_sigkill_then_cleanup_removes_everything(lab: Path) -> None:
     study = write_study(lab, runtime="30s")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fslab", "run", str(study), "--results", "r.db"],
-        cwd=lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
+    proc = start_fslab("run", str(study), "--results", "r.db", cwd=lab)
     try:
         _wait_for_mount(lab, proc)
         time.sleep(1.0)
@@ -314,13 +306,6 @@ def test_copy_from_a_source_target_measures_the_destination(lab: Path) -> None:
 # ------------------------------------------------------------------- one run per DB
 
 
-def _start(lab: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "fslab", *args], cwd=lab, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )  # fmt: skip
-
-
 def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> str:
     try:
         _, err = proc.communicate(timeout=timeout)
@@ -333,7 +318,7 @@ def _finish(proc: subprocess.Popen[str], timeout: float = 300) -> str:
 
 def test_a_second_run_and_cleanup_are_refused_while_a_run_holds_the_db(lab: Path) -> None:
     study = write_study(lab, runtime="3s")
-    first = _start(lab, "run", str(study), "--results", "r.db")
+    first = start_fslab("run", str(study), "--results", "r.db", cwd=lab)
     try:
         _wait_for_mount(lab, first)
         second = fslab("run", str(study), "--results", "r.db", cwd=lab)
@@ -356,8 +341,8 @@ def test_two_runs_with_wait_on_a_new_db_lose_nothing(lab: Path) -> None:
     """Two first runs at once: no `table study already exists`, no run lost; the second
     waits for the first and then finds everything done."""
     study = write_study(lab, runtime="0.5s")
-    a = _start(lab, "run", str(study), "--results", "r.db", "--wait")
-    b = _start(lab, "run", str(study), "--results", "r.db", "--wait")
+    a = start_fslab("run", str(study), "--results", "r.db", "--wait", cwd=lab)
+    b = start_fslab("run", str(study), "--results", "r.db", "--wait", cwd=lab)
     errs = [_finish(a), _finish(b)]
     assert a.returncode == 0 and b.returncode == 0, errs
     both = "\n".join(errs)

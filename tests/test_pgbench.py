@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import start_fslab
 
 from fslab.apps.pgbench import (
     AppError,
@@ -200,11 +201,7 @@ def test_sigkill_during_pgbench_then_cleanup_leaves_nothing(pg_lab: Path) -> Non
     own (journaled, with a marker), so cleanup removes it with the rest."""
     study = pg_lab / "pg.toml"
     study.write_text(STUDY.format(body='scale = 1\nclients = 2\nduration = "60s"'))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "fslab", "run", str(study), "--results", "r.db"],
-        cwd=pg_lab, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )  # fmt: skip
+    proc = start_fslab("run", str(study), "--results", "r.db", cwd=pg_lab)
     try:
         deadline = time.monotonic() + 120
         while not _measuring(proc.pid) and time.monotonic() < deadline:

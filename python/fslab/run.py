@@ -31,8 +31,8 @@ from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.store.db import Results
 from fslab.study.model import TargetSpec
 from fslab.study.plan import Plan, Point
-from fslab.targets.provision import JournalRef, Provisioned, provision, teardown, undo_refs
-from fslab.targets.workdir import plan_owned
+from fslab.targets.journal import JournalRef, make_dir, undo_refs
+from fslab.targets.provision import Provisioned, provision, teardown
 from fslab.telemetry import Sampler, Telemetry, devices_under, statvfs_used_bytes
 
 
@@ -221,15 +221,10 @@ class Runner:
     def _make_workdir(self) -> JournalRef | None:
         """Makes the work directory if it does not exist, as a directory fslab owns
         (removed after the run once empty); an existing one is used as it is."""
-        owned = plan_owned(self.workdir)
-        if owned is None:
+        if os.path.lexists(self.workdir):
             return None
-        details = {"if_empty": True, **owned.details()}
-        journal = self.db.journal(None)
-        entry = journal.record("mkdir", str(owned.path), details)
-        owned.create()
-        journal.done(entry)
-        return JournalRef(entry, "mkdir", str(owned.path), details)
+        _, ref = make_dir(self.db.journal(None), self.workdir, if_empty=True)
+        return ref
 
     def _target(self, spec: TargetSpec, run_id: int) -> tuple[Provisioned, bool]:
         """The provisioned target for a run, and whether to tear it down after it."""

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.errors import FslabError, TargetError
-from fslab.targets.journal import Journal, undo
+from fslab.targets.journal import Journal, make_dir, undo_refs
 from fslab.targets.owner import Owned
 
 PG_USER = "postgres"
@@ -277,11 +277,8 @@ def cluster(workdir: Path, owner: Owned, journal: Journal, tools: PgTools,
         )
     datadir = workdir / "pgdata"
     # Short: socket paths must be under 108 bytes, and a work directory may be deep.
-    sock = Owned.new(Path(tempfile.gettempdir()) / f"fslab-pg-{secrets.token_hex(6)}")
-    sock_details = {"recursive": True, **sock.details()}
-    sock_entry = journal.record("mkdir", str(sock.path), sock_details)
-    sock.create(mode=0o700)
-    journal.done(sock_entry)
+    where = Path(tempfile.gettempdir()) / f"fslab-pg-{secrets.token_hex(6)}"
+    sock, sock_ref = make_dir(journal, where, mode=0o700, recursive=True)
     sockdir = sock.path
     try:
         os.chown(sockdir, user.pw_uid, user.pw_gid)
@@ -299,8 +296,7 @@ def cluster(workdir: Path, owner: Owned, journal: Journal, tools: PgTools,
             journal.undone(entry)
     finally:
         shutil.rmtree(datadir, ignore_errors=True)
-        if undo("mkdir", str(sockdir), sock_details):
-            journal.undone(sock_entry)
+        undo_refs([sock_ref], journal)
 
 
 def initialize(server: Server, scale: int) -> None:

@@ -14,8 +14,8 @@ The only package in fslab that runs mkfs, losetup, mount, wipefs or blkid.
 from __future__ import annotations
 
 from fslab.targets.gate import check_device, hold
-from fslab.targets.journal import Journal, JournalEntry, MemoryJournal, undo
-from fslab.targets.provision import JournalRef, Provisioned, provision, side_effects, teardown
+from fslab.targets.journal import Journal, JournalEntry, JournalRef, MemoryJournal, undo
+from fslab.targets.provision import Provisioned, provision, side_effects, teardown
 from fslab.targets.system import System, check
 
 __all__ = [

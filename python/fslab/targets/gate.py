@@ -191,6 +191,10 @@ def refusals(
     parts = partitions(rdev)
     names = {rdev: Path(real).name} | {dev: name for name, dev in parts.items()}
 
+    def it(dev: int) -> str:
+        """The subject of a sentence about `dev`: the device, or one of its partitions."""
+        return "is" if dev == rdev else f"has partition {names[dev]} which is"
+
     out: list[Refusal] = []
     for m in mountinfo():
         hit = m.rdev if m.rdev in names else None
@@ -198,30 +202,27 @@ def refusals(
             src = block_rdev(m.source)
             hit = src if src in names else None
         if hit is not None:
-            what = "is" if hit == rdev else f"has partition {names[hit]} which is"
             out.append(
                 Refusal(
-                    f"{what} mounted at {m.mountpoint}{alias}",
+                    f"{it(hit)} mounted at {m.mountpoint}{alias}",
                     f"fslab formats only devices nothing uses: if its data may go, unmount "
                     f"it first (`umount {m.mountpoint}`)",
                 )
             )
     for dev, name in swap_devices().items():
         if dev in names:
-            what = "is" if dev == rdev else f"has partition {names[dev]} which is"
             out.append(
                 Refusal(
-                    f"{what} used as swap ({name}){alias}",
+                    f"{it(dev)} used as swap ({name}){alias}",
                     f"if it may go, stop swapping to it first (`swapoff {name}`)",
                 )
             )
-    for dev, name in names.items():
+    for dev in names:
         held = holders(dev)
         if held:
-            what = "is" if dev == rdev else f"has partition {name} which is"
             out.append(
                 Refusal(
-                    f"{what} held by {', '.join(held)} (sysfs holders){alias}",
+                    f"{it(dev)} held by {', '.join(held)} (sysfs holders){alias}",
                     f"it is part of {', '.join(held)} (md RAID, device-mapper): take it out "
                     f"of that first",
                 )

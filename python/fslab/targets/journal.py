@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -51,7 +51,7 @@ from fslab.errors import TargetError
 from fslab.targets import fscrypt, loop
 from fslab.targets._proc import run
 from fslab.targets.mount import mounts_at, mounts_under, same_device, umount
-from fslab.targets.owner import NotOurs, inside, prove
+from fslab.targets.owner import NotOurs, Owned, inside, prove
 
 ACTIONS = ("image", "loop", "mkdir", "mkfs", "mount", "fscrypt_key", "postgres")
 State = Literal["pending", "done", "undone"]
@@ -69,6 +69,50 @@ class Journal(Protocol):
     def undone(self, entry_id: int) -> None:
         """The side effect was reverted (or never happened)."""
         ...
+
+
+@dataclass(frozen=True)
+class JournalRef:
+    """A journal entry a caller made, kept so that it can undo it (`undo_refs`)."""
+
+    id: int
+    action: str
+    subject: str
+    details: Mapping[str, Any] = field(hash=False)
+
+
+def undo_refs(refs: Collection[JournalRef], journal: Journal) -> None:
+    """Undoes `refs` newest first, marking each undone (one kept on purpose, a shared
+    directory still in use, stays open); stops at the first that cannot be undone (what
+    follows usually depends on it), leaving the rest open in the journal."""
+    for ref in sorted(refs, key=lambda r: r.id, reverse=True):
+        if undo(ref.action, ref.subject, ref.details):
+            journal.undone(ref.id)
+
+
+def make_dir(
+    journal: Journal, path: Path, *, mode: int = 0o755, **details: Any
+) -> tuple[Owned, JournalRef]:
+    """Makes `path` as a directory fslab owns (`owner.py`), journaled first: never an
+    existing one, which fslab would then remove as its own. `details`: `recursive` or
+    `if_empty`, for its undo."""
+    owned = Owned.new(path)
+    if os.path.lexists(owned.path):
+        raise TargetError(
+            f"{owned.path} already exists; fslab makes this directory itself and never "
+            f"takes over one it did not make",
+            hint="if an interrupted run left it, `fslab cleanup --results DB` removes it; "
+            "else remove it yourself or choose another --workdir",
+        )
+    subject, said = str(owned.path), {**details, **owned.details()}
+    entry = journal.record("mkdir", subject, said)
+    try:
+        owned.create(mode)
+    except FileExistsError:
+        journal.undone(entry)  # made by someone else meanwhile: not ours to remove
+        raise TargetError(f"{owned.path} appeared while fslab was making it") from None
+    journal.done(entry)
+    return owned, JournalRef(entry, "mkdir", subject, said)
 
 
 @dataclass

@@ -15,7 +15,7 @@ import os
 import re
 import secrets
 import shlex
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -25,7 +25,7 @@ from fslab.errors import FslabError, TargetError
 from fslab.study.model import TargetSpec
 from fslab.targets import fscrypt, gate, loop
 from fslab.targets._proc import run
-from fslab.targets.journal import Journal, fs_uuid, undo
+from fslab.targets.journal import Journal, JournalRef, fs_uuid, make_dir, undo, undo_refs
 from fslab.targets.mkfs import label_for, loop_image_size, mkfs_argv, mount_options
 from fslab.targets.mount import MountInfo, mount, mount_containing, mounts_at
 from fslab.targets.owner import MARKER, Owned
@@ -34,16 +34,6 @@ from fslab.units import format_bytes
 
 ENCRYPTED_DIR = "encrypted"
 _ATTACH_TRIES = 5
-
-
-@dataclass(frozen=True)
-class JournalRef:
-    """A journal entry provisioning made, kept so `teardown` can undo it."""
-
-    id: int
-    action: str
-    subject: str
-    details: Mapping[str, Any] = field(hash=False)
 
 
 @dataclass(frozen=True)
@@ -165,38 +155,32 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
 
 
 class _Recorder:
-    """Journals each step before it happens and remembers it for teardown."""
+    """A journal that passes each entry on and remembers it for teardown (`refs`)."""
 
     def __init__(self, journal: Journal) -> None:
         self.journal = journal
         self.refs: list[JournalRef] = []
 
-    def begin(self, action: str, subject: str, details: dict[str, Any]) -> int:
+    def record(self, action: str, subject: str, details: dict[str, Any]) -> int:
         entry = self.journal.record(action, subject, details)
         self.refs.append(JournalRef(entry, action, subject, dict(details)))
         return entry
+
+    def done(self, entry: int) -> None:
+        self.journal.done(entry)
+
+    def undone(self, entry: int) -> None:
+        """The step `entry` was reverted (or never happened): nothing left to tear down."""
+        self.journal.undone(entry)
+        self.refs = [r for r in self.refs if r.id != entry]
 
     @contextlib.contextmanager
     def step(self, action: str, subject: str, details: dict[str, Any]) -> Iterator[int]:
         """Journals the side effect done in the block; done when the block ends
         normally, left pending (and undone by the caller) when it raises."""
-        entry = self.begin(action, subject, details)
+        entry = self.record(action, subject, details)
         yield entry
-        self.journal.done(entry)
-
-    def forget(self, entry: int) -> None:
-        """The step `entry` was reverted (or never happened)."""
-        self.journal.undone(entry)
-        self.refs = [r for r in self.refs if r.id != entry]
-
-
-def undo_refs(refs: Collection[JournalRef], journal: Journal) -> None:
-    """Undoes `refs` newest first, marking each undone (one kept on purpose, a shared
-    directory still in use, stays open); stops at the first that cannot be undone (what
-    follows usually depends on it), leaving the rest open in the journal."""
-    for ref in sorted(refs, key=lambda r: r.id, reverse=True):
-        if undo(ref.action, ref.subject, ref.details):
-            journal.undone(ref.id)
+        self.done(entry)
 
 
 def _fail(spec: TargetSpec, problems: list[str]) -> TargetError:
@@ -261,7 +245,7 @@ def teardown(p: Provisioned, journal: Journal) -> None:
 
 def _provision_dir(spec: TargetSpec, rec: _Recorder, system: System) -> Provisioned:
     parent = Path(os.path.realpath(str(spec.dir)))
-    owned = _make_owned(rec, parent / f"fslab-{spec.name}-{secrets.token_hex(4)}", recursive=True)
+    owned, _ = make_dir(rec, parent / f"fslab-{spec.name}-{secrets.token_hex(4)}", recursive=True)
     path = owned.path
     eff: dict[str, Any] = {"target": spec.name, "kind": "dir", "dir": str(parent)}
     eff |= _common(system)
@@ -275,27 +259,6 @@ def _provision_dir(spec: TargetSpec, rec: _Recorder, system: System) -> Provisio
     return Provisioned(spec.name, path, None, (), (), eff, tuple(rec.refs), owned)
 
 
-def _make_owned(rec: _Recorder, path: Path, **details: Any) -> Owned:
-    """Makes `path` as a directory fslab owns (`owner.py`): never an existing one, which
-    fslab would then remove as its own."""
-    owned = Owned.new(path)
-    if os.path.lexists(owned.path):
-        raise TargetError(
-            f"{owned.path} already exists; fslab makes this directory itself and never "
-            f"takes over one it did not make",
-            hint="if an interrupted run left it, `fslab cleanup --results DB` removes it; "
-            "else remove it yourself or choose another --workdir",
-        )
-    entry = rec.begin("mkdir", str(owned.path), {**details, **owned.details()})
-    try:
-        owned.create()
-    except FileExistsError:
-        rec.forget(entry)  # made by someone else meanwhile: not ours to remove
-        raise TargetError(f"{owned.path} appeared while fslab was making it") from None
-    rec.journal.done(entry)
-    return owned
-
-
 def _attach(rec: _Recorder, image: Path, direct_io: bool, owned: Owned) -> str:
     """Attaches `image` to a free loop device. The device is chosen (`losetup --find`)
     and journaled before the attach, which is then made to exactly that device; if
@@ -304,15 +267,15 @@ def _attach(rec: _Recorder, image: Path, direct_io: bool, owned: Owned) -> str:
     for _ in range(_ATTACH_TRIES):
         dev = loop.next_free()
         details = {"image": str(image), "direct_io": direct_io, **owned.details()}
-        entry = rec.begin("loop", dev, details)
+        entry = rec.record("loop", dev, details)
         try:
             loop.attach(dev, image, direct_io=direct_io)
         except TargetError as e:
             undo("loop", dev, details)
-            rec.forget(entry)
+            rec.undone(entry)
             last = e
             continue
-        rec.journal.done(entry)
+        rec.done(entry)
         return dev
     assert last is not None
     raise last
@@ -329,7 +292,7 @@ def _provision_fs(
 ) -> Provisioned:
     fs = spec.fs
     assert fs is not None and lay.base is not None and lay.mountpoint is not None
-    owned = _make_owned(rec, lay.base)
+    owned, _ = make_dir(rec, lay.base)
     mine = owned.details()
 
     devices: list[str] = []

@@ -14,7 +14,6 @@ from pathlib import Path
 
 from fslab.study.model import TargetSpec
 from fslab.targets.mount import mount_containing
-from fslab.targets.owner import Owned
 
 # Never a work directory: the root, the system's own trees, and kernel file systems.
 _SYSTEM_DIRS = frozenset(
@@ -101,8 +100,3 @@ def notes(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
             f"disk; choose a --workdir on a disk file system to measure one"
         )
     return out
-
-
-def plan_owned(workdir: Path) -> Owned | None:
-    """The owned directory to make when `workdir` does not exist yet, else None."""
-    return None if os.path.lexists(workdir) else Owned.new(workdir)
