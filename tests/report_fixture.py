@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.store.db import Results
+from fslab.store.derive import derive
 
 EVIL = 'btrfs<script>alert("x")</script>'
 """A target name that must come out escaped everywhere."""
@@ -176,6 +177,7 @@ class _Db:
             )
         for name, value in metrics.items():
             self.con.execute("INSERT INTO run_metric VALUES (?, ?, ?)", (run_id, name, value))
+        derive(self.con, [run_id])  # as the store does when a run is stored
         return run_id
 
 

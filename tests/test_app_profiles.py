@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import fslab
 
-from fslab.apps.profiles import app_metrics
 from fslab.compare import build_comparison
 from fslab.engine import run_job
+from fslab.kinds.app import app_metrics
 from fslab.run import live_summary
 from fslab.study.load import StudyError, parse_study
 from fslab.study.plan import expand
@@ -80,7 +80,7 @@ def test_app_workloads_expand_into_engine_jobs() -> None:
         "log_size": 4 << 20, "cache_size": 16 << 20, "read_lat_ms_max": 20,
     }  # fmt: skip
     assert plan.points[1].params["read_lat_ms_max"] == 0.5
-    oltp = plan.points[3].job(Path("/t"))
+    [oltp] = plan.points[3].engine_jobs(Path("/t"))
     assert oltp["kind"] == "oltp" and oltp["numjobs"] == 4 and oltp["checkpoint_interval"] == 1.0
     assert "cache_size" not in oltp, "the oltp model's cache defaults to the engine's (none)"
     assert plan.points[3].label() == "a db x4"

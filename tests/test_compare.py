@@ -30,14 +30,11 @@ from fslab.compare import (
     parse_where,
 )
 from fslab.errors import ExitStatus, FslabError
-from fslab.report.terminal import (
-    format_stat,
-    render_csv,
-    render_json,
-    render_markdown,
-    render_table,
-)
+from fslab.report.format import format_stat
+from fslab.report.render import render_csv, render_json, render_markdown, render_table
 from fslab.stats.summary import Verdict, compare_samples, summarize, t_quantile, welch_p_value
+from fslab.store.db import SCHEMA_VERSION
+from fslab.store.derive import derive
 
 SCHEMA = Path(fslab.__file__).parent / "store" / "schema.sql"
 
@@ -221,6 +218,9 @@ class ResultsDb:
         return run_id
 
     def close(self) -> None:
+        # What the store derives from a run when it stores one, and its schema version.
+        derive(self.con)
+        self.con.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self.con.commit()
         self.con.close()
 
@@ -527,28 +527,36 @@ def test_csv_is_tidy_and_parses(results: Path) -> None:
     assert (one["n"], one["ci_half"], one["stdev"], one["verdict"]) == ("1", "", "", "untested")
 
 
-def test_json_is_tidy_and_parses(results: Path) -> None:
+def test_json_has_the_groups_with_their_rows_and_cells(results: Path) -> None:
     doc = json.loads(render_json(build_comparison(results)))
-    assert doc["schema_version"] == 1
+    assert doc["schema_version"] == 2
     assert (doc["study"], doc["baseline"]) == ("small-random", "ext4")
     assert doc["targets"] == ["ext4", "xfs", "btrfs"]
     assert (doc["confidence"], doc["alpha"]) == (0.95, 0.05)
     assert "Welch" in doc["method"]
     assert doc["skipped_runs"] == {"failed": 1}
-    rows = doc["rows"]
-    assert len(rows) == 24
-    [lat] = [
-        r for r in rows if (r["rw"], r["target"], r["metric"]) == ("randread", "xfs", "lat_mean_ns")
-    ]
-    assert lat["bs"] == 8192 and lat["op"] == "read" and lat["n"] == 3
+    groups = {g["params"]["rw"]: g for g in doc["groups"]}
+    read = groups["randread"]
+    assert (read["workload"], read["kind"], read["params"]["bs"]) == ("randio", "block", 8192)
+    assert read["runs"] == {"ext4": 3, "xfs": 3, "btrfs": 3}
+    assert groups["randwrite"]["runs"]["btrfs"] == 1
+    cells = [n for g in doc["groups"] for r in g["rows"] for n in r["n"] if n]
+    assert len(cells) == 24
+    [lat] = [r for r in read["rows"] if r["metric"] == "lat_mean_ns"]
+    assert (lat["op"], lat["unit"], lat["direction"]) == ("read", "ns", "lower")
+    ext4, xfs, btrfs = 0, 1, 2
+    assert lat["n"][xfs] == 3 and lat["verdict"][ext4] == "baseline"
+    assert lat["delta_pct"][ext4] is None and lat["p_value"][ext4] is None
     ext4_lat = statistics.fmean(8e9 / v for v in IOPS[("ext4", "randread")])
     xfs_lat = statistics.fmean(8e9 / v for v in IOPS[("xfs", "randread")])
-    assert lat["delta_pct"] == pytest.approx(100 * (xfs_lat - ext4_lat) / ext4_lat)
-    assert lat["delta_pct"] < 0 and lat["verdict"] == "better"
-    [same] = [
-        r for r in rows if (r["rw"], r["target"], r["metric"]) == ("randread", "btrfs", "iops")
-    ]
-    assert same["verdict"] == "same" and same["p_value"] > 0.05
+    assert lat["mean"][xfs] == pytest.approx(xfs_lat)
+    assert lat["delta_pct"][xfs] == pytest.approx(100 * (xfs_lat - ext4_lat) / ext4_lat)
+    assert lat["delta_pct"][xfs] < 0 and lat["verdict"][xfs] == "better"
+    [iops] = [r for r in read["rows"] if r["metric"] == "iops"]
+    assert iops["verdict"][btrfs] == "same" and iops["p_value"][btrfs] > 0.05
+    [one] = [r for r in groups["randwrite"]["rows"] if r["metric"] == "iops"]
+    assert (one["n"][btrfs], one["stdev"][btrfs], one["ci_half"][btrfs]) == (1, None, None)
+    assert one["verdict"][btrfs] == "untested"
 
 
 def test_markdown_has_one_table_per_group_with_marks(results: Path) -> None:
@@ -621,7 +629,7 @@ def test_cli_defaults_to_the_database_in_the_current_folder(
     monkeypatch.chdir(here)
     done = CliRunner().invoke(command, ["--format", "json", "--where", "rw=randread"])
     assert done.exit_code == 0, done.output
-    assert {r["rw"] for r in json.loads(done.stdout)["rows"]} == {"randread"}
+    assert {g["params"]["rw"] for g in json.loads(done.stdout)["groups"]} == {"randread"}
 
 
 def test_cli_notes_the_study_it_chose(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import start_fslab
 
-from fslab.apps.pgbench import (
+from fslab.apps.postgres import (
     AppError,
     PgbenchResult,
     find_postgres,

@@ -35,8 +35,9 @@ from fslab.report.charts import Chart, Section, build_charts, target_styles
 from fslab.report.context import ReportData, load_report
 from fslab.report.export import export_rows, render_export_csv, render_export_json
 from fslab.report.findings import find, headlines, verdict_headlines, verdicts
+from fslab.report.format import code, md
 from fslab.report.html import code_spans, figure, render_html
-from fslab.report.markdown import code, md, render_markdown_report, render_svg
+from fslab.report.markdown import render_markdown_report, render_svg
 from fslab.stats.summary import Verdict
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

@@ -56,7 +56,7 @@ def test_a_drifting_run_is_unsteady_and_a_flat_one_is_not() -> None:
     flat = tuple((float(t), 1000.0 + (7 if t % 2 else -7)) for t in range(10))
     drift = trend(rising)
     assert drift is not None and drift[0] == pytest.approx(900 / 1450) and drift[1] < 0.05
-    facts = [RunFacts(1, runtime_s=10, iops_series=rising), RunFacts(2, 10, iops_series=flat)]
+    facts = [RunFacts(1, runtime_s=10, trend=trend(rising)), RunFacts(2, 10, trend=trend(flat))]
     ws = run_warnings("btrfs", "block", BLOCK, facts)
     assert kinds(ws) == [WarningKind.UNSTEADY]
     assert ws[0].runs == (1,) and "1 of 2 runs" in ws[0].message

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from fslab.compare import build_comparison
+from fslab.report.render import render_csv
 from fslab.store.db import SCHEMA_VERSION, Results, StoreError
+from fslab.store.derive import derive
 
 
 def test_a_new_database_has_the_current_schema(tmp_path: Path) -> None:
@@ -35,7 +41,10 @@ def _make_v1(path: Path) -> None:
     db.upsert_study("old study", "s.toml", "name = 'old study'")
     db.close()
     con = sqlite3.connect(path)
-    con.executescript("DROP TABLE run_metric; DROP TABLE telemetry; PRAGMA user_version = 1;")
+    con.executescript(
+        "DROP TABLE run_fact; DROP TABLE run_value; DROP TABLE value_layout;"
+        " DROP TABLE run_metric; DROP TABLE telemetry; PRAGMA user_version = 1;"
+    )
     con.close()
 
 
@@ -91,3 +100,89 @@ def test_journal_entries_are_open_until_undone(tmp_path: Path) -> None:
         assert db.open_journal_entries() == []
     finally:
         db.close()
+
+
+# -- files written by earlier releases -----------------------------------------------------
+# tests/data/results-v2.db: real runs of every workload kind (block, files, oltp,
+# mailstore, pgbench) on ext4 and xfs loop devices, three repetitions each, at schema
+# version 2 (the study: results-v2.toml); results-v2.compare.csv: what that release's
+# `fslab compare --format csv` printed for it.
+DATA = Path(__file__).parent / "data"
+
+
+def _copy_of(name: str, tmp_path: Path) -> Path:
+    path = tmp_path / name
+    shutil.copyfile(DATA / name, path)
+    return path
+
+
+def _read_csv(text: str) -> list[dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_a_version_2_file_of_real_runs_compares_as_the_release_that_wrote_it(
+    tmp_path: Path,
+) -> None:
+    path = _copy_of("results-v2.db", tmp_path)
+    got = _read_csv(render_csv(build_comparison(path)))
+    want = _read_csv((DATA / "results-v2.compare.csv").read_text())
+    assert len(got) == len(want) > 300
+    kinds = {row["kind"] for row in want}
+    assert kinds == {"block", "files", "oltp", "mailstore", "pgbench"}
+    for g, w in zip(got, want, strict=True):
+        assert g.keys() == w.keys()
+        for key, value in w.items():
+            try:
+                expected = float(value)
+            except ValueError:
+                assert g[key] == value, (key, w)
+                continue
+            assert float(g[key]) == pytest.approx(expected, rel=1e-9, abs=1e-12), (key, w)
+
+
+def test_a_migrated_file_has_the_tables_of_a_new_one(tmp_path: Path) -> None:
+    old = _copy_of("results-v2.db", tmp_path)
+    Results.open(old, create=False).close()
+    Results.open(tmp_path / "new.db").close()
+
+    def layout(path: Path) -> dict[str, list[tuple[str, str, int, int]]]:
+        con = sqlite3.connect(path)
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        out = {
+            t: [(r[1], r[2], r[3], r[5]) for r in con.execute(f"PRAGMA table_info({t})")]
+            for t in tables
+        }
+        con.close()
+        return out
+
+    assert layout(old) == layout(tmp_path / "new.db")
+
+
+def test_a_migration_derives_what_compare_reads_for_every_completed_run(
+    tmp_path: Path,
+) -> None:
+    path = _copy_of("results-v2.db", tmp_path)
+    db = Results.open(path, create=False)
+    try:
+        ok = db.con.execute("SELECT count(*) FROM run WHERE status = 'ok'").fetchone()[0]
+        values = db.con.execute("SELECT count(*) FROM run_value").fetchone()[0]
+        facts = db.con.execute("SELECT count(*) FROM run_fact").fetchone()[0]
+        assert ok == values == facts == 36
+        # Deriving again gives the same rows: the store and the migration share `derive`.
+        before = db.con.execute("SELECT * FROM run_value ORDER BY run_id").fetchall()
+        with db.tx() as c:
+            derive(c)
+        assert db.con.execute("SELECT * FROM run_value ORDER BY run_id").fetchall() == before
+    finally:
+        db.close()
+
+
+def test_a_version_1_file_of_real_runs_migrates_and_compares(tmp_path: Path) -> None:
+    path = _copy_of("results-v2.db", tmp_path)
+    con = sqlite3.connect(path)
+    con.executescript("DROP TABLE run_metric; DROP TABLE telemetry; PRAGMA user_version = 1;")
+    con.close()
+    comparison = build_comparison(path)
+    ops = {r.op for g in comparison.groups for r in g.rows}
+    assert {"read", "write", "copy", "txn"} <= ops
+    assert not any(op.endswith("device") for op in ops), "version 1 had no telemetry"

@@ -12,6 +12,7 @@ import pytest
 from conftest import fslab
 
 from fslab.engine import find_engine
+from fslab.kinds.files import FILES, source
 from fslab.study.load import StudyError, load_study, parse_study
 from fslab.study.plan import expand
 
@@ -54,7 +55,7 @@ def test_sweep_axes_make_the_cartesian_product() -> None:
     p = plan.points[0]
     assert p.params["bs"] == 4096 and p.params["file_size"] == 64 << 20
     assert p.params["runtime"] == 2.0
-    job = p.job(Path("/mnt/x"))
+    [job] = p.engine_jobs(Path("/mnt/x"))
     assert job["size"] == 64 << 20 and job["filename"] == "/mnt/x/fslab.dat"
     assert "file_size" not in job and job["iodepth"] == 4
 
@@ -219,8 +220,8 @@ def test_a_source_target_feeds_the_others_and_workloads_pick_targets() -> None:
     # The files workload runs on every target but its source; the block one on `b` only.
     assert where == [("a", "files"), ("b", "files"), ("b", "block")]
     files = plan.points[0]
-    assert files.source == "src" and files.params["size_buckets"] == [[4096, 6], [1 << 20, 1]]
-    jobs = dict(files.file_jobs(Path("/t/a"), Path("/t/src")))
+    assert source(files) == "src" and files.params["size_buckets"] == [[4096, 6], [1 << 20, 1]]
+    jobs = dict(FILES.file_jobs(files, Path("/t/a"), Path("/t/src")))
     assert jobs["create"]["directory"] == "/t/src/set"
     assert jobs["copy"]["directory"] == "/t/src/set" and jobs["copy"]["dest"] == "/t/a/copy"
     assert jobs["scan"]["directory"] == "/t/a/copy" and jobs["delete"]["directory"] == "/t/a/copy"

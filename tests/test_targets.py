@@ -30,7 +30,6 @@ import pytest
 from conftest import sh
 
 from fslab.errors import SafetyError, TargetError
-from fslab.study.model import TargetSpec
 from fslab.targets import (
     MemoryJournal,
     Provisioned,
@@ -48,6 +47,7 @@ from fslab.targets.journal import fs_uuid
 from fslab.targets.loop import backing_file, loops_backed_by
 from fslab.targets.mount import mounts_under
 from fslab.targets.owner import Owned
+from fslab.targets.spec import TargetSpec
 
 # The module (the package's `provision` attribute is the function of the same name).
 provision_module = importlib.import_module("fslab.targets.provision")
@@ -504,7 +504,7 @@ def test_failure_half_way_undoes_what_was_done(lab: Lab, monkeypatch: pytest.Mon
 _KILLED = """
 import importlib, json, os, signal, sys
 from pathlib import Path
-from fslab.study.model import TargetSpec
+from fslab.targets.spec import TargetSpec
 p = importlib.import_module("fslab.targets.provision")
 
 log = open(sys.argv[1], "a")

@@ -2,8 +2,11 @@
 
 use std::fmt;
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 /// One problem with a job, tied to the key at fault when there is one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct JobError {
     /// The job key at fault (`iodepth`), or `None` for the job as a whole.
     pub key: Option<String>,

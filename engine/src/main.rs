@@ -12,10 +12,11 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use fslab_engine::diagnostics::Warning;
 use fslab_engine::error::{JobError, JobErrors, RunError};
-use fslab_engine::report::{self, SeriesPoint, Status, Warning};
+use fslab_engine::harness::Flags;
+use fslab_engine::report::{self, CheckReport, SeriesPoint, Status};
 use fslab_engine::spec;
-use fslab_engine::worker::Flags;
 
 #[derive(Parser)]
 #[command(
@@ -34,15 +35,27 @@ enum Command {
     Run {
         /// The job file (`.toml`, `.json`) or `-`.
         job: PathBuf,
-        /// Print one line per interval on stderr while the job runs.
-        #[arg(long)]
-        progress: bool,
+        /// Print one line per interval on stderr while the job runs: for people
+        /// (`--progress`), or one JSON object per line (`--progress=jsonl`).
+        #[arg(
+            long,
+            value_enum,
+            value_name = "FORMAT",
+            num_args = 0..=1,
+            require_equals = true,
+            default_missing_value = "human"
+        )]
+        progress: Option<Progress>,
     },
     /// Check a job without running it: print it resolved (every default filled in) as
     /// JSON, or its problems (exit 2). The target is not looked at.
     Check {
         /// The job file (`.toml`, `.json`) or `-`.
         job: PathBuf,
+        /// `text`: the resolved job on stdout, problems and warnings on stderr.
+        /// `json`: one object on stdout, `{"ok", "errors", "warnings", "job"}`.
+        #[arg(long, value_enum, default_value = "text")]
+        format: CheckFormat,
     },
     /// Print the JSON Schema of a job or of the report.
     Schema {
@@ -55,6 +68,25 @@ enum Command {
 enum SchemaKind {
     Job,
     Report,
+    /// One `run --progress=jsonl` line.
+    Progress,
+    /// The output of `check --format json`.
+    Check,
+}
+
+/// How `run` shows progress on stderr.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Progress {
+    /// `[    2.0s]  read 12853 IOPS 401.7 MiB/s ...`: for people.
+    Human,
+    /// One series point per line as JSON (the report's `series.points` layout): for programs.
+    Jsonl,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CheckFormat {
+    Text,
+    Json,
 }
 
 const EXIT_FAILED: u8 = 1;
@@ -67,8 +99,10 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Schema { which } => {
             let schema = match which {
-                SchemaKind::Job => report::job_schema(),
+                SchemaKind::Job => spec::job_schema(),
                 SchemaKind::Report => report::report_schema(),
+                SchemaKind::Progress => report::progress_schema(),
+                SchemaKind::Check => report::check_schema(),
             };
             println!(
                 "{}",
@@ -77,7 +111,11 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run { job, progress } => run(&job, progress),
-        Command::Check { job } => match read_job(&job) {
+        Command::Check {
+            job,
+            format: CheckFormat::Json,
+        } => check_json(&job),
+        Command::Check { job, .. } => match read_job(&job) {
             Ok((spec, resolved)) => {
                 let place = place_of(&job);
                 for w in spec.warnings(&resolved) {
@@ -97,16 +135,40 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(path: &PathBuf, progress: bool) -> ExitCode {
+/// `check --format json`: everything on stdout as one object, nothing on stderr, so a
+/// program need not parse the text.
+fn check_json(path: &PathBuf) -> ExitCode {
+    let answer = match read_job(path) {
+        Ok((spec, job)) => CheckReport {
+            ok: true,
+            errors: Vec::new(),
+            warnings: spec.warnings(&job),
+            job: Some(job),
+        },
+        Err(errors) => CheckReport {
+            ok: false,
+            errors: errors.0,
+            warnings: Vec::new(),
+            job: None,
+        },
+    };
+    let text = serde_json::to_string(&answer).expect("a check report serializes");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+    if answer.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_USAGE)
+    }
+}
+
+fn run(path: &PathBuf, progress: Option<Progress>) -> ExitCode {
     let place = place_of(path);
     let (spec, job) = match read_job(path) {
         Ok(j) => j,
         Err(errors) => return usage_error(&place, &errors),
     };
-    let flags = Flags {
-        stop: Arc::new(AtomicBool::new(false)),
-        abort: AtomicBool::new(false),
-    };
+    let flags = Flags::new();
     if let Err(e) = install_signals(&flags.stop) {
         eprintln!("error: cannot install signal handlers: {e}");
         return ExitCode::from(EXIT_FAILED);
@@ -122,8 +184,16 @@ fn run(path: &PathBuf, progress: bool) -> ExitCode {
     // before it in the report; live, it is just not shown.
     let sliver = job.interval / 20.0;
     let mut on_point = |p: &SeriesPoint| {
-        if progress && p.dur_s >= sliver {
-            eprintln!("{}", progress_line(p));
+        if p.dur_s < sliver {
+            return;
+        }
+        match progress {
+            Some(Progress::Human) => eprintln!("{}", progress_line(p)),
+            Some(Progress::Jsonl) => eprintln!(
+                "{}",
+                serde_json::to_string(p).expect("a series point serializes")
+            ),
+            None => {}
         }
     };
     match fslab_engine::run(job, warnings, &flags, &mut on_point) {

@@ -87,7 +87,7 @@ pub fn serialize(h: &Histogram<u64>) -> String {
 
 /// One direction's totals over all threads, as the report shows them.
 pub fn merged_result<'a>(
-    name: &str,
+    op: crate::report::ResultOp,
     parts: impl IntoIterator<Item = &'a (u64, u64, Histogram<u64>)>,
     runtime_s: f64,
 ) -> crate::report::OpResult {
@@ -100,7 +100,7 @@ pub fn merged_result<'a>(
         hist.add(h).expect("histograms share their bounds");
     }
     crate::report::OpResult {
-        op: name.into(),
+        op,
         ios,
         bytes,
         iops: ios as f64 / runtime_s,

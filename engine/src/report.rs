@@ -7,7 +7,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::spec::Job;
+use crate::diagnostics::Warning;
+use crate::error::JobError;
+use crate::spec::{FileOp, Job, Kind};
 
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -57,7 +59,7 @@ pub struct Report {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct AppResult {
     /// `oltp` or `mailstore`.
-    pub model: String,
+    pub model: Kind,
     /// Transactions completed (scans and mailstore reads included).
     pub txn: u64,
     pub txn_per_s: f64,
@@ -185,10 +187,10 @@ pub struct Check {
 }
 
 /// The answers of a files job, beside its rates in `results`.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FilesResult {
     /// The operation (`create`, `copy`, `sync`, `mutate`, `scan`, `dupes`, `touch`, `chmod`, `xattr`, `delete`, `stat`).
-    pub op: String,
+    pub op: FileOp,
     /// Files (every entry that is not a directory) the operation handled.
     pub files: u64,
     /// Sum of those files' sizes (apparent bytes).
@@ -254,13 +256,28 @@ impl EngineInfo {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct TargetInfo {
     /// `file`, `block`, `none` (null engine) or `tree` (a files job: `paths` are `directory` and `dest`).
-    pub kind: String,
+    pub kind: TargetKind,
     /// Every path I/O went to (one per thread with `directory`).
     pub paths: Vec<String>,
     /// Bytes addressed by each thread.
     pub size_bytes: u64,
     /// Alignment O_DIRECT needs on this target (from statx or the device), when known.
     pub dio_align_bytes: Option<u64>,
+}
+
+/// What a job's I/O went to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TargetKind {
+    /// A regular file (one per thread with `directory`), or an application model's files.
+    File,
+    /// A block device.
+    Block,
+    /// Nothing: the `null` engine.
+    #[serde(rename = "none")]
+    Nothing,
+    /// A tree of files under `directory` (a files job).
+    Tree,
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -288,8 +305,9 @@ pub struct LatNs {
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct OpResult {
     /// `read` or `write`; in a files job the operation (`create`, `copy`...; `ios` are
-    /// files), and for `dupes` also `hash` (the files read to compare them).
-    pub op: String,
+    /// files), and for `dupes` also `hash` (the files read to compare them); in an
+    /// application model `data_read`, `data_write`, `log_write`, `txn`, `maintenance_read`.
+    pub op: ResultOp,
     pub ios: u64,
     pub bytes: u64,
     pub iops: f64,
@@ -299,6 +317,49 @@ pub struct OpResult {
     pub lat_ns: LatNs,
     /// The latency histogram, HdrHistogram V2 + DEFLATE, base64; merge runs and threads with it.
     pub hist: String,
+}
+
+/// What one `results` entry counts: an I/O direction or model operation, or a files
+/// job's operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ResultOp {
+    Io(IoOp),
+    Files(FileOp),
+}
+
+/// The operations of block jobs, application models and the `dupes` hash pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IoOp {
+    /// A block job's reads.
+    Read,
+    /// A block job's writes.
+    Write,
+    /// `dupes`: the files read to compare them.
+    Hash,
+    /// An application model's page reads (and scans) of the data file.
+    DataRead,
+    /// An application model's checkpoint writes of the data file.
+    DataWrite,
+    /// An application model's log flushes (write + flush).
+    LogWrite,
+    /// An application model's whole transactions (`bytes` 0).
+    Txn,
+    /// mailstore: background maintenance reads of the data file.
+    MaintenanceRead,
+}
+
+impl From<IoOp> for ResultOp {
+    fn from(op: IoOp) -> Self {
+        ResultOp::Io(op)
+    }
+}
+
+impl From<FileOp> for ResultOp {
+    fn from(op: FileOp) -> Self {
+        ResultOp::Files(op)
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
@@ -314,6 +375,8 @@ pub struct Series {
     pub points: Vec<SeriesPoint>,
 }
 
+/// One interval of the job: a point of `series.points`, and one line of
+/// `run --progress=jsonl` as the interval completes.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct SeriesPoint {
     /// End of this interval, seconds from the start of the job (the ramp included).
@@ -369,21 +432,34 @@ pub struct IoErrorEntry {
     pub message: String,
 }
 
-/// A typed warning with advice.
+/// What `fslab-engine check --format json` prints: whether the job is valid, every
+/// problem with it, the warnings it would run with, and the job resolved.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct Warning {
-    /// Stable identifier, e.g. `ignored_key`, `short_run`, `io_uring_punted`.
-    pub kind: String,
-    pub message: String,
-    pub hint: Option<String>,
+#[schemars(title = "fslab-engine check")]
+pub struct CheckReport {
+    /// True when the job has no errors (exit 0); false is exit 2.
+    pub ok: bool,
+    /// Every problem found, all at once; `key` is null for the job as a whole.
+    pub errors: Vec<JobError>,
+    /// Keys the job sets that have no effect.
+    pub warnings: Vec<Warning>,
+    /// The job with every default filled in (what `check` prints as text); null when
+    /// there are errors.
+    pub job: Option<Job>,
+}
+
+/// The JSON Schema of `check --format json`, as committed in `schemas/check.schema.json`.
+pub fn check_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(CheckReport)).unwrap_or_default()
+}
+
+/// The JSON Schema of one `run --progress=jsonl` line (a series point), as committed in
+/// `schemas/progress.schema.json`.
+pub fn progress_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(SeriesPoint)).unwrap_or_default()
 }
 
 /// The JSON Schema of the report, as committed in `schemas/report.schema.json`.
 pub fn report_schema() -> serde_json::Value {
     serde_json::to_value(schemars::schema_for!(Report)).unwrap_or_default()
-}
-
-/// The JSON Schema of a job, as committed in `schemas/job.schema.json`.
-pub fn job_schema() -> serde_json::Value {
-    serde_json::to_value(schemars::schema_for!(crate::spec::JobSpec)).unwrap_or_default()
 }

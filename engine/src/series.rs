@@ -205,3 +205,149 @@ fn merge_point(into: &mut SeriesPoint, from: SeriesPoint) {
         merge_op(a, b, dur);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{IntervalPart, OPS};
+
+    const S: Duration = Duration::from_secs(1);
+
+    /// One thread's report of interval `index`: `reads` reads of 4 KiB, each `lat_ns` long.
+    fn msg(index: u64, reads: u64, lat_ns: u64, end: Option<Instant>) -> IntervalMsg {
+        let mut ops: [Option<IntervalPart>; OPS] = std::array::from_fn(|_| None);
+        if reads > 0 {
+            let mut hist = interval_hist();
+            hist.record_n(lat_ns, reads).unwrap();
+            ops[0] = Some(IntervalPart {
+                ios: reads,
+                bytes: reads * 4096,
+                lat_sum_ns: u128::from(reads * lat_ns),
+                hist,
+            });
+        }
+        IntervalMsg { index, end, ops }
+    }
+
+    #[test]
+    fn an_interval_becomes_a_point_once_every_thread_has_reported_it() {
+        let start = Instant::now();
+        let mut b = SeriesBuilder::new(2, start, S, Duration::ZERO);
+        assert!(
+            b.add(msg(0, 100, 1_000, None)).is_none(),
+            "one thread of two"
+        );
+        let p = b
+            .add(msg(0, 300, 3_000, None))
+            .expect("both threads")
+            .clone();
+        assert_eq!((p.t_s, p.dur_s, p.ramp), (1.0, 1.0, false));
+        let r = p.read.expect("reads were done");
+        assert_eq!((r.ios, r.bytes), (400, 400 * 4096));
+        assert_eq!(r.iops, 400.0);
+        assert_eq!(r.lat_mean_ns, 2_500.0, "weighted by each thread's I/Os");
+        assert!(
+            r.lat_p99_ns >= 2_970,
+            "p99 of the merged histograms: {}",
+            r.lat_p99_ns
+        );
+        assert!(p.write.is_none() && p.files.is_none());
+    }
+
+    #[test]
+    fn intervals_completed_out_of_order_come_back_in_time_order() {
+        let start = Instant::now();
+        let mut b = SeriesBuilder::new(2, start, S, Duration::ZERO);
+        b.add(msg(0, 1, 10, None));
+        b.add(msg(1, 1, 10, None));
+        b.add(msg(1, 1, 10, None));
+        b.add(msg(0, 1, 10, None));
+        let ts: Vec<f64> = b.finish().iter().map(|p| p.t_s).collect();
+        assert_eq!(ts, [1.0, 2.0]);
+    }
+
+    #[test]
+    fn the_last_interval_ends_when_the_last_thread_ended() {
+        let start = Instant::now();
+        let mut b = SeriesBuilder::new(2, start, S, Duration::ZERO);
+        b.add(msg(0, 10, 10, None));
+        b.add(msg(0, 10, 10, None));
+        b.add(msg(1, 5, 10, Some(start + Duration::from_millis(1_300))));
+        b.add(msg(1, 5, 10, Some(start + Duration::from_millis(1_500))));
+        let points = b.finish();
+        let last = points.last().unwrap();
+        assert!((last.t_s - 1.5).abs() < 1e-9, "{}", last.t_s);
+        assert!((last.dur_s - 0.5).abs() < 1e-9, "{}", last.dur_s);
+        assert_eq!(last.read.as_ref().unwrap().iops, 20.0, "10 I/Os in 0.5 s");
+    }
+
+    #[test]
+    fn the_last_sliver_is_folded_into_the_point_before_it() {
+        let start = Instant::now();
+        let mut b = SeriesBuilder::new(1, start, S, Duration::ZERO);
+        b.add(msg(0, 1_000, 1_000, None));
+        // 10 ms past the boundary: under interval / 20, too short to be a rate of its own.
+        b.add(msg(
+            1,
+            10,
+            3_000,
+            Some(start + Duration::from_millis(1_010)),
+        ));
+        let points = b.finish();
+        assert_eq!(points.len(), 1, "{points:?}");
+        let p = &points[0];
+        assert!(
+            (p.t_s - 1.01).abs() < 1e-9 && (p.dur_s - 1.01).abs() < 1e-9,
+            "{p:?}"
+        );
+        let r = p.read.as_ref().unwrap();
+        assert_eq!(r.ios, 1_010);
+        assert!((r.iops - 1_010.0 / 1.01).abs() < 1e-6, "{}", r.iops);
+        assert!((r.lat_mean_ns - (1_000.0 * 1_000.0 + 10.0 * 3_000.0) / 1_010.0).abs() < 1e-6);
+        assert!(
+            r.lat_p99_ns >= 2_970,
+            "the larger p99 bounds the merged one"
+        );
+    }
+
+    #[test]
+    fn a_longer_last_interval_keeps_its_own_point() {
+        let start = Instant::now();
+        let mut b = SeriesBuilder::new(1, start, S, Duration::ZERO);
+        b.add(msg(0, 1_000, 1_000, None));
+        b.add(msg(
+            1,
+            100,
+            1_000,
+            Some(start + Duration::from_millis(1_100)),
+        ));
+        assert_eq!(b.finish().len(), 2);
+    }
+
+    #[test]
+    fn trailing_intervals_where_nothing_happened_are_dropped() {
+        let start = Instant::now();
+        let mut b = SeriesBuilder::new(1, start, S, Duration::ZERO);
+        b.add(msg(0, 10, 10, None));
+        b.add(msg(1, 0, 0, None));
+        b.add(msg(2, 0, 0, Some(start + Duration::from_millis(2_500))));
+        let points = b.finish();
+        assert_eq!(points.len(), 1, "{points:?}");
+        assert_eq!(points[0].t_s, 1.0);
+    }
+
+    #[test]
+    fn points_inside_the_ramp_are_marked() {
+        let start = Instant::now();
+        let mut b = SeriesBuilder::new(1, start, S, Duration::from_millis(1_500));
+        for i in 0..3 {
+            b.add(msg(i, 10, 10, None));
+        }
+        let ramp: Vec<bool> = b.finish().iter().map(|p| p.ramp).collect();
+        assert_eq!(
+            ramp,
+            [true, true, false],
+            "an interval that starts in the ramp is ramp"
+        );
+    }
+}

@@ -149,6 +149,53 @@ mod tests {
         assert!(parse_duration("s").is_err());
     }
 
+    /// `tests/data/units.json`: the vectors pytest checks the lab's parser against too,
+    /// so that a size or a duration means the same on both sides of the contract.
+    #[test]
+    fn the_engine_reads_every_shared_unit_vector_as_the_lab_does() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/units.json");
+        let text = std::fs::read_to_string(path).expect("tests/data/units.json is readable");
+        let doc: serde_json::Value = serde_json::from_str(&text).expect("units.json is JSON");
+        let mut wrong = Vec::new();
+        let entries = |section: &str| -> Vec<serde_json::Value> {
+            doc[section]
+                .as_array()
+                .unwrap_or_else(|| panic!("units.json has a `{section}` list"))
+                .clone()
+        };
+        for e in entries("sizes") {
+            let text = e["text"].as_str().expect("every entry has a `text`");
+            let got = parse_size(text);
+            let ok = if e["error"] == true {
+                got.is_err()
+            } else {
+                got.as_ref().ok() == Some(&e["bytes"].as_u64().expect("`bytes` or `error`"))
+            };
+            if !ok {
+                wrong.push(format!("size {text:?}: expected {e}, got {got:?}"));
+            }
+        }
+        for e in entries("durations") {
+            let text = e["text"].as_str().expect("every entry has a `text`");
+            let got = parse_duration(text);
+            let ok = if e["error"] == true {
+                got.is_err()
+            } else {
+                let want = e["seconds"].as_f64().expect("`seconds` or `error`");
+                got.as_ref()
+                    .is_ok_and(|d| (d.as_secs_f64() - want).abs() <= want.abs() * 1e-12)
+            };
+            if !ok {
+                wrong.push(format!("duration {text:?}: expected {e}, got {got:?}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "units.json disagrees with the engine:\n{}",
+            wrong.join("\n")
+        );
+    }
+
     #[test]
     fn format_round_trips() {
         for b in [4096u64, 65536, 1 << 30, 3 << 29, 1000, 12288] {

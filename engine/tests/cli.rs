@@ -515,3 +515,172 @@ fn batch_completions_other_than_1_need_io_uring() {
         "{err}"
     );
 }
+
+/// `run <job> <args>` on a job given as text; (exit code, stdout, stderr).
+fn run_with(job: &str, args: &[&str]) -> (i32, String, String) {
+    let mut child = engine()
+        .arg("run")
+        .args(args)
+        .arg("-")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(job.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn progress_jsonl_prints_each_interval_as_a_series_point_on_stderr() {
+    let job = "ioengine = \"null\"\nruntime = \"600ms\"\nramp_time = \"200ms\"\ninterval = \"100ms\"\nrw = \"randrw\"";
+    let (code, out, err) = run_with(job, &["--progress=jsonl"]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    // Warnings stay text; every line that is a point is one JSON object.
+    let points: Vec<Value> = err
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    assert!(points.len() >= 4, "{err}");
+    let reported: Vec<&str> = report["series"]["points"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let mut last_t = 0.0;
+    for p in &points {
+        let keys: Vec<&str> = p.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, reported, "a line has the report's point layout: {p}");
+        let t = p["t_s"].as_f64().unwrap();
+        assert!(t > last_t, "points come in order: {err}");
+        last_t = t;
+        assert!(p["read"]["iops"].as_f64().unwrap() > 0.0, "{p}");
+        assert!(p["write"]["lat_p99_ns"].as_u64().is_some(), "{p}");
+    }
+    assert_eq!(points[0]["ramp"], true, "the ramp is shown live too");
+    assert_eq!(points.last().unwrap()["ramp"], false);
+    assert!(!err.contains("IOPS"), "no human line in jsonl mode: {err}");
+}
+
+#[test]
+fn progress_without_a_format_is_the_line_for_people() {
+    let job = "ioengine = \"null\"\nruntime = \"300ms\"\ninterval = \"100ms\"";
+    let (code, _, err) = run_with(job, &["--progress"]);
+    assert_eq!(code, 0, "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.starts_with('['))
+        .expect("a progress line");
+    assert!(line.contains("read ") && line.contains(" IOPS "), "{line}");
+    assert!(!err.lines().any(|l| l.starts_with('{')), "{err}");
+    let (code, _, err) = run_with(job, &["--progress=xml"]);
+    assert_eq!(
+        code, 2,
+        "an unknown progress format is a usage error: {err}"
+    );
+}
+
+#[test]
+fn progress_schema_describes_a_series_point() {
+    let out = engine().args(["schema", "progress"]).output().unwrap();
+    let s: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["t_s", "dur_s", "ramp", "read", "write", "files"] {
+        assert!(s["properties"][key].is_object(), "{key}: {s}");
+    }
+}
+
+/// `check --format json` on a job given as text: (exit code, the answer, stderr).
+fn check_json(job: &str) -> (i32, Value, String) {
+    let out = Command::new(cargo_bin("fslab-engine"))
+        .args(["check", "--format", "json", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            c.stdin.take().unwrap().write_all(job.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let answer = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+    (
+        out.status.code().unwrap_or(-1),
+        answer,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn check_json_gives_every_problem_as_data_with_the_exit_codes_of_text() {
+    let (code, a, err) = check_json("filename = \"/f\"\niodepth = 0\nnumjobs = 0");
+    assert_eq!(code, 2);
+    assert!(err.is_empty(), "nothing on stderr: {err}");
+    assert_eq!(a["ok"], false);
+    assert_eq!(a["job"], Value::Null);
+    let errors = a["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "all problems at once: {a}");
+    assert_eq!(errors[0]["key"], "numjobs");
+    assert_eq!(errors[0]["message"], "0 is out of range (1..=1024)");
+    assert_eq!(errors[0]["hint"], Value::Null);
+    assert_eq!(errors[1]["key"], "iodepth");
+
+    let (_, a, _) = check_json("filename = \"/f\"\nrww = \"read\"");
+    assert_eq!(a["errors"][0]["key"], "rww");
+    assert_eq!(a["errors"][0]["message"], "unknown key");
+    assert_eq!(a["errors"][0]["hint"], "did you mean `rw`?");
+
+    let (code, a, _) = check_json("rw = \"read\"");
+    assert_eq!(code, 2);
+    assert_eq!(
+        a["errors"][0]["key"],
+        Value::Null,
+        "a whole-job problem has no key"
+    );
+
+    let (code, a, err) = check_json(
+        "kind = \"files\"\nop = \"copy\"\ndirectory = \"/a\"\ndest = \"/b\"\nmutate_share = 0.2",
+    );
+    assert_eq!(code, 0, "{a}");
+    assert!(err.is_empty(), "nothing on stderr: {err}");
+    assert_eq!(a["ok"], true);
+    assert_eq!(a["errors"], serde_json::json!([]));
+    assert_eq!(a["warnings"][0]["kind"], "ignored_key");
+    assert_eq!(
+        a["warnings"][0]["message"],
+        "`mutate_share` has no effect with kind = files, op = copy"
+    );
+    assert_eq!(a["job"]["dest"], "/b");
+    // The same job as `check` prints it as text.
+    let (_, text, _) = check(
+        "kind = \"files\"\nop = \"copy\"\ndirectory = \"/a\"\ndest = \"/b\"\nmutate_share = 0.2",
+    );
+    assert_eq!(a["job"], serde_json::from_str::<Value>(&text).unwrap());
+
+    let out = engine()
+        .args(["check", "--format", "json", "/nonexistent.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let a: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        a["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot read the job"),
+        "{a}"
+    );
+}

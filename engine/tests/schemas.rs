@@ -27,12 +27,25 @@ fn check_file(name: &str, fresh: String) {
 
 #[test]
 fn job_schema_is_current() {
-    check("job.schema.json", fslab_engine::report::job_schema());
+    check("job.schema.json", fslab_engine::spec::job_schema());
 }
 
 #[test]
 fn report_schema_is_current() {
     check("report.schema.json", fslab_engine::report::report_schema());
+}
+
+#[test]
+fn progress_schema_is_current() {
+    check(
+        "progress.schema.json",
+        fslab_engine::report::progress_schema(),
+    );
+}
+
+#[test]
+fn check_schema_is_current() {
+    check("check.schema.json", fslab_engine::report::check_schema());
 }
 
 /// The type of a job key, in words, from its schema.
@@ -102,9 +115,9 @@ fn type_of(prop: &Value, defs: &Value) -> String {
 /// docs/job-keys.md: the job reference, written from the same doc comments as the schema.
 #[test]
 fn job_key_reference_is_current() {
-    let schema = fslab_engine::report::job_schema();
+    let schema = fslab_engine::spec::job_schema();
     let mut md = String::from(
-        "# Job keys\n\n<!-- Generated from engine/src/spec.rs by `make schemas`; do not edit. -->\n\n\
+        "# Job keys\n\n<!-- Generated from engine/src/spec/mod.rs by `make schemas`; do not edit. -->\n\n\
          Sizes are bytes as a number or a string with a binary suffix (`4k` = `4KiB` = 4096).\n\
          Durations are seconds as a number or a string with a unit (`500ms`, `30s`, `2m`).\n\n\
          | key | type | meaning |\n|---|---|---|\n",

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+# Imported for the undo it registers with the journal (action `postgres`): cleanup must
+# know every action a run may have journaled.
+import fslab.apps.postgres  # noqa: F401
 from fslab.store.db import Results
 from fslab.targets.journal import undo
 from fslab.targets.owner import NotOurs

@@ -2,8 +2,10 @@
 and metric, one column per target, each cell a summary of the repetitions and, for targets
 other than the baseline, its difference with the baseline (`fslab.stats.summary` says how).
 
-Pure data: this module reads the results database with plain, read-only SQL queries and
-returns typed dataclasses; `fslab.report` turns them into tables, Markdown, CSV and JSON.
+`build_comparison` reads a study through `fslab.store.query`; `compare_results` is the
+comparison itself, a pure function of those rows. Its statistics run over all cells at
+once (numpy), so a study of 100,000 runs compares in seconds; the cells of a row are made
+when a renderer asks for them.
 
 A *group* is one workload with one value per sweep axis (`rw`, `bs`, `threads`, ...), run on
 every target: the same job across file systems, which is what a column comparison means.
@@ -14,28 +16,76 @@ from __future__ import annotations
 import difflib
 import json
 import math
-import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
-from contextlib import closing
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
 
 from fslab.errors import ExitStatus, FslabError
-from fslab.stats.summary import ALPHA, CONFIDENCE, Difference, Summary, compare_samples, summarize
-from fslab.stats.warnings import RunFacts, StatWarning, run_warnings, sample_warnings
-from fslab.store.db import SCHEMA_VERSION
-from fslab.study.model import APP_KINDS, parse_size
+from fslab.metrics import (
+    APP_METRICS,
+    APP_OP,
+    FILES_METRICS,
+    JETSTRESS_METRICS,
+    JETSTRESS_OP,
+    METRICS,
+    NOISE_METRIC,
+    PGBENCH_METRICS,
+    TELEMETRY_METRICS,
+    TELEMETRY_OP,
+    VERDICT_UNIT,
+    Direction,
+    MetricSpec,
+    noise_op,
+    op_metrics,
+    pseudo_metrics,
+)
+from fslab.stats.summary import (
+    ALPHA,
+    CONFIDENCE,
+    VERDICT_CODES,
+    Difference,
+    Summary,
+    compare_many,
+    t_quantiles,
+)
+from fslab.stats.warnings import (
+    NOISY_CV,
+    OUTLIER_Z,
+    RunFacts,
+    StatWarning,
+    run_warnings,
+    sample_warnings,
+)
+from fslab.store.query import (
+    DEFAULT_RESULTS,
+    RUN_HINT,
+    BadResultsError,
+    PointRow,
+    ResultsError,
+    StudyResults,
+    open_readonly,
+    studies,
+    study_results,
+)
+from fslab.study.model import parse_size
 from fslab.study.plan import DURATION_KEYS, SIZE_KEYS, parse_duration
 from fslab.units import format_bytes
 
-DEFAULT_RESULTS = Path("fslab-results.db")
-"""Where `fslab run` writes and `fslab compare` reads when `--results` is not given."""
+__all__ = [
+    "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "FILES_METRICS", "JETSTRESS_METRICS",
+    "JETSTRESS_OP", "METRICS", "PGBENCH_METRICS", "TELEMETRY_METRICS", "TELEMETRY_OP",
+    "VERDICT_UNIT", "BadResultsError", "Cell", "CompareError", "Comparison", "Group",
+    "MetricSpec", "ResultsError", "Row", "build_comparison", "compare_results", "format_param",
+    "keep_ops", "op_metrics", "param_matches", "parse_where", "pseudo_metrics",
+]  # fmt: skip
 
-
-_RUN_HINT = "run a study first: `fslab run STUDY.toml`"
 # Operations in the order people expect them; others follow in order of appearance.
-_OP_ORDER = ("jetstress", "txn", "read", "write", "trim")
+_OP_ORDER = ("jetstress", "txn", "read", "write")
 # The study's words first, in the order people read a job; others follow as stored.
 _PARAM_ORDER = (
     "rw", "rwmixread", "bs", "threads", "iodepth", "file_size", "io_size", "runtime", "ramp_time",
@@ -47,124 +97,6 @@ class CompareError(FslabError):
     `--where` key, or a filter that matches nothing."""
 
     exit_status = ExitStatus.USAGE
-
-
-class ResultsError(FslabError):
-    """The results database holds nothing to compare (yet)."""
-
-    exit_status = ExitStatus.FAILED
-
-
-class BadResultsError(ResultsError):
-    """`--results` names no usable results database: missing, unreadable, damaged, not
-    fslab's, or from a newer fslab (bad input, like a bad study)."""
-
-    exit_status = ExitStatus.USAGE
-
-
-@dataclass(frozen=True)
-class MetricSpec:
-    """One compared metric: its column in the `metric` table (and its name in CSV/JSON),
-    its label for people, its unit and which direction is an improvement."""
-
-    name: str
-    label: str
-    unit: str
-    """`count` (per second), `bytes_per_s`, `ns`, `bytes`, `ratio` or `pct`."""
-    higher_is_better: bool | None
-    """None: no direction is better (a peak, a ratio of reads to writes): a significant
-    difference is marked `different`."""
-    min_abs: float = 0.0
-    """Differences of the means below this (in `unit`) are never significant."""
-
-
-METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("iops", "IOPS", "count", higher_is_better=True),
-    MetricSpec("bw_bytes", "MiB/s", "bytes_per_s", higher_is_better=True),
-    MetricSpec("lat_mean_ns", "lat mean", "ns", higher_is_better=False),
-    MetricSpec("lat_p99_ns", "lat p99", "ns", higher_is_better=False),
-)
-
-
-# The same columns for file operations: `ios` counts files there.
-FILES_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("iops", "files/s", "count", higher_is_better=True),
-    *METRICS[1:],
-)
-
-# pgbench's transactions (op `txn`): tps and latency from its per-transaction log.
-PGBENCH_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("iops", "tps", "count", higher_is_better=True),
-    METRICS[2],
-    MetricSpec("lat_p95_ns", "lat p95", "ns", higher_is_better=False),
-    METRICS[3],
-)
-_KIND_METRICS = {"files": FILES_METRICS, "pgbench": PGBENCH_METRICS}
-# The `metric` columns read, in this order, for every kind.
-_COLUMNS = tuple(dict.fromkeys(m.name for m in (*METRICS, *PGBENCH_METRICS)))
-
-# The application models' operations (`fslab.apps.profiles`): transactions, then the data
-# file's reads and writes, the log's writes and the mailstore's maintenance reads.
-_TXN_METRICS = (MetricSpec("iops", "tps", "count", higher_is_better=True), *METRICS[2:])
-_APP_OP_METRICS: dict[str, tuple[MetricSpec, ...]] = {
-    "txn": _TXN_METRICS,
-    "data_read": (METRICS[0], *METRICS[2:]),
-    "data_write": (METRICS[0], *METRICS[2:]),
-    "log_write": METRICS,
-    "maintenance_read": (METRICS[1], METRICS[2]),
-}
-# The mailstore's data and log rates and means are in its JetStress rows: only the tail.
-_MAILSTORE_OP_METRICS = {**_APP_OP_METRICS, **dict.fromkeys(
-    ("data_read", "data_write", "log_write"), (METRICS[3],))}  # fmt: skip
-
-VERDICT_UNIT = "verdict"
-"""A pass (1) or fail (0) per run: shown as `PASS (3/3)`, never tested for a difference."""
-
-# Run-level metrics of the application models (table `run_metric`, `fslab.apps.profiles`),
-# each family shown as the rows of a pseudo-operation named for its prefix.
-JETSTRESS_OP = "jetstress"
-JETSTRESS_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("verdict_pass", "verdict", VERDICT_UNIT, None),
-    MetricSpec("transactional_iops", "transactional IOPS", "count", True, min_abs=1.0),
-    MetricSpec("db_reads_per_s", "DB reads/s", "count", True, min_abs=1.0),
-    MetricSpec("db_writes_per_s", "DB writes/s", "count", True, min_abs=1.0),
-    MetricSpec("db_read_lat_ns", "DB read lat", "ns", False),
-    MetricSpec("db_write_lat_ns", "DB write lat", "ns", False),
-    MetricSpec("db_read_avg_bytes", "DB read size", "size", None, min_abs=512.0),
-    MetricSpec("db_write_avg_bytes", "DB write size", "size", None, min_abs=512.0),
-    MetricSpec("log_writes_per_s", "log writes/s", "count", None, min_abs=1.0),
-    MetricSpec("log_write_lat_ns", "log write lat", "ns", False),
-    MetricSpec("log_write_avg_bytes", "log write size", "size", None, min_abs=512.0),
-    MetricSpec("cpu_pct", "CPU", "pct", False, min_abs=1.0),
-)
-APP_OP = "app"
-APP_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("cache_hit_pct", "cache hits", "pct", True, min_abs=1.0),
-    MetricSpec("records_per_flush", "commits per log flush", "count", None, min_abs=0.1),
-    MetricSpec("checkpoints", "checkpoints", "count", None, min_abs=1.0),
-    MetricSpec("checkpoint_iops_peak", "checkpoint IOPS peak", "count", None, min_abs=1.0),
-)
-
-# Run-level metrics from the telemetry sampler (table `run_metric`), shown as the rows of
-# a pseudo-operation after the engine's; each one where a direction is unambiguous.
-TELEMETRY_OP = "device"
-_MiB = float(1 << 20)
-TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("written_bytes", "MiB written", "bytes", False, min_abs=_MiB),
-    MetricSpec("read_bytes", "MiB read", "bytes", False, min_abs=_MiB),
-    MetricSpec("write_amplification", "write amp", "ratio", False, min_abs=0.01),
-    MetricSpec("space_amplification", "space amp", "ratio", False, min_abs=0.01),
-    # The seeds' OLTP finding was the peak IOPS of checkpoints; neither direction is better.
-    MetricSpec("iops_avg", "IOPS avg", "count", None, min_abs=1.0),
-    MetricSpec("iops_peak", "IOPS peak", "count", None, min_abs=1.0),
-    MetricSpec("read_io_size_bytes", "avg read size", "size", None, min_abs=512.0),
-    MetricSpec("write_io_size_bytes", "avg write size", "size", None, min_abs=512.0),
-    MetricSpec("read_write_ratio", "reads:writes", "ratio", None, min_abs=0.01),
-    MetricSpec("cpu_busy_pct_avg", "CPU busy", "pct", False, min_abs=1.0),
-    # The seeds' SysGauge finding: one file system's copy filled the page cache, another's not.
-    MetricSpec("cached_growth_bytes", "page cache growth MiB", "bytes", False, min_abs=_MiB),
-    MetricSpec("dirty_peak_bytes", "peak dirty MiB", "bytes", None, min_abs=_MiB),
-)
 
 
 @dataclass(frozen=True)
@@ -182,18 +114,183 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class Row:
-    """One operation's metric across the targets (cells in column order)."""
+class _Table:
+    n: list[list[int]]
+    mean: list[list[float]]
+    stdev: list[list[float]]
+    ci_half: list[list[float]]
+    delta_pct: list[list[float]]
+    p_value: list[list[float]]
+    verdict: list[list[str | None]]
 
-    op: str
-    metric: MetricSpec
-    cells: tuple[Cell, ...]
+
+class _Stats:
+    """The statistics of every row of a comparison, one array row per `Row`, one column per
+    target: what `compare_results` worked out at once. `values` holds every sample, sorted
+    by row, target and run; `start`/`count` locate a cell's samples in it."""
+
+    def __init__(
+        self,
+        targets: tuple[str, ...],
+        baseline: int,
+        confidence: float,
+        alpha: float,
+        values: npt.NDArray[np.float64],
+        runs: npt.NDArray[np.int64],
+        start: npt.NDArray[np.int64],
+        count: npt.NDArray[np.int64],
+        mean: npt.NDArray[np.float64],
+        var: npt.NDArray[np.float64],
+    ) -> None:
+        self.targets = targets
+        self.baseline = baseline
+        self.confidence = confidence
+        self.alpha = alpha
+        self.values, self.runs, self.start, self.count = values, runs, start, count
+        self.mean, self.var = mean, var
+        with np.errstate(invalid="ignore", divide="ignore"):
+            self.stdev = np.where(count >= 2, np.sqrt(var), np.nan)
+            self.ci_half = t_quantiles(confidence, count) * self.stdev / np.sqrt(count)
+        shape = count.shape
+        self.delta_pct = np.full(shape, np.nan)
+        self.p_value = np.full(shape, np.nan)
+        self.verdict = np.full(shape, -1, dtype=np.int8)
+        self.noise: dict[tuple[int, int], tuple[StatWarning, ...]] = {}
+        self.noisy_rows: set[int] = set()
+
+    def compare(self, rows: npt.NDArray[np.int64], specs: Sequence[MetricSpec]) -> None:
+        """Tests the cells of these rows (their metrics `specs`) against the baseline."""
+        b = self.baseline
+        code = {Direction.HIGHER: 1, Direction.LOWER: 0, Direction.NEITHER: -1}
+        direction = np.array([code[m.direction] for m in specs], dtype=np.int8)
+        min_abs = np.array([m.min_abs for m in specs], dtype=np.float64)
+        for t in range(len(self.targets)):
+            if t == b:
+                continue
+            d, p, v = compare_many(
+                self.count[rows, b], self.mean[rows, b], self.var[rows, b],
+                self.count[rows, t], self.mean[rows, t], self.var[rows, t],
+                higher_is_better=direction, min_abs=min_abs, alpha=self.alpha,
+            )  # fmt: skip
+            self.delta_pct[rows, t] = d
+            self.p_value[rows, t] = p
+            self.verdict[rows, t] = v
+
+    @cached_property
+    def table(self) -> _Table:
+        """Every row's numbers as Python lists (row, then target): `Row.numbers`."""
+        words: list[str | None] = [v.value for v in VERDICT_CODES]
+        codes = cast(list[list[int]], self.verdict.tolist())
+        verdict = [[None if c < 0 else words[c] for c in row] for row in codes]
+        if len(self.targets):
+            for row, counts in zip(verdict, self.count.tolist(), strict=True):
+                row[self.baseline] = "baseline" if counts[self.baseline] else None
+        return _Table(
+            n=self.count.tolist(),
+            mean=np.where(self.count > 0, self.mean, np.nan).tolist(),
+            stdev=self.stdev.tolist(),
+            ci_half=self.ci_half.tolist(),
+            delta_pct=self.delta_pct.tolist(),
+            p_value=self.p_value.tolist(),
+            verdict=verdict,
+        )
+
+    def samples(self, r: int, t: int) -> tuple[float, ...]:
+        s = int(self.start[r, t])
+        return tuple(self.values[s : s + int(self.count[r, t])].tolist())
+
+    def sample_runs(self, r: int, t: int) -> list[int]:
+        s = int(self.start[r, t])
+        return [int(x) for x in self.runs[s : s + int(self.count[r, t])]]
+
+
+class Row:
+    """One operation's metric across the targets. Its numbers sit in the comparison's
+    arrays (`numbers()`, per target); `cells` makes the cell objects on first use. (A
+    plain class: a large study has a million rows, and a dataclass costs more to make.)"""
+
+    __slots__ = ("_cells", "_i", "_stats", "metric", "op")
+
+    def __init__(self, op: str, metric: MetricSpec, stats: _Stats, i: int) -> None:
+        self.op = op
+        self.metric = metric
+        self._stats = stats
+        self._i = i
+        self._cells: tuple[Cell, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"Row(op={self.op!r}, metric={self.metric.name!r})"
+
+    @property
+    def cells(self) -> tuple[Cell, ...]:
+        if self._cells is None:
+            self._cells = self._make_cells()
+        return self._cells
+
+    def _make_cells(self) -> tuple[Cell, ...]:
+        st, r = self._stats, self._i
+        out: list[Cell] = []
+        for t, name in enumerate(st.targets):
+            n = int(st.count[r, t])
+            if n == 0:
+                out.append(Cell(target=name, samples=(), summary=None, diff=None))
+                continue
+            two = n >= 2
+            summary = Summary(
+                n=n,
+                mean=float(st.mean[r, t]),
+                stdev=float(st.stdev[r, t]) if two else None,
+                ci_half=float(st.ci_half[r, t]) if two else None,
+                confidence=st.confidence,
+            )
+            diff = None
+            code = int(st.verdict[r, t])
+            if t != st.baseline and code >= 0 and self.metric.unit != VERDICT_UNIT:
+                delta, p = float(st.delta_pct[r, t]), float(st.p_value[r, t])
+                diff = Difference(
+                    delta_pct=None if math.isnan(delta) else delta,
+                    p_value=None if math.isnan(p) else p,
+                    verdict=VERDICT_CODES[code],
+                    alpha=st.alpha,
+                )
+            out.append(
+                Cell(
+                    target=name,
+                    samples=st.samples(r, t),
+                    summary=summary,
+                    diff=diff,
+                    warnings=st.noise.get((r, t), ()),
+                )
+            )
+        return tuple(out)
 
     def cell(self, target: str) -> Cell:
         for c in self.cells:
             if c.target == target:
                 return c
         raise KeyError(target)
+
+    @property
+    def warnings(self) -> tuple[StatWarning, ...]:
+        """The noise and outlier warnings of this row's cells, in target order."""
+        st = self._stats
+        if self._i not in st.noisy_rows:
+            return ()
+        return tuple(w for t in range(len(st.targets)) for w in st.noise.get((self._i, t), ()))
+
+    def numbers(self) -> tuple[list[Any], ...]:
+        """The row's numbers per target, for the data renderers: n, mean, stdev,
+        ci_half, delta_pct, p_value (NaN where there is none), and the verdict
+        (`baseline` for the baseline's cell; None where there is none)."""
+        t = self._stats.table
+        r = self._i
+        n = t.n[r]
+        if self.metric.unit == VERDICT_UNIT:
+            b = self._stats.baseline
+            verdict: list[Any] = ["baseline" if i == b and c else None for i, c in enumerate(n)]
+        else:
+            verdict = t.verdict[r]
+        return n, t.mean[r], t.stdev[r], t.ci_half[r], t.delta_pct[r], t.p_value[r], verdict
 
 
 @dataclass(frozen=True)
@@ -217,7 +314,7 @@ class Group:
 
     def all_warnings(self) -> tuple[StatWarning, ...]:
         """The group's warnings and its cells', each once, in order."""
-        cells = (w for r in self.rows for c in r.cells for w in c.warnings)
+        cells = (w for r in self.rows for w in r.warnings)
         return tuple(dict.fromkeys((*self.warnings, *cells)))
 
     def row(self, op: str, metric: str) -> Row:
@@ -371,127 +468,372 @@ def build_comparison(
     Raises `ResultsError` or `CompareError` with a hint."""
     db_path = Path(db_path)
     filters = parse_where(where)
-    with closing(_connect(db_path)) as con:
-        studies = con.execute(
-            "SELECT id, name FROM study ORDER BY created_at DESC, id DESC"
-        ).fetchall()
-        if not studies:
-            raise ResultsError(f"{db_path}: no studies in this results database", hint=_RUN_HINT)
-        study_id, study_name = _pick_study(studies, study, db_path)
-        points = _load_points(con, study_id, db_path)
-        if not points:
-            raise ResultsError(f"study `{study_name}` has no points yet", hint=_RUN_HINT)
-        targets = tuple(dict.fromkeys(p.target for p in points))
-        base = _pick_baseline(targets, baseline, study_name)
-        points = _filter_points(points, filters)
-        ids = {p.id for p in points}
-        runs = [
-            (run_id, point_id, status)
-            for run_id, point_id, status in con.execute(
-                "SELECT run.id, run.point_id, run.status FROM run"
-                " JOIN point ON point.id = run.point_id WHERE point.study_id = ?",
-                (study_id,),
-            )
-            if point_id in ids
-        ]
-        metric_rows = con.execute(
-            "SELECT metric.run_id, metric.op, "
-            + ", ".join(f"metric.{name}" for name in _COLUMNS)
-            + " FROM metric JOIN run ON run.id = metric.run_id"
-            " JOIN point ON point.id = run.point_id"
-            " WHERE point.study_id = ? AND run.status = 'ok'",
-            (study_id,),
-        ).fetchall()
-        telemetry_rows = _telemetry_rows(con, study_id)
-        facts = _run_facts(con, study_id)
-        limits = _verdict_limits(con, study_id)
+    with open_readonly(db_path) as con:
+        listed = studies(con)
+        if not listed:
+            raise ResultsError(f"{db_path}: no studies in this results database", hint=RUN_HINT)
+        chosen = _pick_study([(s.id, s.name) for s in listed], study, db_path)
+        results = study_results(con, chosen[0], db_path)
+    return compare_results(
+        results,
+        study=chosen[1],
+        studies=tuple(s.name for s in listed),
+        db_path=db_path,
+        baseline=baseline,
+        where=filters,
+        confidence=confidence,
+        alpha=alpha,
+    )
 
+
+def compare_results(
+    results: StudyResults,
+    *,
+    study: str,
+    studies: tuple[str, ...] = (),
+    db_path: Path = DEFAULT_RESULTS,
+    baseline: str | None = None,
+    where: Iterable[str | tuple[str, str]] = (),
+    confidence: float = CONFIDENCE,
+    alpha: float = ALPHA,
+) -> Comparison:
+    """The comparison of one study's results (`fslab.store.query.study_results`): no
+    database, no I/O. Raises `ResultsError` or `CompareError` with a hint."""
+    filters = parse_where(where)
+    points = [_ordered(p) for p in results.points]
+    if not points:
+        raise ResultsError(f"study `{study}` has no points yet", hint=RUN_HINT)
+    targets = tuple(dict.fromkeys(p.target for p in points))
+    base = _pick_baseline(targets, baseline, study)
+    points = _filter_points(points, filters)
+    by_id = {p.id: p for p in points}
     skipped: dict[str, int] = {}
     ok_runs: dict[int, str] = {}
-    for run_id, point_id, status in runs:
-        if status == "ok":
-            ok_runs[run_id] = point_id
+    for run in results.runs:
+        if run.point_id not in by_id:
+            continue
+        if run.status == "ok":
+            ok_runs[run.id] = run.point_id
         else:
-            skipped[status] = skipped.get(status, 0) + 1
+            skipped[run.status] = skipped.get(run.status, 0) + 1
     if not ok_runs:
         scope = " matching the filter" if filters else ""
         done = ", ".join(f"{n} {s}" for s, n in sorted(skipped.items()))
         raise ResultsError(
-            f"study `{study_name}` has no completed runs{scope}" + (f" ({done})" if done else ""),
+            f"study `{study}` has no completed runs{scope}" + (f" ({done})" if done else ""),
             hint="`fslab run STUDY.toml` runs the points still to do (it resumes)",
         )
-    by_run: dict[int, list[tuple[str, tuple[float, ...]]]] = {}
-    for run_id, op, *values in metric_rows:
-        if run_id in ok_runs:
-            by_run.setdefault(run_id, []).append((op, tuple(float(v) for v in values)))
-    for run_id, entries in telemetry_rows.items():
-        if run_id in ok_runs:
-            by_run.setdefault(run_id, []).extend(entries)
-
-    groups = _build_groups(points, targets, base, ok_runs, by_run, facts, limits, confidence, alpha)
+    groups = _Grouping(points, targets, targets.index(base), ok_runs, results)
     return Comparison(
         db_path=db_path,
-        study=study_name,
-        studies=tuple(name for _, name in studies),
+        study=study,
+        studies=studies or (study,),
         targets=targets,
         baseline=base,
         where=filters,
-        groups=groups,
+        groups=groups.build(confidence, alpha),
         skipped_runs=skipped,
         confidence=confidence,
         alpha=alpha,
     )
 
 
-@dataclass(frozen=True)
-class _Point:
-    id: str
-    seq: int
-    target: str
-    workload: str
-    kind: str
-    params: dict[str, Any]
+def _ordered(p: PointRow) -> PointRow:
+    params = {k: v for k, v in p.params.items() if k != "target"}
+    first = [k for k in _PARAM_ORDER if k in params]
+    params = {k: params[k] for k in [*first, *(k for k in params if k not in first)]}
+    return replace(p, params=params)
 
 
-def _connect(db_path: Path) -> sqlite3.Connection:
-    if not db_path.exists():
-        raise BadResultsError(f"{db_path}: no results database here", hint=_RUN_HINT)
-    if not db_path.is_file():
-        raise BadResultsError(
-            f"{db_path}: not a file", hint="give the results database with --results"
+class _Grouping:
+    """The points of a comparison in groups, their runs' values in cells, and the rows."""
+
+    def __init__(
+        self,
+        points: list[PointRow],
+        targets: tuple[str, ...],
+        baseline: int,
+        ok_runs: Mapping[int, str],
+        results: StudyResults,
+    ) -> None:
+        self.targets, self.baseline, self.results = targets, baseline, results
+        self.ok_runs = ok_runs
+        # (workload, params) -> group; dicts keep first-appearance order.
+        keyed: dict[tuple[str, str], int] = {}
+        self.group_points: list[list[PointRow]] = []
+        point_cell: dict[str, tuple[int, int]] = {}
+        t_of = {t: i for i, t in enumerate(targets)}
+        for p in points:
+            g = keyed.setdefault((p.workload, _canonical(p.params)), len(keyed))
+            if g == len(self.group_points):
+                self.group_points.append([])
+            self.group_points[g].append(p)
+            point_cell[p.id] = (g, t_of[p.target])
+        self.run_cell = {r: point_cell[pid] for r, pid in ok_runs.items()}
+        self.runs_of: dict[str, list[int]] = {}
+        for run_id, point_id in sorted(ok_runs.items()):
+            self.runs_of.setdefault(point_id, []).append(run_id)
+
+    def build(self, confidence: float, alpha: float) -> tuple[Group, ...]:
+        keys: dict[tuple[str, str], int] = {}
+        layout_of: dict[int, int] = {}
+        layout_ops: list[tuple[str, ...]] = []
+        parts_g, parts_k, parts_t, parts_v, parts_r = [], [], [], [], []
+        n_t = len(self.targets)
+        for li, block in enumerate(self.results.values):
+            kid = np.array([keys.setdefault(k, len(keys)) for k in block.keys], dtype=np.int64)
+            layout_ops.append(tuple(dict.fromkeys(op for op, _ in block.keys)))
+            cells = [self.run_cell.get(int(r)) for r in block.runs]
+            keep = np.array([c is not None for c in cells], dtype=bool)
+            if not keep.any():
+                continue
+            runs = block.runs[keep]
+            for r in runs.tolist():
+                layout_of[r] = li
+            gt = np.array([c for c in cells if c is not None], dtype=np.int64).reshape(-1, 2)
+            nk = len(kid)
+            parts_g.append(np.repeat(gt[:, 0], nk))
+            parts_t.append(np.repeat(gt[:, 1], nk))
+            parts_r.append(np.repeat(runs, nk))
+            parts_k.append(np.tile(kid, len(runs)))
+            parts_v.append(block.data[keep].ravel())
+        n_k = max(1, len(keys))
+        if parts_v:
+            g_, k_, t_ = np.concatenate(parts_g), np.concatenate(parts_k), np.concatenate(parts_t)
+            v_, r_ = np.concatenate(parts_v), np.concatenate(parts_r)
+        else:
+            g_ = k_ = t_ = r_ = np.zeros(0, dtype=np.int64)
+            v_ = np.zeros(0, dtype=np.float64)
+        present = ~np.isnan(v_)
+        g_, k_, t_, v_, r_ = g_[present], k_[present], t_[present], v_[present], r_[present]
+        row_code = g_ * n_k + k_
+        order = np.lexsort((r_, t_, row_code))
+        row_code, t_, v_, r_ = row_code[order], t_[order], v_[order], r_[order]
+        cell_code = row_code * n_t + t_
+        cell_codes, cell_start, cell_count = np.unique(
+            cell_code, return_index=True, return_counts=True
         )
-    try:
-        con = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as e:
-        raise BadResultsError(
-            f"{db_path}: cannot open it ({e})", hint="check its permissions"
-        ) from e
-    try:
-        version = con.execute("PRAGMA user_version").fetchone()[0]
-        tables = {
-            name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-        }
-    except sqlite3.DatabaseError as e:
-        con.close()
-        raise BadResultsError(
-            f"{db_path}: cannot read it as a results database ({e})",
-            hint="give the database `fslab run` wrote with --results",
-        ) from e
-    missing = {"study", "point", "run", "metric"} - tables
-    if missing:
-        con.close()
-        raise BadResultsError(
-            f"{db_path}: not an fslab results database (no {', '.join(sorted(missing))} table)",
-            hint="give the database `fslab run` wrote with --results",
+        row_codes, row_of_cell = np.unique(cell_codes // n_t, return_inverse=True)
+        n_rows = len(row_codes)
+        t_of_cell = cell_codes % n_t
+        if len(v_):
+            cell_mean = np.add.reduceat(v_, cell_start) / cell_count
+            dev = v_ - np.repeat(cell_mean, cell_count)
+            ss = np.add.reduceat(dev * dev, cell_start)
+            # Equal samples have their value as the mean and no spread, exactly (a sum
+            # divided by n can be off in the last bit).
+            low, high = np.minimum.reduceat(v_, cell_start), np.maximum.reduceat(v_, cell_start)
+            flat = low == high
+            cell_mean = np.where(flat, low, cell_mean)
+            ss = np.where(flat, 0.0, ss)
+        else:
+            cell_mean = ss = np.zeros(0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            cell_var = np.where(cell_count >= 2, ss / (cell_count - 1), np.nan)
+        nonzero = np.add.reduceat((v_ != 0).astype(np.int64), cell_start) if len(v_) else cell_mean
+        row_nonzero = np.zeros(n_rows, dtype=np.int64)
+        np.add.at(row_nonzero, row_of_cell, nonzero)
+
+        def dense(values: npt.NDArray[Any], fill: Any, dtype: Any) -> npt.NDArray[Any]:
+            out = np.full((n_rows, n_t), fill, dtype=dtype)
+            out[row_of_cell, t_of_cell] = values
+            return out
+
+        stats = _Stats(
+            self.targets, self.baseline, confidence, alpha, v_, r_,
+            dense(cell_start, 0, np.int64), dense(cell_count, 0, np.int64),
+            dense(cell_mean, np.nan, np.float64), dense(cell_var, np.nan, np.float64),
+        )  # fmt: skip
+        row_index = {int(c): i for i, c in enumerate(row_codes.tolist())}
+        groups: list[Group] = []
+        tested: list[int] = []
+        specs: list[MetricSpec] = []
+        noise_rows: list[tuple[int, str]] = []
+        plans: dict[tuple[str, tuple[str, ...]], list[_Planned]] = {}
+        nonzero_rows: list[int] = row_nonzero.tolist()
+        for g, group_points in enumerate(self.group_points):
+            first = group_points[0]
+            n_runs = dict.fromkeys(self.targets, 0)
+            ops: dict[str, None] = {}
+            warnings: list[StatWarning] = []
+            judged_by: dict[str, float] = {}
+            seen: set[int] = set()
+            for p in group_points:
+                ids = self.runs_of.get(p.id, [])
+                known = [self.results.facts[r] for r in ids if r in self.results.facts]
+                if known:
+                    warnings += _run_warnings(p, known)
+                n_runs[p.target] += len(ids)
+                for run_id in ids:
+                    judged_by.update(self.results.limits.get(run_id, {}))
+                    layout = layout_of.get(run_id)
+                    if layout is not None and layout not in seen:
+                        seen.add(layout)
+                        ops.update(dict.fromkeys(layout_ops[layout]))
+            if not ops:
+                continue
+            rows: list[Row] = []
+            shape = (first.kind, tuple(ops))
+            plan = plans.get(shape)
+            if plan is None:
+                plan = plans[shape] = _row_plan(first.kind, tuple(ops), keys)
+            base = g * n_k
+            for op, metric, k, verdict, what in plan:
+                r = row_index.get(base + k)
+                if r is None or (not verdict and not nonzero_rows[r]):
+                    continue  # nothing, or all zero (bytes of a chmod): no row
+                rows.append(Row(op, metric, stats, r))
+                if not verdict:
+                    tested.append(r)
+                    specs.append(metric)
+                if what is not None:
+                    noise_rows.append((r, what))
+            groups.append(
+                Group(
+                    workload=first.workload,
+                    kind=first.kind,
+                    params=tuple(first.params.items()),
+                    runs=n_runs,
+                    rows=tuple(rows),
+                    warnings=tuple(warnings),
+                    limits=judged_by,
+                )
+            )
+        if tested:
+            stats.compare(np.array(tested, dtype=np.int64), specs)
+        _noise(stats, noise_rows)
+        return tuple(groups)
+
+
+_Planned = tuple[str, MetricSpec, int, bool, str | None]
+"""(op, metric, key, whether it is a pass/fail verdict, what a noise warning calls it
+or None where the spread is not judged): one possible row of a group."""
+
+
+def _row_plan(
+    kind: str, ops: tuple[str, ...], keys: Mapping[tuple[str, str], int]
+) -> list[_Planned]:
+    """The rows a group of this kind whose runs have these ops (in order of appearance)
+    may have, in the order they are shown: ops as `_OP_ORDER` says, then as they
+    appeared; each op's metrics in the catalog's order."""
+    out: list[_Planned] = []
+    ordered = [o for o in _OP_ORDER if o in ops] + [o for o in ops if o not in _OP_ORDER]
+    for op in ordered:
+        pseudo = pseudo_metrics(op)
+        for metric in pseudo if pseudo is not None else op_metrics(kind, op):
+            k = keys.get((op, metric.name))
+            if k is None:
+                continue
+            what = None
+            if metric.name == NOISE_METRIC and pseudo is None and noise_op(kind, op):
+                what = f"{op} {metric.label}" if kind == "files" else metric.label
+            out.append((op, metric, k, metric.unit == VERDICT_UNIT, what))
+    return out
+
+
+def _run_warnings(p: PointRow, facts: list[RunFacts]) -> list[StatWarning]:
+    return run_warnings(p.target, p.kind, p.params, facts)
+
+
+def _noise(stats: _Stats, rows: list[tuple[int, str]]) -> None:
+    """Noise and outlier warnings on the cells of these rows: the cells a vectorized
+    screen cannot clear (CV over `NOISY_CV`, or a modified z-score over `OUTLIER_Z`) are
+    judged by `sample_warnings`, which says what it found."""
+    if not rows:
+        return
+    r = np.array([x[0] for x in rows], dtype=np.int64)
+    count, mean, stdev = stats.count[r], stats.mean[r], stats.stdev[r]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cv = np.where(mean != 0, stdev / np.abs(mean), 0.0)
+    suspect = (count >= 2) & (np.nan_to_num(cv) > NOISY_CV * 0.999)
+    for n in np.unique(count[count >= 3]).tolist():
+        where = np.argwhere(count == n)
+        starts = stats.start[r][where[:, 0], where[:, 1]]
+        samples = stats.values[starts[:, None] + np.arange(n)[None, :]]
+        med = np.median(samples, axis=1, keepdims=True)
+        mad = np.median(np.abs(samples - med), axis=1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            z = np.where(mad > 0, 0.6745 * np.abs(samples - med) / mad, 0.0)
+        far = (z > OUTLIER_Z * 0.999).any(axis=1)
+        suspect[where[far, 0], where[far, 1]] = True
+    for i, t in np.argwhere(suspect).tolist():
+        row, what = rows[i][0], rows[i][1]
+        found = sample_warnings(
+            stats.targets[t], what, stats.samples(row, t), stats.sample_runs(row, t)
         )
-    if version > SCHEMA_VERSION:
-        con.close()
-        raise BadResultsError(
-            f"{db_path}: written by a newer fslab (layout {version}, this one reads up to "
-            f"{SCHEMA_VERSION})",
-            hint="upgrade fslab",
+        if found:
+            stats.noise[(row, t)] = tuple(found)
+            stats.noisy_rows.add(row)
+
+
+def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
+    """The comparison with only the rows of these operations (`txn`, `jetstress`,
+    `data_read`, `copy`, ...); `device` keeps every telemetry row (`copy device` too).
+    Groups left without rows go. Raises `CompareError` for an op no group has."""
+    wanted = tuple(dict.fromkeys(ops))
+    if not wanted:
+        return comparison
+    present = tuple(dict.fromkeys(op for g in comparison.groups for op in g.ops))
+
+    def kept(op: str) -> bool:
+        return op in wanted or (TELEMETRY_OP in wanted and op.endswith(TELEMETRY_OP))
+
+    for op in wanted:
+        if not any(op == p or (op == TELEMETRY_OP and p.endswith(TELEMETRY_OP)) for p in present):
+            raise CompareError(
+                f"unknown --op `{op}`: no row of this comparison is of that operation",
+                hint=_suggest(op, present, "the operations are"),
+            )
+    groups = []
+    for g in comparison.groups:
+        rows = tuple(r for r in g.rows if kept(r.op))
+        if rows:
+            groups.append(replace(g, rows=rows))
+    return replace(comparison, groups=tuple(groups))
+
+
+def _filter_points(points: list[PointRow], filters: tuple[tuple[str, str], ...]) -> list[PointRow]:
+    if not filters:
+        return points
+    # `workload` is not a parameter but names what people filter by first.
+    keys = ("workload", *dict.fromkeys(k for p in points for k in p.params))
+    wanted: dict[str, list[str]] = {}
+    for key, wanted_value in filters:
+        if key not in keys:
+            raise CompareError(
+                f"unknown --where key `{key}`: no point has this parameter",
+                hint=_suggest(key, keys, "the parameters are"),
+            )
+        wanted.setdefault(key, []).append(wanted_value)
+
+    def value(p: PointRow, k: str) -> Any:
+        return p.workload if k == "workload" else p.params.get(k, _MISSING)
+
+    kept = [
+        p
+        for p in points
+        if all(
+            value(p, k) is not _MISSING and any(param_matches(k, value(p, k), v) for v in vs)
+            for k, vs in wanted.items()
         )
-    return con
+    ]
+    if not kept:
+        present = "; ".join(
+            f"`{k}` is "
+            + ", ".join(
+                dict.fromkeys(
+                    format_param(k, value(p, k)) for p in points if value(p, k) is not _MISSING
+                )
+            )
+            for k in wanted
+        )
+        expr = " ".join(f"{k}={v}" for k, v in filters)
+        raise CompareError(f"no point matches `{expr}`", hint=f"in this study {present}")
+    return kept
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True) if value is not _MISSING else "\0missing"
 
 
 def _suggest(name: str, choices: Sequence[str], what: str) -> str:
@@ -523,388 +865,3 @@ def _pick_baseline(targets: tuple[str, ...], wanted: str | None, study: str) -> 
         f"unknown baseline `{wanted}`: study `{study}` has no such target",
         hint=_suggest(wanted, targets, "targets"),
     )
-
-
-_PSEUDO_OPS = {TELEMETRY_OP: TELEMETRY_METRICS, JETSTRESS_OP: JETSTRESS_METRICS,
-               APP_OP: APP_METRICS}  # fmt: skip
-
-
-def pseudo_metrics(op: str) -> tuple[MetricSpec, ...] | None:
-    """The metrics of a run-level pseudo-operation (`device`, `copy device`, `jetstress`,
-    `app`), or None for an engine operation."""
-    return _PSEUDO_OPS.get(op.rpartition(" ")[2])
-
-
-def _run_metric_name(full: str) -> tuple[str, str] | None:
-    """(pseudo-op, metric) of a stored run metric, or None when it is not compared:
-    `written_bytes` (block), `copy.written_bytes` (files), `jetstress.cpu_pct` and
-    `verdict.pass` (mailstore), `app.cache_hit_pct`. Per-device keys such as
-    `device.loop0.written_bytes` and per-check verdicts are not compared."""
-    head, _, rest = full.partition(".")
-    if full == "verdict.pass":
-        return JETSTRESS_OP, "verdict_pass"
-    if head in (JETSTRESS_OP, APP_OP) and "." not in rest:
-        return head, rest
-    prefix, name = (head, rest) if rest else ("", head)
-    if "." in name:
-        return None
-    return (f"{prefix} {TELEMETRY_OP}" if prefix else TELEMETRY_OP), name
-
-
-def _telemetry_rows(
-    con: sqlite3.Connection, study_id: int
-) -> dict[int, list[tuple[str, tuple[float, ...]]]]:
-    """Per completed run, (pseudo-op, values in the order of its metrics, NaN where one is
-    missing). A block run has `device`; a files run one per op, `copy device` from the
-    names `copy.written_bytes`, ...; an application model's run `jetstress` and `app` as
-    well. A version-1 database has none."""
-    has = con.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metric'"
-    ).fetchone()
-    if not has:
-        return {}
-    values: dict[int, dict[str, dict[str, float]]] = {}
-    for run_id, full, value in con.execute(
-        "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm JOIN run ON run.id = rm.run_id"
-        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'",
-        (study_id,),
-    ):
-        named = _run_metric_name(str(full))
-        if named is None:
-            continue
-        op, name = named
-        metrics = pseudo_metrics(op) or ()
-        if any(m.name == name for m in metrics):
-            values.setdefault(int(run_id), {}).setdefault(op, {})[name] = float(value)
-    return {
-        run_id: [
-            (op, tuple(got.get(m.name, math.nan) for m in pseudo_metrics(op) or ()))
-            for op, got in per_op.items()
-        ]
-        for run_id, per_op in values.items()
-    }
-
-
-def _verdict_limits(con: sqlite3.Connection, study_id: int) -> dict[int, dict[str, float]]:
-    """Per completed run, the limits its verdict judged by (`verdict.<check>.max`)."""
-    has = con.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metric'"
-    ).fetchone()
-    if not has:
-        return {}
-    out: dict[int, dict[str, float]] = {}
-    for run_id, name, value in con.execute(
-        "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm JOIN run ON run.id = rm.run_id"
-        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'"
-        " AND rm.name LIKE 'verdict.%.max'",
-        (study_id,),
-    ):
-        check = str(name).removeprefix("verdict.").removesuffix(".max")
-        out.setdefault(int(run_id), {})[check] = float(value)
-    return out
-
-
-def _op_metrics(kind: str, op: str) -> tuple[MetricSpec, ...]:
-    """The metrics compared for an engine operation of a point of this kind."""
-    if kind == "mailstore":
-        return _MAILSTORE_OP_METRICS.get(op, METRICS)
-    if kind == "oltp":
-        return _APP_OP_METRICS.get(op, METRICS)
-    return _KIND_METRICS.get(kind, METRICS)
-
-
-def _load_points(con: sqlite3.Connection, study_id: int, db: Path) -> list[_Point]:
-    points: list[_Point] = []
-    for pid, seq, target, workload, kind, params_json in con.execute(
-        "SELECT id, seq, target, workload, kind, params FROM point"
-        " WHERE study_id = ? ORDER BY seq, id",
-        (study_id,),
-    ):
-        try:
-            params = json.loads(params_json)
-        except json.JSONDecodeError as e:
-            raise ResultsError(f"{db}: point `{pid}`: its params are not JSON ({e})") from e
-        if not isinstance(params, dict):
-            raise ResultsError(f"{db}: point `{pid}`: its params are not a JSON object")
-        params.pop("target", None)
-        first = [k for k in _PARAM_ORDER if k in params]
-        params = {k: params[k] for k in [*first, *(k for k in params if k not in first)]}
-        points.append(_Point(pid, seq, target, workload, kind, params))
-    return points
-
-
-def _filter_points(points: list[_Point], filters: tuple[tuple[str, str], ...]) -> list[_Point]:
-    if not filters:
-        return points
-    # `workload` is not a parameter but names what people filter by first.
-    keys = ("workload", *dict.fromkeys(k for p in points for k in p.params))
-    wanted: dict[str, list[str]] = {}
-    for key, wanted_value in filters:
-        if key not in keys:
-            raise CompareError(
-                f"unknown --where key `{key}`: no point has this parameter",
-                hint=_suggest(key, keys, "the parameters are"),
-            )
-        wanted.setdefault(key, []).append(wanted_value)
-
-    def value(p: _Point, k: str) -> Any:
-        return p.workload if k == "workload" else p.params.get(k, _MISSING)
-
-    kept = [
-        p
-        for p in points
-        if all(
-            value(p, k) is not _MISSING and any(param_matches(k, value(p, k), v) for v in vs)
-            for k, vs in wanted.items()
-        )
-    ]
-    if not kept:
-        present = "; ".join(
-            f"`{k}` is "
-            + ", ".join(
-                dict.fromkeys(
-                    format_param(k, value(p, k)) for p in points if value(p, k) is not _MISSING
-                )
-            )
-            for k in wanted
-        )
-        expr = " ".join(f"{k}={v}" for k, v in filters)
-        raise CompareError(f"no point matches `{expr}`", hint=f"in this study {present}")
-    return kept
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True) if value is not _MISSING else "\0missing"
-
-
-def _build_groups(
-    points: list[_Point],
-    targets: tuple[str, ...],
-    baseline: str,
-    ok_runs: Mapping[int, str],
-    by_run: Mapping[int, list[tuple[str, tuple[float, ...]]]],
-    facts: Mapping[int, RunFacts],
-    limits: Mapping[int, Mapping[str, float]],
-    confidence: float,
-    alpha: float,
-) -> tuple[Group, ...]:
-    # (workload, params) -> the points of each target; dicts keep first-appearance order.
-    keyed: dict[tuple[str, str], list[_Point]] = {}
-    for p in points:
-        keyed.setdefault((p.workload, _canonical(p.params)), []).append(p)
-    runs_of: dict[str, list[int]] = {}
-    for run_id, point_id in sorted(ok_runs.items()):
-        runs_of.setdefault(point_id, []).append(run_id)
-
-    groups: list[Group] = []
-    for group_points in keyed.values():
-        first = group_points[0]
-        n_runs = dict.fromkeys(targets, 0)
-        # (target, op) -> one tuple of metric values per completed run, and those runs
-        samples: dict[tuple[str, str], list[tuple[float, ...]]] = {}
-        sample_runs: dict[tuple[str, str], list[int]] = {}
-        ops: list[str] = []
-        warnings: list[StatWarning] = []
-        # The same for every run of the group: workload keys, or the engine's defaults.
-        judged_by: dict[str, float] = {}
-        for p in group_points:
-            ids = runs_of.get(p.id, [])
-            known = [facts[r] for r in ids if r in facts]
-            if known:
-                warnings += run_warnings(p.target, p.kind, p.params, known)
-            for run_id in ids:
-                n_runs[p.target] += 1
-                judged_by.update(limits.get(run_id, {}))
-                for op, values in by_run.get(run_id, []):
-                    if op not in ops:
-                        ops.append(op)
-                    samples.setdefault((p.target, op), []).append(values)
-                    sample_runs.setdefault((p.target, op), []).append(run_id)
-        if not ops:
-            continue
-        rows: list[Row] = []
-        ordered = [o for o in _OP_ORDER if o in ops] + [o for o in ops if o not in _OP_ORDER]
-        for op in ordered:
-            pseudo = pseudo_metrics(op)
-            metrics = pseudo if pseudo is not None else _op_metrics(first.kind, op)
-            columns = [m.name for m in pseudo] if pseudo is not None else list(_COLUMNS)
-            for metric in metrics:
-                i = columns.index(metric.name)
-                per_target = {
-                    t: tuple(v[i] for v in samples.get((t, op), []) if not math.isnan(v[i]))
-                    for t in targets
-                }
-                if not any(per_target.values()) or (
-                    metric.unit != VERDICT_UNIT
-                    and not any(v for vs in per_target.values() for v in vs)
-                ):
-                    continue  # nothing, or all zero (bytes of a chmod): no row
-                base = per_target[baseline]
-                cells: list[Cell] = []
-                for t in targets:
-                    s = per_target[t]
-                    noise: list[StatWarning] = []
-                    if metric.name == "iops" and pseudo is None and _noise_op(first.kind, op):
-                        what = f"{op} {metric.label}" if first.kind == "files" else metric.label
-                        noise = sample_warnings(t, what, s, sample_runs.get((t, op), []))
-                    diff = None
-                    if t != baseline and s and base and metric.unit != VERDICT_UNIT:
-                        diff = compare_samples(
-                            base,
-                            s,
-                            higher_is_better=metric.higher_is_better,
-                            alpha=alpha,
-                            min_abs=metric.min_abs,
-                        )
-                    summary = summarize(s, confidence) if s else None
-                    cells.append(
-                        Cell(target=t, samples=s, summary=summary, diff=diff, warnings=tuple(noise))
-                    )
-                rows.append(Row(op=op, metric=metric, cells=tuple(cells)))
-        groups.append(
-            Group(
-                workload=first.workload,
-                kind=first.kind,
-                params=tuple(first.params.items()),
-                runs=n_runs,
-                rows=tuple(rows),
-                warnings=tuple(warnings),
-                limits=judged_by,
-            )
-        )
-    return tuple(groups)
-
-
-def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
-    """The comparison with only the rows of these operations (`txn`, `jetstress`,
-    `data_read`, `copy`, ...); `device` keeps every telemetry row (`copy device` too).
-    Groups left without rows go. Raises `CompareError` for an op no group has."""
-    wanted = tuple(dict.fromkeys(ops))
-    if not wanted:
-        return comparison
-    present = tuple(dict.fromkeys(op for g in comparison.groups for op in g.ops))
-
-    def kept(op: str) -> bool:
-        return op in wanted or (TELEMETRY_OP in wanted and op.endswith(TELEMETRY_OP))
-
-    for op in wanted:
-        if not any(op == p or (op == TELEMETRY_OP and p.endswith(TELEMETRY_OP)) for p in present):
-            raise CompareError(
-                f"unknown --op `{op}`: no row of this comparison is of that operation",
-                hint=_suggest(op, present, "the operations are"),
-            )
-    groups = []
-    for g in comparison.groups:
-        rows = tuple(r for r in g.rows if kept(r.op))
-        if rows:
-            groups.append(replace(g, rows=rows))
-    return replace(comparison, groups=tuple(groups))
-
-
-def _noise_op(kind: str, op: str) -> bool:
-    """Whether the spread of this op's rate is worth a warning: an application model's
-    transactions stand for its operations (their reads and writes follow them)."""
-    return op == "txn" if kind in APP_KINDS else True
-
-
-_APP_PLACES = ", ".join("?" * len(APP_KINDS))
-_REASON_KEYS = ("foreign_cpu", "steal", "memory_pressure")
-
-
-def _run_facts(con: sqlite3.Connection, study_id: int) -> dict[int, RunFacts]:
-    """What each completed run says about itself: its engine warnings, its telemetry's
-    contamination and free memory, its IOPS over time (block runs)."""
-    runs = con.execute(
-        "SELECT run.id, run.runtime_s, run.engine_json FROM run"
-        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'",
-        (study_id,),
-    ).fetchall()
-    metrics: dict[int, dict[str, float]] = {}
-    has_rm = con.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'run_metric'"
-    ).fetchone()
-    if has_rm:
-        for run_id, name, value in con.execute(
-            "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm"
-            " JOIN run ON run.id = rm.run_id JOIN point ON point.id = run.point_id"
-            " WHERE point.study_id = ? AND run.status = 'ok'"
-            " AND (rm.name LIKE '%intervals' OR rm.name LIKE '%available_min_bytes'"
-            " OR rm.name = 'read_bytes')",
-            (study_id,),
-        ):
-            # `copy.contaminated_intervals` (files) and `contaminated_intervals` (block)
-            # add up over a run's ops; free memory is the least of them.
-            key = str(name).rpartition(".")[2]
-            got = metrics.setdefault(int(run_id), {})
-            if name == "read_bytes":
-                got[name] = float(value)
-            elif key == "available_min_bytes":
-                got[key] = min(got.get(key, math.inf), float(value))
-            else:
-                got[key] = got.get(key, 0.0) + float(value)
-    # What block and application runs read (a files run's ops are judged by their own).
-    read: dict[int, float] = {}
-    for run_id, total in con.execute(
-        "SELECT metric.run_id, sum(metric.bytes) FROM metric JOIN run ON run.id = metric.run_id"
-        " JOIN point ON point.id = run.point_id WHERE point.study_id = ? AND run.status = 'ok'"
-        " AND metric.op IN ('read', 'data_read', 'maintenance_read')"
-        f" AND point.kind IN ('block', {_APP_PLACES}) GROUP BY metric.run_id",
-        (study_id, *APP_KINDS),
-    ):
-        read[int(run_id)] = float(total)
-    series: dict[int, dict[float, float]] = {}
-    # An application model's trend is its transactions' (checkpoints make its I/O bursty).
-    for run_id, t_s, iops in con.execute(
-        "SELECT series.run_id, series.t_s, series.iops FROM series"
-        " JOIN run ON run.id = series.run_id JOIN point ON point.id = run.point_id"
-        " WHERE point.study_id = ? AND run.status = 'ok' AND series.ramp = 0"
-        f" AND (point.kind NOT IN ({_APP_PLACES}) OR series.op = 'txn')",
-        (study_id, *APP_KINDS),
-    ):
-        per_t = series.setdefault(int(run_id), {})
-        per_t[float(t_s)] = per_t.get(float(t_s), 0.0) + float(iops)
-    out: dict[int, RunFacts] = {}
-    for run_id, runtime_s, engine_json in runs:
-        m = metrics.get(int(run_id), {})
-        points = sorted(series.get(int(run_id), {}).items())
-        # The last interval is usually partial (the job ends inside it): leave it out.
-        out[int(run_id)] = RunFacts(
-            run_id=int(run_id),
-            runtime_s=float(runtime_s) if runtime_s is not None else None,
-            engine_warnings=_engine_warnings(engine_json),
-            intervals=int(m.get("intervals", 0)),
-            contaminated_intervals=int(m.get("contaminated_intervals", 0)),
-            reasons=tuple(r for r in _REASON_KEYS if m.get(f"contaminated_{r}_intervals")),
-            iops_series=tuple(points[:-1]),
-            available_min_bytes=m.get("available_min_bytes"),
-            workload_read_bytes=read.get(int(run_id)),
-            device_read_bytes=m.get("read_bytes"),
-        )
-    return out
-
-
-def _engine_warnings(
-    engine_json: str | None,
-) -> tuple[tuple[str, str | None, str, str | None], ...]:
-    """The engine's warnings in a run's stored report(s): one document (block) or a list
-    of them, one per op (files)."""
-    if not engine_json:
-        return ()
-    try:
-        doc = json.loads(engine_json)
-    except json.JSONDecodeError:
-        return ()
-    docs = doc if isinstance(doc, list) else [doc]
-    out: list[tuple[str, str | None, str, str | None]] = []
-    for d in docs:
-        if not isinstance(d, dict):
-            continue
-        op = (d.get("job") or {}).get("op") if isinstance(doc, list) else None
-        for w in d.get("warnings") or []:
-            if isinstance(w, dict) and "kind" in w:
-                msg = str(w.get("message", ""))
-                hint = w.get("hint")
-                out.append(
-                    (str(w["kind"]), str(op) if op else None, msg, str(hint) if hint else None)
-                )
-    return tuple(out)

@@ -1,5 +1,6 @@
-"""Runs a plan: for each (repetition, point) provision the target, drop caches, run the
-engine, store, tear down. Every side effect is journaled before it happens (by
+"""Runs a plan: for each (repetition, point) provision the target, run the point's kind's
+run step (`fslab.kinds`: drop caches, run the engine or a program under telemetry,
+store), tear down. Every side effect is journaled before it happens (by
 `fslab.targets`, into the results database); finished runs are committed at once, so a
 re-run resumes where the last one stopped.
 
@@ -11,7 +12,6 @@ signals are held off until it is complete; `fslab cleanup` undoes what a SIGKILL
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -22,17 +22,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from fslab.apps.pgbench import PgbenchSpec, cluster, find_postgres, initialize, run_pgbench
-from fslab.apps.profiles import app_metrics
 from fslab.cleanup import undo_open
-from fslab.engine import Report, find_engine, run_job
-from fslab.environment import describe, drop_caches
+from fslab.engine import Report, find_engine
+from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.store.db import Results
-from fslab.study.model import TargetSpec
 from fslab.study.plan import Plan, Point
 from fslab.targets.journal import JournalRef, make_dir, undo_refs
 from fslab.targets.provision import Provisioned, provision, teardown
+from fslab.targets.spec import TargetSpec
 from fslab.telemetry import Sampler, Telemetry, devices_under, statvfs_used_bytes
 
 
@@ -105,7 +103,7 @@ class _Signals:
             self.holding = was
 
 
-class _Watch:
+class Watch:
     """The telemetry sampler around one engine run, and the space the run used."""
 
     def __init__(
@@ -249,135 +247,30 @@ class Runner:
             self.made = self.made | {prov.effective["uuid"]}
         return prov
 
-    def _files(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
-        """A files point: create the set, then each op in order, each from a cold cache
-        and with its own telemetry; metrics are stored per op (`copy`, `scan`, ...).
-        With a `source` target, the set lives there and is copied into `prov`."""
-        if point.source is None:
-            return self._file_ops(run_id, point, prov, None)
-        spec = self.plan.study.target_named(point.source)
-        src, owned = self._target(spec, run_id)
+    # -- what a kind's run step gets (`fslab.kinds.base.RunContext`) -----------------------
+
+    def watch(
+        self, prov: Provisioned, interval_s: float, *, also: Provisioned | None = None,
+        space_at: Path | None = None, pids: Callable[[], set[int]] | None = None,
+    ) -> Watch:  # fmt: skip
+        return Watch(prov, interval_s, also=also, space_at=space_at, pids=pids)
+
+    def live(self, line: str) -> None:
+        self.progress.live(line)
+
+    def engine_live(self, prefix: str = "") -> Callable[[str], None]:
+        return lambda line: self.progress.live(prefix + live_summary(line))
+
+    @contextmanager
+    def other_target(self, name: str, run_id: int) -> Iterator[Provisioned]:
+        spec = self.plan.study.target_named(name)
+        prov, owned = self._target(spec, run_id)
         try:
-            return self._file_ops(run_id, point, prov, src)
+            yield prov
         finally:
             with self.signals.held():
                 if owned:
-                    teardown(src, self.db.journal(run_id))
-
-    def _file_ops(
-        self, run_id: int, point: Point, prov: Provisioned, src: Provisioned | None
-    ) -> tuple[str, str | None]:
-        documents: list[Any] = []
-        telemetry: dict[str, Any] = {}
-        metrics: dict[str, Any] = {}
-        caches: dict[str, Any] = {}
-        status, err = "ok", None
-        reports: list[Report] = []
-        for op, job in point.file_jobs(prov.workdir, src.workdir if src else None):
-            caches[op] = drop_caches().as_dict()
-            if src is None:
-                watch = _Watch(prov, 1.0)
-            elif op in ("create", "mutate"):
-                watch = _Watch(src, 1.0)
-            else:
-                watch = _Watch(prov, 1.0, also=src, space_at=prov.workdir)
-
-            def live(line: str, op: str = op) -> None:
-                self.progress.live(f"{op}: {live_summary(line)}")
-
-            try:
-                result = run_job(job, engine=self.engine, progress_cb=live)
-            finally:
-                watch.stop()
-            reports.append(result.report)
-            documents.append(result.document)
-            # The engine counts bytes read + written; a copy or sync reads what it writes.
-            moved = sum(r.bytes for r in result.report.results if r.op == op)
-            written = {"create": moved, "mutate": moved, "copy": moved // 2, "sync": moved // 2}
-            stored = written.get(op, 0) if op in ("create", "copy") else 0
-            summary = watch.summary(written.get(op, 0), stored)
-            telemetry[op] = watch.data()
-            metrics.update({f"{op}.{k}": v for k, v in summary.items()})
-            if result.exit_code != 0:
-                status = {130: "interrupted"}.get(result.exit_code, "failed")
-                err = result.stderr.strip() or result.report.status
-                break
-        effective = {**prov.effective, "caches": caches}
-        if src is not None:
-            effective["source"] = src.effective
-        self.db.set_effective(run_id, effective)
-        self.db.store_telemetry(run_id, 1.0, telemetry, metrics)
-        self.db.finish_run(
-            run_id, status, reports=reports, engine_json=json.dumps(documents), error=err
-        )
-        return status, err
-
-    def _pgbench(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
-        """A real PostgreSQL in the target: initialize, load, then the measured pgbench run
-        from a cold cache with telemetry; the server is stopped whatever happens."""
-        p = point.params
-        spec = PgbenchSpec(
-            scale=int(p["scale"]),
-            clients=int(p["clients"]),
-            jobs=int(p["jobs"]),
-            duration_s=float(p["duration"]),
-            builtin=str(p["builtin"]),
-        )
-        settings = {
-            "shared_buffers": str(p["shared_buffers"]),
-            "synchronous_commit": "on" if p.get("synchronous_commit", True) else "off",
-        }
-        tools = find_postgres()
-        assert prov.owner is not None
-        journal = self.db.journal(run_id)
-        with cluster(prov.workdir, prov.owner, journal, tools, settings) as server:
-            self.progress.live(f"pgbench -i -s {spec.scale}")
-            initialize(server, spec.scale)
-            caches = drop_caches()
-            effective = {**prov.effective, "caches": caches.as_dict(),
-                         "postgres": {"version": tools.version, **settings}}  # fmt: skip
-            self.db.set_effective(run_id, effective)
-            self.progress.live(f"pgbench -c {spec.clients} -j {spec.jobs}")
-            watch = _Watch(prov, 1.0, pids=server.pids)
-            try:
-                result = run_pgbench(server, spec)
-            finally:
-                watch.stop()
-        self.db.store_telemetry(run_id, 1.0, watch.data(), watch.summary(0, 0))
-        self.db.add_metric(
-            run_id, "txn", ios=result.transactions, iops=result.tps, lat_ns=result.latency_ns()
-        )
-        status = "ok" if result.failed == 0 else "failed"
-        err = None if status == "ok" else f"{result.failed} pgbench transactions failed"
-        self.db.finish_run(
-            run_id, status, engine_json=json.dumps(result.as_dict()), error=err,
-            runtime_s=result.duration_s,
-        )  # fmt: skip
-        return status, err
-
-    def _block(self, run_id: int, point: Point, prov: Provisioned) -> tuple[str, str | None]:
-        """A block point, or an application model's (oltp, mailstore): one engine job
-        from a cold cache, with telemetry; a model's verdict and facts are kept too."""
-        caches = drop_caches()
-        self.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
-        watch = _Watch(prov, float(point.params.get("interval") or 1.0))
-        try:
-            result = run_job(
-                point.job(prov.workdir),
-                engine=self.engine,
-                progress_cb=lambda line: self.progress.live(live_summary(line)),
-            )
-        finally:
-            watch.stop()
-        watch.store_block(self.db, run_id, result.report)
-        if result.report.app is not None:
-            self.db.add_run_metrics(run_id, app_metrics(result.report.app))
-        status = {0: "ok", 130: "interrupted"}.get(result.exit_code, "failed")
-        err = None if status == "ok" else (result.stderr.strip() or result.report.status)
-        self.db.finish_run(
-            run_id, status, report=result.report, engine_json=result.stdout, error=err
-        )
-        return status, err
+                    teardown(prov, self.db.journal(run_id))
 
     def _one(self, rep: int, point: Point, out: Outcome) -> str:
         label = f"{point.label()} #{rep + 1}"
@@ -388,12 +281,7 @@ class Runner:
         status = "failed"
         try:
             prov, owned = self._target(point.target, run_id)
-            if point.kind == "files":
-                status, err = self._files(run_id, point, prov)
-            elif point.kind == "pgbench":
-                status, err = self._pgbench(run_id, point, prov)
-            else:
-                status, err = self._block(run_id, point, prov)
+            status, err = point.kind_spec.run(self, run_id, point, prov)
             if status == "failed":
                 out.failed += 1
                 out.failures.append(f"{label}: {err}")

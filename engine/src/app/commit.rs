@@ -7,9 +7,9 @@ use std::os::unix::fs::FileExt;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
+use crate::buffers::Buffers;
 use crate::record::{Op, Recorder};
 use crate::spec::BufferContent;
-use crate::target::Buffers;
 
 /// Most bytes one log write carries; a bigger backlog is written in several.
 const LOG_BUF: u64 = 1 << 20;
@@ -164,5 +164,109 @@ impl Log {
             c.writes += writes;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    /// A log on a scratch file (tmpfs: fdatasync is cheap), and where it lives.
+    fn log(size: u64, align: u64) -> (Log, tempfile::TempDir) {
+        let dir = tempfile::Builder::new()
+            .prefix("fslab-commit-test-")
+            .tempdir_in("/dev/shm")
+            .unwrap();
+        let path = dir.path().join("log");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        file.set_len(size).unwrap();
+        (Log::new(file, size, align, false, 7), dir)
+    }
+
+    fn recorder() -> (Recorder, mpsc::Receiver<crate::record::IntervalMsg>) {
+        let (tx, rx) = mpsc::channel();
+        let rec = Recorder::new(Instant::now(), Duration::ZERO, Duration::from_secs(60), tx);
+        (rec, rx)
+    }
+
+    #[test]
+    fn a_lazy_commit_returns_at_once_and_the_next_flush_writes_it() {
+        let (log, _dir) = log(1 << 20, 512);
+        let (mut rec, _rx) = recorder();
+        let mut c = LogCounts::default();
+        log.commit(100, false, &mut rec, &mut c).unwrap();
+        assert_eq!(
+            (c.flushes, c.records),
+            (0, 0),
+            "a lazy commit does not flush"
+        );
+        log.flush_pending(&mut rec, &mut c).unwrap();
+        assert_eq!((c.flushes, c.records, c.writes, c.fsyncs), (1, 1, 1, 1));
+        log.flush_pending(&mut rec, &mut c).unwrap();
+        assert_eq!(c.flushes, 1, "nothing left to flush");
+    }
+
+    #[test]
+    fn a_synchronous_commit_flushes_every_record_appended_before_it() {
+        let (log, _dir) = log(1 << 20, 512);
+        let (mut rec, _rx) = recorder();
+        let mut c = LogCounts::default();
+        for _ in 0..3 {
+            log.commit(100, false, &mut rec, &mut c).unwrap();
+        }
+        log.commit(100, true, &mut rec, &mut c).unwrap();
+        assert_eq!((c.flushes, c.records), (1, 4), "one flush carries all four");
+        let totals = rec.finish(Instant::now());
+        let (ios, bytes, _) = &totals.ops[Op::Log as usize];
+        assert_eq!(*ios, 1);
+        assert_eq!(*bytes, 512, "400 bytes of records are one whole sector");
+    }
+
+    #[test]
+    fn log_writes_are_whole_units_of_the_alignment() {
+        let (log, _dir) = log(1 << 20, 4096);
+        let (mut rec, _rx) = recorder();
+        let mut c = LogCounts::default();
+        log.commit(5000, true, &mut rec, &mut c).unwrap();
+        let totals = rec.finish(Instant::now());
+        assert_eq!(totals.ops[Op::Log as usize].1, 8192);
+    }
+
+    #[test]
+    fn concurrent_commits_are_all_made_durable_in_fewer_or_as_many_flushes() {
+        let (log, _dir) = log(1 << 20, 512);
+        let users = 4;
+        let per_user = 200;
+        let counts: Vec<LogCounts> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..users)
+                .map(|_| {
+                    s.spawn(|| {
+                        let (mut rec, _rx) = recorder();
+                        let mut c = LogCounts::default();
+                        for _ in 0..per_user {
+                            log.commit(64, true, &mut rec, &mut c).unwrap();
+                        }
+                        c
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let records: u64 = counts.iter().map(|c| c.records).sum();
+        let flushes: u64 = counts.iter().map(|c| c.flushes).sum();
+        assert_eq!(
+            records,
+            users * per_user,
+            "every record is flushed exactly once"
+        );
+        assert!(flushes <= records && flushes > 0, "{flushes} flushes");
     }
 }

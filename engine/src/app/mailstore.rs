@@ -81,3 +81,55 @@ fn check(name: &str, value: f64, max: f64) -> Check {
         pass: value < max,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn app(read_max: Option<f64>, log_max: Option<f64>) -> AppJob {
+        AppJob {
+            data_size: 1 << 30,
+            log_size: 64 << 20,
+            page_size: 32 << 10,
+            cache_size: 64 << 20,
+            checkpoint_interval: 1.0,
+            log_record_size: 2 << 10,
+            txn_reads: None,
+            txn_writes: None,
+            scan_share: None,
+            scan_size: None,
+            op_mix: Some(vec![40.0, 20.0, 5.0, 35.0]),
+            lazy_commit_share: Some(0.7),
+            maintenance_rate: Some(1 << 20),
+            read_lat_ms_max: read_max,
+            log_lat_ms_max: log_max,
+        }
+    }
+
+    #[test]
+    fn the_verdict_passes_when_both_means_are_under_their_thresholds() {
+        let v = verdict(19.9, 9.9, &app(Some(20.0), Some(10.0)));
+        assert!(v.pass);
+        let names: Vec<&str> = v.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["db_read_lat_ms_mean", "log_write_lat_ms_mean"]);
+        assert_eq!((v.checks[0].value, v.checks[0].max), (19.9, 20.0));
+        assert_eq!((v.checks[1].value, v.checks[1].max), (9.9, 10.0));
+    }
+
+    #[test]
+    fn a_mean_at_its_threshold_fails_and_so_does_the_verdict() {
+        let v = verdict(20.0, 1.0, &app(Some(20.0), Some(10.0)));
+        assert!(!v.pass);
+        assert!(!v.checks[0].pass && v.checks[1].pass);
+        let v = verdict(1.0, 12.0, &app(Some(20.0), Some(10.0)));
+        assert!(!v.pass);
+        assert!(v.checks[0].pass && !v.checks[1].pass);
+    }
+
+    #[test]
+    fn the_verdict_uses_jetstress_defaults_without_thresholds() {
+        let v = verdict(0.0, 0.0, &app(None, None));
+        assert!(v.pass, "a read served by the cache (0 ms) passes");
+        assert_eq!((v.checks[0].max, v.checks[1].max), (20.0, 10.0));
+    }
+}

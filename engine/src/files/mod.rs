@@ -15,19 +15,17 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
-use std::sync::atomic::Ordering;
-use std::sync::{mpsc, Barrier, OnceLock};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use crate::diagnostics::Warning;
 use crate::error::{JobError, RunError};
-use crate::record::{self, Op, Recorder};
+use crate::harness::{self, Body, Flags, Launch, Outcome};
+use crate::record::{Op, Recorder};
 use crate::report::{
-    self, EngineInfo, FilesResult, FsyncResult, IoErrorEntry, Report, ScanTotal, Series,
-    SeriesPoint, TargetInfo, Warning,
+    FilesResult, FsyncResult, IoErrorEntry, IoOp, Report, ScanTotal, SeriesPoint, TargetInfo,
+    TargetKind,
 };
-use crate::series::SeriesBuilder;
 use crate::spec::{FileOp, Job};
-use crate::worker::Flags;
 
 /// Size of each thread's copy/hash buffer.
 const BUF_SIZE: usize = 1 << 20;
@@ -83,21 +81,19 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     pub fn stopped(&self) -> bool {
-        self.flags.stop.load(Ordering::Relaxed) || self.flags.abort.load(Ordering::Relaxed)
+        self.flags.stopped()
     }
 
     /// Records an error and stops every thread.
     pub fn fail(&mut self, what: String, e: &std::io::Error) {
-        if self.error.is_none() {
-            self.error = Some(IoErrorEntry {
-                op: self.op.name().into(),
-                thread: self.thread,
-                offset: 0,
-                errno: e.raw_os_error(),
-                message: format!("{what}: {e}"),
-            });
-        }
-        self.flags.abort.store(true, Ordering::Relaxed);
+        let error = IoErrorEntry {
+            op: self.op.name().into(),
+            thread: self.thread,
+            offset: 0,
+            errno: e.raw_os_error(),
+            message: format!("{what}: {e}"),
+        };
+        self.flags.fail(&mut self.error, error);
     }
 
     /// Restarts the per-file clock (after waiting, walking, or a directory's setup).
@@ -183,21 +179,19 @@ fn open_trees(job: &Job) -> Result<(OwnedFd, Option<OwnedFd>), RunError> {
     Ok((root, dest))
 }
 
-/// What one thread hands back.
-struct Outcome {
-    totals: record::ThreadTotals,
+/// What one thread found, besides its measurements.
+struct Found {
     counts: Counts,
     scan: Vec<ScanTotal>,
     dir_meta: Vec<DirMeta>,
     dirs_seen: Vec<(u32, String)>,
     groups: Vec<Vec<String>>,
-    error: Option<IoErrorEntry>,
 }
 
-/// Runs a files job: the counterpart of `crate::run` for `kind = "files"`.
+/// Runs a files job: the counterpart of `block::run` for `kind = "files"`.
 pub fn run(
     job: Job,
-    mut warnings: Vec<Warning>,
+    warnings: Vec<Warning>,
     flags: &Flags,
     on_point: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<Report, RunError> {
@@ -212,130 +206,92 @@ pub fn run(
     }
     let queue = walk::Queue::new();
     let dupes = hash::Shared::new(threads);
-    let (tx, rx) = mpsc::channel();
-    let go = Barrier::new(threads as usize + 1);
-    let start_unix_s = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0);
-    let interval = job.interval();
-    let start_cell: OnceLock<Instant> = OnceLock::new();
-    let mut start = Instant::now();
-
-    let (outcomes, points, end, cpu) = std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for t in 0..threads {
-            let tx = tx.clone();
-            let (job, go, queue, set, dupes, start_cell) =
-                (&job, &go, &queue, &set, &dupes, &start_cell);
-            handles.push(s.spawn(move || {
-                let buf = vec![1u8; BUF_SIZE];
-                let (mut list, mut list2) = (walk::Listing::default(), walk::Listing::default());
-                list.reserve();
-                list2.reserve();
-                go.wait();
-                let start = *start_cell.get().expect("set before `go`");
-                let mut ctx = Ctx {
-                    thread: t,
-                    job,
-                    op,
-                    rec: Recorder::new(start, Duration::ZERO, interval, tx),
-                    flags,
-                    error: None,
-                    buf,
-                    list,
-                    list2,
-                    counts: Counts::default(),
-                    scan: Vec::new(),
-                    dir_meta: Vec::new(),
-                    dirs_seen: Vec::new(),
-                    cands: Vec::new(),
-                    last: start,
-                };
-                let mut groups = Vec::new();
-                match op {
-                    FileOp::Create => ops::create(&mut ctx, set, root_fd, t, threads),
-                    _ => {
-                        ops::walk(&mut ctx, queue, root_fd, dest_fd);
-                        if op == FileOp::Dupes {
-                            groups = dupes.run(&mut ctx, root_fd);
-                        }
+    // A files job has no ramp: its work is a fixed amount, not a time.
+    let launch = Launch {
+        interval: job.interval(),
+        ramp: Duration::ZERO,
+        ready: false,
+    };
+    let harvest = harness::run_threads(
+        &launch,
+        flags,
+        vec![(); threads as usize],
+        on_point,
+        |t, (), gate| {
+            let buf = vec![1u8; BUF_SIZE];
+            let (mut list, mut list2) = (walk::Listing::default(), walk::Listing::default());
+            list.reserve();
+            list2.reserve();
+            let (start, rec) = gate.start();
+            let mut ctx = Ctx {
+                thread: t,
+                job: &job,
+                op,
+                rec,
+                flags,
+                error: None,
+                buf,
+                list,
+                list2,
+                counts: Counts::default(),
+                scan: Vec::new(),
+                dir_meta: Vec::new(),
+                dirs_seen: Vec::new(),
+                cands: Vec::new(),
+                last: start,
+            };
+            let mut groups = Vec::new();
+            match op {
+                FileOp::Create => ops::create(&mut ctx, &set, root_fd, t, threads),
+                _ => {
+                    ops::walk(&mut ctx, &queue, root_fd, dest_fd);
+                    if op == FileOp::Dupes {
+                        groups = dupes.run(&mut ctx, root_fd);
                     }
                 }
-                let end = Instant::now();
-                Outcome {
-                    totals: ctx.rec.finish(end),
-                    counts: ctx.counts,
-                    scan: ctx.scan,
-                    dir_meta: ctx.dir_meta,
-                    dirs_seen: ctx.dirs_seen,
-                    groups,
-                    error: ctx.error,
-                }
-            }));
-        }
-        drop(tx);
-        start = Instant::now();
-        start_cell.set(start).expect("set once");
-        go.wait();
-        let cpu_before = crate::cpu::usage();
-        let mut series = SeriesBuilder::new(threads, start, interval, Duration::ZERO);
-        series.drain(rx, on_point);
-        let mut outcomes: Vec<Outcome> = handles
-            .into_iter()
-            .map(|h| h.join().expect("a worker thread panicked"))
-            .collect();
-        // Work no single file owns: directories' times, removing emptied directories.
-        if let Err(e) = finish_dirs(op, &mut outcomes, root_fd, dest_fd, &job) {
-            if outcomes.iter().all(|o| o.error.is_none()) {
-                outcomes[0].error = Some(IoErrorEntry {
-                    op: op.name().into(),
-                    thread: 0,
-                    offset: 0,
-                    errno: e.raw_os_error(),
-                    message: format!("finishing directories: {e}"),
-                });
             }
-        }
-        let end = Instant::now();
-        let cpu = crate::cpu::since(&cpu_before, end - start);
-        (outcomes, series.finish(), end, cpu)
-    });
+            let found = Found {
+                counts: ctx.counts,
+                scan: ctx.scan,
+                dir_meta: ctx.dir_meta,
+                dirs_seen: ctx.dirs_seen,
+                groups,
+            };
+            Outcome::finish(ctx.rec, ctx.error, found)
+        },
+        // Work no single file owns: directories' times, removing emptied directories.
+        |outcomes| {
+            if let Err(e) = finish_dirs(op, outcomes, root_fd, dest_fd, &job) {
+                if outcomes.iter().all(|o| o.error.is_none()) {
+                    outcomes[0].error = Some(IoErrorEntry {
+                        op: op.name().into(),
+                        thread: 0,
+                        offset: 0,
+                        errno: e.raw_os_error(),
+                        message: format!("finishing directories: {e}"),
+                    });
+                }
+            }
+        },
+    );
     drop(root);
     drop(dest);
 
-    let runtime_s = end.saturating_duration_since(start).as_secs_f64().max(1e-9);
-    let errors: Vec<_> = outcomes.iter().filter_map(|o| o.error.clone()).collect();
+    // The whole op is measured, the final directory pass included.
+    let span = harvest.span(harvest.joined, Duration::ZERO);
     let mut results = Vec::new();
-    for (slot, name) in [(Op::Files, op.name()), (Op::Read, "hash")] {
+    for (slot, name) in [(Op::Files, op.into()), (Op::Read, IoOp::Hash.into())] {
         if slot == Op::Read && op != FileOp::Dupes {
             continue;
         }
-        let parts = outcomes.iter().map(|o| &o.totals.ops[slot as usize]);
-        results.push(record::merged_result(name, parts, runtime_s));
+        results.push(harvest.merged(slot, name, span));
     }
-    let files = files_result(op, &queue, &outcomes);
-
-    let interrupted = flags.stop.load(Ordering::Relaxed);
-    let status = crate::status_of(
-        &errors,
-        interrupted,
-        runtime_s,
-        &mut warnings,
-        "use more files",
-    );
+    let files = files_result(op, &queue, &harvest.outcomes);
     let mut paths = vec![job.directory.clone().unwrap_or_default()];
     paths.extend(job.dest.clone());
-    Ok(Report {
-        schema_version: report::SCHEMA_VERSION,
-        engine: EngineInfo::this(),
-        status,
-        interrupted,
-        start_unix_s,
-        runtime_s,
-        ramp_s: 0.0,
+    let body = Body {
         target: TargetInfo {
-            kind: "tree".into(),
+            kind: TargetKind::Tree,
             paths,
             size_bytes: files.bytes,
             dio_align_bytes: None,
@@ -343,23 +299,16 @@ pub fn run(
         layout: None,
         results,
         fsync: FsyncResult::default(),
-        series: Series {
-            interval_s: job.interval,
-            points,
-        },
-        cpu,
-        errors,
-        warnings,
         files: Some(files),
         app: None,
-        job,
-    })
+    };
+    Ok(harvest.into_report(job, span, body, warnings, flags, "use more files"))
 }
 
 /// Applies copied directories' modes and times, or removes emptied directories, deepest first.
 fn finish_dirs(
     op: FileOp,
-    outcomes: &mut [Outcome],
+    outcomes: &mut [Outcome<Found>],
     root_fd: RawFd,
     dest_fd: Option<RawFd>,
     job: &Job,
@@ -367,7 +316,8 @@ fn finish_dirs(
     match op {
         FileOp::Copy | FileOp::Sync => {
             let dest_fd = dest_fd.expect("copy and sync have a dest");
-            let mut metas: Vec<&DirMeta> = outcomes.iter().flat_map(|o| &o.dir_meta).collect();
+            let mut metas: Vec<&DirMeta> =
+                outcomes.iter().flat_map(|o| &o.value.dir_meta).collect();
             metas.sort_by(|a, b| b.depth.cmp(&a.depth).then_with(|| a.rel.cmp(&b.rel)));
             for m in metas {
                 let rel = CString::new(if m.rel.is_empty() { "." } else { &m.rel })
@@ -379,7 +329,7 @@ fn finish_dirs(
         FileOp::Delete => {
             let mut dirs: Vec<(u32, String)> = outcomes
                 .iter_mut()
-                .flat_map(|o| std::mem::take(&mut o.dirs_seen))
+                .flat_map(|o| std::mem::take(&mut o.value.dirs_seen))
                 .collect();
             dirs.sort_by_key(|d| std::cmp::Reverse(d.0));
             for (_, rel) in dirs.iter().filter(|(d, _)| *d > 0) {
@@ -399,9 +349,9 @@ fn finish_dirs(
 /// Cap on `dupe_groups` in the report.
 const MAX_GROUPS_LISTED: usize = 1000;
 
-fn files_result(op: FileOp, queue: &walk::Queue, outcomes: &[Outcome]) -> FilesResult {
+fn files_result(op: FileOp, queue: &walk::Queue, outcomes: &[Outcome<Found>]) -> FilesResult {
     let mut c = Counts::default();
-    for o in outcomes {
+    for o in outcomes.iter().map(|o| &o.value) {
         c.files += o.counts.files;
         c.bytes += o.counts.bytes;
         c.dirs += o.counts.dirs;
@@ -410,20 +360,24 @@ fn files_result(op: FileOp, queue: &walk::Queue, outcomes: &[Outcome]) -> FilesR
         c.copied += o.counts.copied;
     }
     let mut r = FilesResult {
-        op: op.name().into(),
+        op,
         files: c.files,
         bytes: c.bytes,
         dirs: c.dirs,
         created: c.created,
         deleted: c.deleted,
         copied: c.copied,
-        ..Default::default()
+        scan_totals: None,
+        dupe_groups: None,
+        dupe_group_count: None,
+        dupe_files: None,
+        dupe_wasted_bytes: None,
     };
     if op == FileOp::Scan {
         let tops = queue.tops.lock().unwrap_or_else(|p| p.into_inner());
         let mut totals: BTreeMap<String, ScanTotal> = BTreeMap::new();
         for o in outcomes {
-            for (i, t) in o.scan.iter().enumerate() {
+            for (i, t) in o.value.scan.iter().enumerate() {
                 if t.bytes == 0 && t.files == 0 {
                     continue;
                 }
@@ -439,11 +393,14 @@ fn files_result(op: FileOp, queue: &walk::Queue, outcomes: &[Outcome]) -> FilesR
         r.scan_totals = Some(totals);
     }
     if op == FileOp::Dupes {
-        let mut groups: Vec<Vec<String>> = outcomes.iter().flat_map(|o| o.groups.clone()).collect();
+        let mut groups: Vec<Vec<String>> = outcomes
+            .iter()
+            .flat_map(|o| o.value.groups.clone())
+            .collect();
         groups.sort();
         r.dupe_group_count = Some(groups.len() as u64);
         r.dupe_files = Some(groups.iter().map(|g| g.len() as u64).sum());
-        r.dupe_wasted_bytes = Some(outcomes.iter().map(|o| o.counts.wasted).sum());
+        r.dupe_wasted_bytes = Some(outcomes.iter().map(|o| o.value.counts.wasted).sum());
         groups.truncate(MAX_GROUPS_LISTED);
         r.dupe_groups = Some(groups);
     }

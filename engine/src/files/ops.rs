@@ -107,11 +107,7 @@ fn write_content(
 /// Every operation but `create`: take directories from the queue until the walk ends.
 pub fn walk(ctx: &mut Ctx<'_>, queue: &Queue, root: RawFd, dest: Option<RawFd>) {
     let flags = ctx.flags;
-    let stop = || {
-        flags.stop.load(std::sync::atomic::Ordering::Relaxed)
-            || flags.abort.load(std::sync::atomic::Ordering::Relaxed)
-    };
-    while let Some(task) = queue.pop(stop) {
+    while let Some(task) = queue.pop(|| flags.stopped()) {
         let mut list = std::mem::take(&mut ctx.list);
         if let Err((what, e)) = visit(ctx, queue, &task, &mut list, root, dest) {
             let path = if task.rel.is_empty() { "." } else { &task.rel };

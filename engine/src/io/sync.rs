@@ -3,8 +3,8 @@
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
 
+use crate::block::worker::{spin, Worker};
 use crate::record::Op;
-use crate::worker::{spin, Worker};
 
 /// One pread/pwrite at a time, timed from just before the call to just after it.
 pub fn run(w: &mut Worker) {

@@ -12,9 +12,9 @@ use std::time::Instant;
 
 use io_uring::{opcode, squeue, types, IoUring};
 
+use crate::block::worker::Worker;
+use crate::buffers::Buffers;
 use crate::record::Op;
-use crate::target::Buffers;
-use crate::worker::Worker;
 
 pub struct Queue {
     ring: IoUring,

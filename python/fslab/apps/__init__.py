@@ -1,1 +1,2 @@
-"""Application workloads: real programs (PostgreSQL with pgbench) run on a target."""
+"""Real programs run on a target: PostgreSQL's server lifecycle (`postgres.py`). The
+study side of such a workload is its kind in `fslab.kinds` (`kinds/pgbench.py`)."""

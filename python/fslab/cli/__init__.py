@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import gc
+import importlib
 import os
 import sqlite3
 import sys
@@ -15,18 +17,15 @@ from rich.console import Console
 from rich.text import Text
 
 from fslab import __version__
-from fslab.cli import bundle as bundle_cli
-from fslab.cli import cleanup as cleanup_cli
-from fslab.cli import compare as compare_cli
-from fslab.cli import export as export_cli
-from fslab.cli import plan as plan_cli
-from fslab.cli import report as report_cli
-from fslab.cli import run as run_cli
-from fslab.cli.job import job
 from fslab.errors import EngineError, ExitStatus, FslabError
 from fslab.safe_text import safe_text
-from fslab.store.db import Results
-from fslab.study.load import StudyError
+
+# The subcommands, each a module of `fslab.cli` with a `command`, in the order `--help`
+# lists them. A command's module is imported when it runs: `fslab compare` does not pay
+# for the report's plotting libraries, nor `fslab plan` for the statistics.
+_COMMANDS = ("job", "plan", "run", "compare", "report", "export", "bundle", "cleanup")
+_READERS = frozenset({"compare", "report", "export", "bundle"})
+"""The commands that only read the results database and exit."""
 
 _EXIT_TABLE = "\b\nExit status:\n" + "\n".join(
     f"  {status.value:<4} {status.name.lower():<12} {doc}"
@@ -61,8 +60,10 @@ def print_error(message: str, hint: str | None = None) -> None:
 
 
 def _report(e: FslabError) -> None:
-    if isinstance(e, StudyError):
-        for p in e.problems:
+    problems = getattr(e, "problems", None)
+    if problems:
+        # A study's problems (`StudyError`), each with its place and hint.
+        for p in problems:
             print_error(f"{p.where}: {p.what}", p.hint)
         return
     if isinstance(e, EngineError) and e.stderr:
@@ -98,6 +99,8 @@ def _results_path(ctx: click.Context) -> Path | None:
 
 
 def _damaged(ctx: click.Context, e: sqlite3.DatabaseError) -> None:
+    from fslab.store.db import Results
+
     db = _results_path(ctx)
     if db is not None:
         _report(Results.damaged(db, str(e)))
@@ -119,13 +122,29 @@ def _bug(ctx: click.Context) -> NoReturn:
 
 
 class FslabGroup(click.Group):
-    """A click group whose commands may return an `ExitStatus` and raise `FslabError`."""
+    """A click group whose commands may return an `ExitStatus` and raise `FslabError`,
+    and are imported when they are used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [*_COMMANDS, *(n for n in super().list_commands(ctx) if n not in _COMMANDS)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in _COMMANDS:
+            command = importlib.import_module(f"fslab.cli.{cmd_name}").command
+            assert isinstance(command, click.Command)
+            return command
+        return super().get_command(ctx, cmd_name)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name, cmd, rest = super().resolve_command(ctx, args)
         ctx.meta[_COMMAND] = (name, cmd, tuple(rest))
+        if name in _READERS:
+            # These build a million small objects for a large study and free them at
+            # exit: the cycle collector would walk them all again and again (twice the
+            # time at 100,000 runs) and find nothing to free.
+            gc.disable()
         return name, cmd, rest
 
     def invoke(self, ctx: click.Context) -> Any:
@@ -164,8 +183,3 @@ class FslabGroup(click.Group):
 def main(traceback: bool) -> None:
     """fslab: a storage lab. Builds storage configurations, runs workloads on them with
     fslab-engine, and compares the results."""
-
-
-main.add_command(job)
-for _module in (plan_cli, run_cli, compare_cli, report_cli, export_cli, bundle_cli, cleanup_cli):
-    main.add_command(_module.command)

@@ -12,7 +12,7 @@ import click
 
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, keep_ops
-from fslab.report.terminal import render_csv, render_json, render_markdown, render_table
+from fslab.report.render import render_csv, render_json, render_markdown, render_table
 from fslab.safe_text import safe_text
 
 

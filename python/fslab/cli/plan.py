@@ -16,9 +16,9 @@ from fslab.safe_text import safe_text
 from fslab.store.db import made_filesystems
 from fslab.store.lock import waiting_for
 from fslab.study.check import (
-    app_problems,
     capacity_problems,
     engine_problems,
+    kind_problems,
     param_problems,
     target_problems,
 )
@@ -92,7 +92,7 @@ def checked_plan(
     if not problems:
         problems += capacity_problems(plan, place, workdir)
     problems += engine_problems(plan, place)
-    problems += app_problems(plan, place, workdir)
+    problems += kind_problems(plan, place, workdir)
     if problems:
         raise StudyError(problems)
     return Checked(plan, text, workdir, made, said)

@@ -26,13 +26,14 @@ from pathlib import Path
 
 from fslab import __version__
 from fslab.compare import DEFAULT_RESULTS
-from fslab.report.charts import build_charts, slug
+from fslab.report.charts import build_charts
 from fslab.report.context import load_report
 from fslab.report.export import export_rows, render_export_csv
+from fslab.report.format import slug
 from fslab.report.html import render_html
 from fslab.report.markdown import write_markdown_report
 from fslab.report.output import OutputError, staged
-from fslab.report.terminal import render_csv
+from fslab.report.render.csv import render_csv
 
 FORMATS = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".zip": "zip"}
 

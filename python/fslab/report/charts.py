@@ -23,8 +23,6 @@ Which charts a study gets depends on its data:
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -43,8 +41,9 @@ from fslab.compare import (
 )
 from fslab.report.context import ReportData, key_of
 from fslab.report.findings import limits
-from fslab.report.terminal import format_stat
+from fslab.report.format import format_stat, ns_axis, slug
 from fslab.study.model import APP_KINDS
+from fslab.units import short_count, short_number
 
 # Okabe & Ito's colour-blind safe palette (without its yellow, too pale on white), then
 # Tableau's for studies with more targets.
@@ -188,19 +187,10 @@ def _unit(metric: MetricSpec, values: Iterable[float]) -> _Unit:
     if metric.unit == "pct":
         return _Unit(1.0, f"{metric.label} (%)")
     if metric.unit == "ns":
-        scale, suffix = _ns_scale(values)
+        scale, suffix = ns_axis(values)
         what = "mean latency" if metric.name == "lat_mean_ns" else "p99 latency"
         return _Unit(scale, f"{what} ({suffix})")
     return _Unit(1.0, metric.label)
-
-
-def _ns_scale(values: Iterable[float]) -> tuple[float, str]:
-    """The divisor and unit of nanoseconds that fit the median of `values`."""
-    vals = sorted(v for v in values if v > 0)
-    mid = vals[len(vals) // 2] if vals else 1e3
-    return next(
-        ((s, u) for s, u in ((1e9, "s"), (1e6, "ms"), (1e3, "µs")) if mid >= s), (1.0, "ns")
-    )
 
 
 _METRIC_WORDS = {
@@ -220,12 +210,6 @@ def _words(metric: MetricSpec) -> str:
 
 
 # -- ids and labels --------------------------------------------------------------------------
-
-
-def slug(text: str) -> str:
-    """`cached: rw=read` -> `cached-rw-read`; never empty."""
-    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return s[:60].rstrip("-") or "chart"
 
 
 class _Ids:
@@ -675,7 +659,7 @@ never the verdict (a pass or fail per run: the summary's table)."""
 
 def _app_unit(app: AppChart, metric: MetricSpec, values: Iterable[float]) -> _Unit:
     if metric.unit == "ns":
-        scale, suffix = _ns_scale(values)
+        scale, suffix = ns_axis(values)
         return _Unit(scale, f"{app.axis} ({suffix})")
     return _Unit(_unit(metric, values).scale, app.axis)
 
@@ -817,10 +801,8 @@ def _timelines(data: ReportData, ids: _Ids) -> list[Chart]:
                     xs = tuple(round(p[0], 3) for p in pts)
 
                     iops = [p[1] for p in pts]
-                    iops_traces.append(
-                        Trace(t, xs, tuple(iops), hover=_time_hover(t, pts, iops, "IOPS", _count),
-                              peak=_peak(iops))
-                    )  # fmt: skip
+                    hover = _time_hover(t, pts, iops, "IOPS", short_count)
+                    iops_traces.append(Trace(t, xs, tuple(iops), hover=hover, peak=_peak(iops)))
                     for variant, col, dash in (("write", 3, "solid"), ("read", 2, "dot")):
                         vals = [float(p[col]) / mib for p in pts]
                         if not any(vals):
@@ -828,7 +810,7 @@ def _timelines(data: ReportData, ids: _Ids) -> list[Chart]:
                         bytes_traces.append(
                             Trace(
                                 t, xs, tuple(vals),
-                                hover=_time_hover(t, pts, vals, f"MiB/s {variant}", _sig),
+                                hover=_time_hover(t, pts, vals, f"MiB/s {variant}", short_number),
                                 variant=variant, dash=dash,  # type: ignore[arg-type]
                                 peak=_peak(vals),
                             )
@@ -894,21 +876,6 @@ def _peak(values: Sequence[float]) -> int | None:
     if not values or max(values) <= 0:
         return None
     return max(range(len(values)), key=lambda i: values[i])
-
-
-def _count(v: float) -> str:
-    for suffix, scale in (("M", 1e6), ("k", 1e3)):
-        if v >= scale:
-            return f"{_sig(v / scale)}{suffix}"
-    return _sig(v)
-
-
-def _sig(v: float) -> str:
-    if v == 0 or not math.isfinite(v):
-        return "0"
-    if abs(v) >= 100:
-        return f"{v:.0f}"
-    return f"{v:.3g}"
 
 
 def dodge(x: float, index: int, count: int, *, log: bool, span: float) -> float:

@@ -34,7 +34,7 @@ from fslab.compare import (
     MetricSpec,
     Row,
 )
-from fslab.report.terminal import format_cell, format_stat, group_title, passed
+from fslab.report.format import format_cell, format_stat, group_title, passed
 from fslab.stats.summary import Difference, Summary, Verdict, compare_samples
 from fslab.stats.warnings import StatWarning
 from fslab.study.model import APP_KINDS

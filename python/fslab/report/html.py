@@ -43,9 +43,10 @@ from fslab.report.findings import (
     verdict_headlines,
     verdicts,
 )
-from fslab.report.tables import MARKS, table_views
-from fslab.report.terminal import format_stat, legend
+from fslab.report.format import format_stat, legend, mark
+from fslab.report.tables import table_views
 from fslab.stats.summary import Verdict
+from fslab.units import short_count
 
 _COLUMNS = 4
 """Small multiples per row."""
@@ -264,7 +265,7 @@ def _traces(
                     "size": 12,
                     "line": {"color": "#fff", "width": 1},
                 },
-                "text": [f"peak {_short(py)}"],
+                "text": [f"peak {short_count(py)}"],
                 "textposition": "top center",
                 "textfont": {"size": 10, "color": style.color},
                 "hovertext": [_esc(trace.hover[trace.peak]) if trace.hover else ""],
@@ -273,13 +274,6 @@ def _traces(
             }
         )
     return out_traces
-
-
-def _short(v: float) -> str:
-    for suffix, scale in (("M", 1e6), ("k", 1e3)):
-        if abs(v) >= scale:
-            return f"{v / scale:.3g}{suffix}"
-    return f"{v:.3g}"
 
 
 def _script_json(value: Any) -> str:
@@ -363,7 +357,7 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         facts=target_facts,
         methodology=methodology(c),
         verdict_class=_verdict_class,
-        mark=lambda v: MARKS.get(v, v.value) if v else "",
+        mark=mark,
         charts_json=_script_json(specs),
         plotly_js=plotly_js if plotly_js is not None else get_plotlyjs(),
         common=[f"{k}={format_param(k, v)}" for k, v in c.common_params()],

@@ -31,10 +31,11 @@ from fslab.report.findings import (
     verdict_headlines,
     verdicts,
 )
+from fslab.report.format import code, format_stat, legend, mark, md
 from fslab.report.output import staged_dir, write_text
-from fslab.report.tables import MARKS, TableCell, table_views
-from fslab.report.terminal import format_stat, legend
+from fslab.report.tables import TableCell, table_views
 from fslab.stats.summary import Verdict
+from fslab.units import short_count
 
 _MARKERS = {
     "circle": "o",
@@ -59,23 +60,7 @@ _RC = {
     "axes.facecolor": "#fbfbfb",
 }
 
-# -- escaping ------------------------------------------------------------------------------
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|#])")
-
-
-def md(text: str) -> str:
-    """Text for Markdown: its punctuation escaped, `<`, `>` and `&` as entities."""
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _MD_SPECIAL.sub(r"\\\1", text).replace("\n", " ")
-
-
-def code(text: str) -> str:
-    """An inline code span that holds `text` as is (backticks included)."""
-    runs = [len(m) for m in re.findall(r"`+", text)]
-    fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
+# -- escaping (`md` and `code` are `fslab.report.format`'s) ---------------------------------
 
 
 def _fenced(text: str, lang: str = "") -> str:
@@ -194,10 +179,10 @@ def _table_cell(cell: TableCell) -> str:
 
 
 def _cell(text: str, verdict: Verdict | None) -> str:
-    mark = MARKS.get(verdict, verdict.value) if verdict else ""
+    word = mark(verdict)
     if verdict in (Verdict.BETTER, Verdict.WORSE, Verdict.DIFFERENT):
-        return f"{md(text)} **{mark}**"
-    return f"{md(text)} {mark}" if mark else md(text)
+        return f"{md(text)} **{word}**"
+    return f"{md(text)} {word}" if word else md(text)
 
 
 def _summary(data: ReportData) -> list[str]:
@@ -420,7 +405,7 @@ def _figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> Figure:
                         [px], [py], marker="*", markersize=9, color=style.color, linestyle="none"
                     )
                     ax.annotate(
-                        f"peak {_short(py)}",
+                        f"peak {short_count(py)}",
                         (px, py),
                         textcoords="offset points",
                         xytext=(0, 5),
@@ -466,13 +451,6 @@ def _figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> Figure:
         frameon=False,
     )
     return fig
-
-
-def _short(v: float) -> str:
-    for suffix, scale in (("M", 1e6), ("k", 1e3)):
-        if abs(v) >= scale:
-            return f"{v / scale:.3g}{suffix}"
-    return f"{v:.3g}"
 
 
 def write_markdown_report(data: ReportData, charts: Sequence[Chart], out: Path) -> list[Path]:

@@ -1,5 +1,5 @@
 """The comparison tables of a report as rows of cells, for the HTML and Markdown
-renderers: the same columns and numbers as `fslab compare` (`fslab.report.terminal`),
+renderers: the same columns and numbers as `fslab compare` (`fslab.report.format`),
 with each Δ cell's verdict and details (p-value, n, CI) kept for styling and tooltips."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fslab.compare import Cell, Comparison, Group
-from fslab.report.charts import slug
-from fslab.report.terminal import format_cell, format_delta, group_title, passed
+from fslab.report.format import format_cell, format_delta, group_title, passed, slug
 from fslab.stats.summary import Verdict
 from fslab.stats.warnings import StatWarning
 
@@ -114,13 +113,3 @@ def table_views(c: Comparison) -> tuple[TableView, ...]:
             rows.append(tuple(out))
         views.append(TableView(group, title, anchor, cols, tuple(rows), group.all_warnings()))
     return tuple(views)
-
-
-MARKS = {
-    Verdict.BETTER: "better",
-    Verdict.WORSE: "worse",
-    Verdict.SAME: "",
-    Verdict.UNTESTED: "?",
-    Verdict.DIFFERENT: "differs",
-}
-"""The word after a Δ, as `fslab compare` prints it."""

@@ -13,11 +13,13 @@ way contain the true mean 95% of the time. The t quantile, not 1.96, is used bec
 is itself estimated from few runs: with n = 3, t = 4.303, so three runs give a wide
 interval, honestly. With n = 1 there is no spread to estimate and no interval is given.
 
-**Difference: Welch's t-test, two-sided, alpha = 0.05.** `scipy.stats.ttest_ind(...,
-equal_var=False)`. Welch's test, not Student's pooled test, because two storage
-configurations have no reason to share a variance (a copy-on-write file system is often
-noisier than an in-place one), and Welch stays correct when variances and n differ while
-losing almost nothing when they are equal. The verdict is:
+**Difference: Welch's t-test, two-sided, alpha = 0.05**, as `scipy.stats.ttest_ind(...,
+equal_var=False)` computes it (t from the means and the per-sample variances over n,
+Welch-Satterthwaite degrees of freedom, p from Student's t distribution of scipy.special;
+`tests/test_stats.py` checks it against scipy.stats). Welch's test, not Student's pooled
+test, because two storage configurations have no reason to share a variance (a
+copy-on-write file system is often noisier than an in-place one), and Welch stays correct
+when variances and n differ while losing almost nothing when they are equal. The verdict is:
 
 - `better` / `worse`: p < alpha; the direction comes from the metric (higher IOPS and
   bandwidth are better, lower latency is better).
@@ -42,12 +44,13 @@ from __future__ import annotations
 
 import math
 import statistics
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from scipy import stats as _scipy_stats  # type: ignore[import-untyped]
+import numpy as np
+import numpy.typing as npt
+from scipy import special as _special  # type: ignore[import-untyped]
 
 CONFIDENCE = 0.95
 """Level of the confidence intervals."""
@@ -84,7 +87,7 @@ class Summary:
 def t_quantile(confidence: float, n: int) -> float:
     """Two-sided Student's t quantile for n samples: `t.ppf((1 + confidence) / 2, n - 1)`
     (4.303 for 95% and n = 3)."""
-    return float(_scipy_stats.t.ppf((1 + confidence) / 2, n - 1))
+    return float(_special.stdtrit(n - 1, (1 + confidence) / 2))
 
 
 def summarize(samples: Sequence[float], confidence: float = CONFIDENCE) -> Summary:
@@ -150,13 +153,14 @@ def welch_p_value(a: Sequence[float], b: Sequence[float]) -> float:
     means 0.0 (the limit as the variances go to zero)."""
     if len(a) < 2 or len(b) < 2:
         raise ValueError("Welch's t-test needs at least 2 samples on each side")
-    if statistics.variance(a) == 0 and statistics.variance(b) == 0:
-        return 1.0 if statistics.fmean(a) == statistics.fmean(b) else 0.0
-    with warnings.catch_warnings():
-        # Near-constant samples make scipy warn about precision; the p it returns is fine.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        result = _scipy_stats.ttest_ind(a, b, equal_var=False)
-    p = float(result.pvalue)
+    va, vb = statistics.variance(a), statistics.variance(b)
+    ma, mb = statistics.fmean(a), statistics.fmean(b)
+    if va == 0 and vb == 0:
+        return 1.0 if ma == mb else 0.0
+    sa, sb = va / len(a), vb / len(b)
+    t = (ma - mb) / math.sqrt(sa + sb)
+    df = (sa + sb) ** 2 / (sa**2 / (len(a) - 1) + sb**2 / (len(b) - 1))
+    p = float(2 * _special.stdtr(df, -abs(t)))
     return 1.0 if math.isnan(p) else p
 
 
@@ -204,3 +208,61 @@ def compare_samples(
     else:
         verdict = Verdict.WORSE
     return Difference(delta_pct=delta, p_value=p, verdict=verdict, alpha=alpha)
+
+
+# ------------------------------------------------------------------------ many at once
+# The same summaries and tests over arrays of cells (one element per cell), for `compare`:
+# a study of 100,000 runs has about a million cells, too many for a scipy call each.
+# `tests/test_stats.py` checks them against the functions above.
+
+Floats = npt.NDArray[np.float64]
+VERDICT_CODES: tuple[Verdict, ...] = (
+    Verdict.SAME, Verdict.BETTER, Verdict.WORSE, Verdict.DIFFERENT, Verdict.UNTESTED
+)  # fmt: skip
+"""`compare_many`'s verdict codes: the verdict is `VERDICT_CODES[code]`; -1 is none."""
+
+
+def t_quantiles(confidence: float, n: npt.NDArray[np.int64]) -> Floats:
+    """`t_quantile(confidence, n)` per element; NaN where n < 2."""
+    df = np.where(n >= 2, n - 1, np.nan).astype(np.float64)
+    out: Floats = _special.stdtrit(df, (1 + confidence) / 2)
+    return out
+
+
+def compare_many(
+    base_n: npt.NDArray[np.int64],
+    base_mean: Floats,
+    base_var: Floats,
+    n: npt.NDArray[np.int64],
+    mean: Floats,
+    var: Floats,
+    *,
+    higher_is_better: npt.NDArray[np.int8],
+    min_abs: Floats,
+    alpha: float = ALPHA,
+) -> tuple[Floats, Floats, npt.NDArray[np.int8]]:
+    """`compare_samples` per element, from each side's n, mean and variance (ddof=1):
+    (delta_pct, NaN where the baseline's mean is 0; p-value, NaN where untested; verdict
+    code, -1 where either side has no sample). `higher_is_better` is 1, 0, or -1 for a
+    metric with no better direction."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        delta = np.where(base_mean != 0, (mean - base_mean) / np.abs(base_mean) * 100, np.nan)
+        tested = (base_n >= 2) & (n >= 2)
+        a, b = var / n, base_var / base_n
+        se2 = a + b
+        both_flat = tested & (var == 0) & (base_var == 0)
+        tstat = (mean - base_mean) / np.sqrt(se2)
+        df = se2**2 / (a**2 / (n - 1) + b**2 / (base_n - 1))
+        p = 2 * _special.stdtr(df, -np.abs(tstat))
+    p = np.where(both_flat, np.where(mean == base_mean, 1.0, 0.0), p)
+    p = np.where(tested, np.where(np.isnan(p), 1.0, p), np.nan)
+    too_small = (np.abs(np.nan_to_num(delta, nan=np.inf)) < MIN_EFFECT_PCT) | (
+        np.abs(mean - base_mean) < min_abs
+    )
+    same = (p >= alpha) | (mean == base_mean) | too_small
+    up = mean > base_mean
+    directed = np.where(up == (higher_is_better == 1), 1, 2)
+    verdict = np.where(same, 0, np.where(higher_is_better < 0, 3, directed))
+    verdict = np.where(tested, verdict, 4)
+    verdict = np.where((base_n > 0) & (n > 0), verdict, -1).astype(np.int8)
+    return delta, p, verdict

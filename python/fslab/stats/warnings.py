@@ -6,13 +6,14 @@ show the same warnings (one source: `fslab.compare` attaches them to the cells t
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
-from scipy import stats as _scipy_stats  # type: ignore[import-untyped]
+from scipy import special as _special  # type: ignore[import-untyped]
 
 
 class WarningKind(StrEnum):
@@ -67,9 +68,9 @@ SHORT_RUN_S = 5.0
 """Block runs shorter than this measure start-up more than the steady state."""
 
 
-@dataclass(frozen=True)
-class RunFacts:
-    """What one completed run says about itself (engine warnings, telemetry, series)."""
+class RunFacts(NamedTuple):
+    """What one completed run says about itself (engine warnings, telemetry, series).
+    A named tuple: compare makes one per run, 100,000 for a large study."""
 
     run_id: int
     runtime_s: float | None = None
@@ -79,8 +80,9 @@ class RunFacts:
     contaminated_intervals: int = 0
     reasons: tuple[str, ...] = ()
     """Why contaminated: `foreign_cpu`, `steal`, `memory_pressure`."""
-    iops_series: tuple[tuple[float, float], ...] = ()
-    """(t_s, IOPS of all ops) of the measured (not ramp) intervals."""
+    trend: tuple[float, float] | None = None
+    """(relative drift, p-value of the slope) of the run's IOPS over its measured (not ramp)
+    intervals, by `trend()`, worked out when the run was stored; None when too short."""
     available_min_bytes: float | None = None
     """The least memory available during the run (MemAvailable)."""
     workload_read_bytes: float | None = None
@@ -116,8 +118,9 @@ def sample_warnings(
     n = len(samples)
     if n < 2:
         return out
-    mean = statistics.fmean(samples)
-    cv = statistics.stdev(samples) / abs(mean) if mean else 0.0
+    mean = math.fsum(samples) / n
+    stdev = math.sqrt(math.fsum((x - mean) ** 2 for x in samples) / (n - 1))
+    cv = stdev / abs(mean) if mean else 0.0
     if cv > NOISY_CV:
         out.append(
             StatWarning(
@@ -156,15 +159,30 @@ def trend(series: Sequence[tuple[float, float]]) -> tuple[float, float] | None:
         return None
     if statistics.pvariance(ys) == 0:
         return (0.0, 1.0)
-    fit = _scipy_stats.linregress(ts, ys)
-    drift = float(fit.slope) * (max(ts) - min(ts)) / mean
-    return drift, float(fit.pvalue)
+    # Least squares, as scipy.stats.linregress: the slope, and the two-sided p of its
+    # t statistic `r sqrt((n - 2) / (1 - r^2))` with n - 2 degrees of freedom.
+    n = len(ts)
+    mt = statistics.fmean(ts)
+    sxx = sum((t - mt) ** 2 for t in ts)
+    sxy = sum((t - mt) * (y - mean) for t, y in zip(ts, ys, strict=True))
+    syy = sum((y - mean) ** 2 for y in ys)
+    slope = sxy / sxx
+    r = max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+    if abs(r) == 1.0:
+        p = 0.0
+    else:
+        t_stat = r * math.sqrt((n - 2) / (1 - r * r))
+        p = float(2 * _special.stdtr(n - 2, -abs(t_stat)))
+    drift = slope * (max(ts) - min(ts)) / mean
+    return drift, p
 
 
 def run_warnings(
     target: str, kind: str, params: Mapping[str, Any], facts: Sequence[RunFacts]
 ) -> list[StatWarning]:
     """What one target's runs of one point say about themselves, one warning per kind."""
+    if kind != "block" and all(_quiet(f) for f in facts):
+        return []  # the common case, made cheap: a large study asks for every point
     out: list[StatWarning] = []
     n = len(facts)
 
@@ -206,7 +224,7 @@ def run_warnings(
 
     drifting: list[tuple[int, float]] = []
     for f in facts:
-        t = trend(f.iops_series)
+        t = f.trend
         if t is not None and abs(t[0]) > UNSTEADY_DRIFT and t[1] < 0.05:
             drifting.append((f.run_id, t[0]))
     if drifting:
@@ -303,6 +321,21 @@ def run_warnings(
                 )
             )
     return out
+
+
+def _quiet(f: RunFacts) -> bool:
+    """Whether none of the checks below that apply to every kind can fire for this run."""
+    return (
+        not f.engine_warnings
+        and not f.contaminated_intervals
+        and (f.trend is None or abs(f.trend[0]) <= UNSTEADY_DRIFT or f.trend[1] >= 0.05)
+        and (
+            f.workload_read_bytes is None
+            or f.device_read_bytes is None
+            or f.workload_read_bytes < MIN_CACHE_CHECK_BYTES
+            or f.device_read_bytes >= UNCACHED_SHARE * f.workload_read_bytes
+        )
+    )
 
 
 _REASONS = {

@@ -20,10 +20,11 @@ from typing import Any
 
 from fslab.engine import Report
 from fslab.errors import ExitStatus, FslabError
+from fslab.store.derive import derive
 from fslab.store.migrations import MIGRATIONS
 from fslab.study.model import APP_KINDS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 # (field of an engine series point, op stored): the series of an application model use
 # its results' names (`data_read`, ...), as the `metric` table does.
@@ -268,20 +269,24 @@ class Results:
             )
             for r in reports or []:
                 self._metrics(c, run_id, r)
-            if report is None:
-                return
-            self._metrics(c, run_id, report)
-            names = _APP_SERIES if report.job.kind in APP_KINDS else _BLOCK_SERIES
-            for p in report.series.points:
-                for field, op in names:
-                    o = getattr(p, field, None)
-                    if o is None:
-                        continue
-                    c.execute(
-                        "INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        (run_id, p.t_s, op, int(p.ramp), o.iops, o.bw_bytes, o.lat_mean_ns,
-                         o.lat_p99_ns),
-                    )  # fmt: skip
+            if report is not None:
+                self._metrics(c, run_id, report)
+                self._series(c, run_id, report)
+            derive(c, [run_id])
+
+    @staticmethod
+    def _series(c: sqlite3.Connection, run_id: int, report: Report) -> None:
+        names = _APP_SERIES if report.job.kind in APP_KINDS else _BLOCK_SERIES
+        for p in report.series.points:
+            for field, op in names:
+                o = getattr(p, field, None)
+                if o is None:
+                    continue
+                c.execute(
+                    "INSERT INTO series VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (run_id, p.t_s, op, int(p.ramp), o.iops, o.bw_bytes, o.lat_mean_ns,
+                     o.lat_p99_ns),
+                )  # fmt: skip
 
     def add_metric(
         self, run_id: int, op: str, *, ios: int, iops: float, lat_ns: Mapping[str, float],
@@ -300,6 +305,7 @@ class Results:
                  round(lat["p95"]), round(lat["p99"]), round(lat["p999"]),
                  round(lat["p9999"]), ""),
             )  # fmt: skip
+            derive(c, [run_id])
 
     @staticmethod
     def _metrics(c: sqlite3.Connection, run_id: int, report: Report) -> None:
@@ -322,11 +328,13 @@ class Results:
                 (run_id, interval_s, json.dumps(data, default=str)),
             )
             self._run_metrics(c, run_id, metrics)
+            derive(c, [run_id])
 
     def add_run_metrics(self, run_id: int, metrics: Mapping[str, Any]) -> None:
         """Run-level numbers besides telemetry's (an application model's verdict, ...)."""
         with self.tx() as c:
             self._run_metrics(c, run_id, metrics)
+            derive(c, [run_id])
 
     @staticmethod
     def _run_metrics(c: sqlite3.Connection, run_id: int, metrics: Mapping[str, Any]) -> None:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from fslab.store.derive import SCHEMA_V3, derive
+
 
 def _to_2(con: sqlite3.Connection) -> None:
     """Telemetry: the sampler's series per run and the metrics derived from it."""
@@ -23,4 +25,12 @@ def _to_2(con: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2}
+def _to_3(con: sqlite3.Connection) -> None:
+    """What compare needs of each completed run, derived once (`fslab.store.derive`)."""
+    for statement in SCHEMA_V3.split(";"):
+        if statement.strip():
+            con.execute(statement)
+    derive(con)
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2, 3: _to_3}

@@ -1,4 +1,4 @@
--- fslab results database, schema version 2 (PRAGMA user_version).
+-- fslab results database, schema version 3 (PRAGMA user_version).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -50,7 +50,7 @@ CREATE TABLE run (
     UNIQUE (point_id, rep)
 ) STRICT;
 
--- Per-operation results of a run (op: read | write).
+-- Per-operation results of a run (op: the engine's, `read`, `write`, `copy`, `txn`, ...).
 CREATE TABLE metric (
     run_id      INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
     op          TEXT NOT NULL,
@@ -90,7 +90,7 @@ CREATE TABLE series (
 CREATE TABLE journal (
     id          INTEGER PRIMARY KEY,
     run_id      INTEGER REFERENCES run(id),
-    action      TEXT NOT NULL,      -- image | loop | mkfs | mount | mkdir | fscrypt_key
+    action      TEXT NOT NULL,      -- image | loop | mkfs | mount | mkdir | fscrypt_key | postgres
     subject     TEXT NOT NULL,      -- the path or device it concerns
     details     TEXT NOT NULL,      -- JSON: what undo needs (e.g. the image behind a loop device)
     state       TEXT NOT NULL CHECK (state IN ('pending', 'done', 'undone')),
@@ -113,5 +113,34 @@ CREATE TABLE run_metric (
     PRIMARY KEY (run_id, name)
 ) STRICT;
 
-CREATE INDEX run_point ON run(point_id);
+-- What compare needs of each completed run, derived when it is stored (version 3;
+-- fslab/store/derive.py says how, and rebuilds them from the tables above): its compared
+-- values packed per run, and the facts its warnings are judged by.
+CREATE TABLE value_layout (
+    id          INTEGER PRIMARY KEY,
+    keys        TEXT NOT NULL UNIQUE    -- JSON [[op, metric], ...]: what run_value.data holds
+) STRICT;
+CREATE TABLE run_value (
+    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
+    layout_id   INTEGER NOT NULL REFERENCES value_layout(id),
+    data        BLOB NOT NULL           -- float64 little-endian, one per layout key
+) STRICT;
+CREATE TABLE run_fact (
+    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
+    runtime_s   REAL,                   -- run.runtime_s, here so compare never reads `run`
+    intervals   INTEGER NOT NULL,
+    contaminated_intervals INTEGER NOT NULL,
+    reasons     TEXT NOT NULL,          -- comma-separated: foreign_cpu, steal, memory_pressure
+    available_min_bytes REAL,
+    workload_read_bytes REAL,
+    device_read_bytes REAL,
+    trend_drift REAL,
+    trend_p     REAL,
+    engine_warnings TEXT NOT NULL,      -- JSON [[kind, op or null, message, hint or null], ...]
+    limits      TEXT NOT NULL           -- JSON {check: max}: what a verdict judged by (ms)
+) STRICT;
+
+-- (point_id, status) covers the study's runs and their status: no read of `run` itself,
+-- whose rows hold the engine's whole report (version 3; it was point_id alone).
+CREATE INDEX run_point ON run(point_id, status);
 CREATE INDEX journal_open ON journal(state) WHERE state != 'undone';

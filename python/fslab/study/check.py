@@ -9,21 +9,14 @@ import re
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from fslab.engine import ENGINE_ENV, EXIT_OK, EXIT_USAGE, find_engine
 from fslab.errors import EngineError
-from fslab.study.load import Problem, unique, where
-from fslab.study.model import APP_KINDS, Study, TargetSpec, parse_size
-from fslab.study.plan import (
-    ENGINE_KEY,
-    FILES_ENGINE_KEY,
-    PGBENCH_BYTES_PER_SCALE,
-    Plan,
-    Point,
-    normalize,
-    workload_name,
-)
+from fslab.kinds import kind_of
+from fslab.study.load import written
+from fslab.study.model import Study, TargetSpec
+from fslab.study.plan import Plan, Point, workload_name
+from fslab.study.problems import Problem, unique, where
 from fslab.targets import gate
 from fslab.targets.args import mkfs_size
 from fslab.targets.mkfs import loop_image_size, mkfs_write_bytes, size_of
@@ -46,40 +39,21 @@ def param_problems(study: Study, place: str) -> list[Problem]:
     """Sizes, durations and counts in workloads that do not parse, each at its line."""
     problems = []
     for i, w in enumerate(study.workload):
+        kind = kind_of(w.kind)
         for key, values in w.params().items():
             for v in values:
                 try:
-                    normalize(key, v)
+                    kind.normalize(key, v)
                 except ValueError as e:
                     problems.append(Problem(where(study, "workload", i, key, place=place), str(e)))
     return unique(problems)
 
 
-def app_problems(plan: Plan, place: str, workdir: Path) -> list[Problem]:
-    """What application workloads need from this machine: PostgreSQL and its user, and a
-    work directory that user can reach."""
-    if not any(p.kind == "pgbench" for p in plan.points):
-        return []
-    from fslab.apps.pgbench import PG_USER, AppError, find_postgres, pg_user, unreachable_parent
-
-    where = f"{place}: pgbench"
-    try:
-        find_postgres()
-        user = pg_user()
-    except AppError as e:
-        return [Problem(where, e.message, hint=e.hint)]
-    blocked = unreachable_parent(workdir, user.pw_uid)
-    if blocked is not None:
-        return [
-            Problem(
-                where,
-                f"the `{PG_USER}` user cannot reach the work directory {workdir}: "
-                f"{blocked} is closed to others",
-                hint="give a --workdir under a directory others may pass through, e.g. "
-                "/var/tmp/fslab",
-            )
-        ]
-    return []
+def kind_problems(plan: Plan, place: str, workdir: Path) -> list[Problem]:
+    """What the plan's kinds of workload need from this machine (PostgreSQL and its user
+    for pgbench), each kind asked once."""
+    used = dict.fromkeys(p.kind for p in plan.points)
+    return [p for name in used for p in kind_of(name).machine_problems(plan, place, workdir)]
 
 
 def engine_problems(plan: Plan, place: str) -> list[Problem]:
@@ -110,10 +84,6 @@ def engine_problems(plan: Plan, place: str) -> list[Problem]:
     return unique(problems)
 
 
-# The engine's names of the keys a study spells otherwise (`plan.ENGINE_KEY`, reversed).
-_STUDY_KEY = {"block": {v: k for k, v in ENGINE_KEY.items()}}
-_STUDY_KEY.update({k: {v: k for k, v in FILES_ENGINE_KEY.items()} for k in ("files",)})
-_STUDY_KEY.update({k: {v: k for k, v in ENGINE_KEY.items()} for k in APP_KINDS})
 _ENGINE_PROBLEM = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)`: (.*)$", re.DOTALL)
 # serde's words for a negative number where the engine takes an unsigned one.
 _UNSIGNED = re.compile(r"invalid value: integer `(-\d+)`, expected u\d+(?: \(got -?\d+\))?")
@@ -121,8 +91,9 @@ _UNSIGNED = re.compile(r"invalid value: integer `(-\d+)`, expected u\d+(?: \(got
 
 def _refusals(stderr: str, study: Study, i: int, p: Point, place: str) -> list[Problem]:
     """The engine's `error: <stdin>: `key`: ...` / `  hint: ...` lines as problems of
-    workload `i`, in the study's words: its `numjobs` is the study's `threads`, its `size`
-    a block workload's `file_size`."""
+    workload `i`, in the study's words (`Kind.study_key`: the engine's `numjobs` is the
+    study's `threads`, its `size` a block workload's `file_size`), each key as the study
+    wrote it (`numjobs` where it says `numjobs`) and at its line."""
     said: list[tuple[str, str | None]] = []
     for line in stderr.splitlines():
         text = line.strip()
@@ -134,7 +105,13 @@ def _refusals(stderr: str, study: Study, i: int, p: Point, place: str) -> list[P
             )
     if not said:
         said = [("the engine refused the job without saying why", None)]
-    names = _STUDY_KEY.get(p.kind, {})
+    kind = kind_of(p.kind)
+    # The engine's key -> the key as the study wrote it.
+    names = {
+        theirs: written(study, i, ours)
+        for ours, theirs in kind.engine_keys.items()
+        if written(study, i, ours) != theirs
+    }
 
     def ours(text: str) -> str:
         for engine_key, study_key in names.items():
@@ -144,7 +121,7 @@ def _refusals(stderr: str, study: Study, i: int, p: Point, place: str) -> list[P
     problems = []
     for what, hint in said:
         m = _ENGINE_PROBLEM.match(what)
-        key = names.get(m.group(1), m.group(1)) if m else None
+        key = kind.study_key(m.group(1)) if m else None
         if m and key in p.params:
             at = where(study, "workload", i, key, place=place)
             what = m.group(2)
@@ -232,55 +209,9 @@ def capacity_bytes(spec: TargetSpec, scale: float) -> int | None:
     return per_device * n // _COPIES.get(profile, 1)
 
 
-def _files_footprint(target: TargetSpec, params: dict[str, Any], copies: int) -> int | None:
-    """Space `copies` of a file set take at most: each file rounded up to the allocation
-    unit (64 KiB clusters make a 16 KiB file take 64 KiB)."""
-    nr = params.get("nr_files")
-    buckets = params.get("size_buckets")
-    sizes = (
-        [(int(s), float(w)) for s, w in buckets]
-        if isinstance(buckets, list)
-        else [(params["file_size"], 1.0)]
-        if isinstance(params.get("file_size"), int)
-        else []
-    )
-    if not isinstance(nr, int) or not sizes:
-        return None
-    unit = max(parse_size(target.cluster_size or 0), parse_size(target.block_size or 0), 4096)
-    total_w = sum(w for _, w in sizes)
-    # Lognormal sizes have this mean; buckets their weighted mean.
-    per_file = sum(-(-size // unit) * unit * w for size, w in sizes) / total_w
-    return int(nr * per_file * copies)
-
-
 def _footprints(plan: Plan, p: Point) -> list[tuple[TargetSpec, int | None]]:
-    """What a point stores on each target it touches."""
-    if p.kind == "pgbench":
-        # tables and indexes with room to grow, the cluster's own files and some WAL
-        # (measured here after `pgbench -i -s 2`: 52 MiB under base/, 33 MiB of WAL, 85 in all)
-        scale = int(p.params.get("scale", 1))
-        return [(p.target, scale * PGBENCH_BYTES_PER_SCALE * 3 // 2 + (96 << 20))]
-    if p.kind in APP_KINDS:
-        # The engine's defaults when the study leaves them out (docs/job-keys.md).
-        data, log = p.params.get("data_size", 256 << 20), p.params.get("log_size", 64 << 20)
-        return [(p.target, int(data) + int(log))]
-    if p.kind != "files":
-        size = p.params.get("file_size")
-        return [(p.target, size if isinstance(size, int) else None)]
-    if p.source is not None:
-        src = plan.study.target_named(p.source)
-        return [
-            (src, _files_footprint(src, p.params, 1)),
-            (p.target, _files_footprint(p.target, p.params, 1)),
-        ]
-    ops = str(p.params.get("ops", "")).split(",")
-    copies = 2 if "copy" in ops or "sync" in ops else 1
-    return [(p.target, _files_footprint(p.target, p.params, copies))]
-
-
-_WHAT = {"files": "the file set", "pgbench": "the database (pgbench scale) with its WAL",
-         "oltp": "the data and log files", "mailstore": "the data and log files"}  # fmt: skip
-_SHRINK = {"files": "nr_files", "pgbench": "scale", "oltp": "data_size", "mailstore": "data_size"}
+    """What a point stores on each target it touches (its kind knows)."""
+    return kind_of(p.kind).footprints(plan.study, p)
 
 
 def capacity_problems(plan: Plan, place: str, workdir: Path | None = None) -> list[Problem]:
@@ -296,10 +227,13 @@ def capacity_problems(plan: Plan, place: str, workdir: Path | None = None) -> li
                 continue
             seen.add((target.name, size))
             role = " (its source)" if target is not p.target else ""
-            key = _SHRINK.get(p.kind, "file_size")
-            at = where(plan.study, "workload", names.index(p.workload), key, place=place)
+            kind, wi = kind_of(p.kind), names.index(p.workload)
+            # A key as the study wrote it (a block workload's `file_size` may be `size`).
+            key = written(plan.study, wi, kind.footprint_key)
+            at = where(plan.study, "workload", wi, kind.footprint_key, place=place)
             on = f"{at} on target `{target.name}`{role}"
-            what = f"{_WHAT.get(p.kind, 'file_size')} {format_bytes(size)} does not fit"
+            stored = written(plan.study, wi, kind.footprint_what)
+            what = f"{stored} {format_bytes(size)} does not fit"
             smaller = f"the workload a smaller `{key}`"
             if target.dir is not None:
                 problems += _dir_problems(target.dir, size, on, what, smaller)

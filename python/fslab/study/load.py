@@ -12,74 +12,38 @@ import json
 import re
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from fslab.errors import ExitStatus, FslabError
+from fslab.kinds import DEFAULT_KIND, KINDS, Kind
 from fslab.safe_text import safe_text
-from fslab.study.model import (
-    FilesWorkloadSpec,
-    LoopSpec,
-    MailstoreWorkloadSpec,
-    OltpWorkloadSpec,
-    PgbenchWorkloadSpec,
-    Study,
-    TargetSpec,
-    WorkloadSpec,
-)
+from fslab.study.model import LoopSpec, Study, TargetSpec
+from fslab.study.problems import KeyPath, Problem, StudyError, format_loc, unique, where
 
-
-@dataclass(frozen=True)
-class Problem:
-    where: str
-    """`study.toml:12: target[1].fs`: file, line when known, key path."""
-    what: str
-    hint: str | None = None
-    refused: bool = False
-    """The safety gate refused a device: the study may be right, the device is not for
-    fslab to format (exit status 3 instead of 2)."""
-
-    def __str__(self) -> str:
-        return f"{self.where}: {self.what}" + (f"\n  hint: {self.hint}" if self.hint else "")
-
-
-class StudyError(FslabError):
-    """A study file with one or more problems; `problems` lists them all. Its exit status
-    is REFUSED when the safety gate refused a device, else USAGE."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        n = len(problems)
-        first = str(problems[0]) if n == 1 else "\n".join(f"{p}" for p in problems)
-        super().__init__(
-            first if n == 1 else f"{n} problems in the study:\n{first}",
-            hint="`fslab plan STUDY` checks a study without touching anything",
-        )
-        refused = any(p.refused for p in problems)
-        self.exit_status = ExitStatus.REFUSED if refused else ExitStatus.USAGE
-
-
-def unique(problems: Iterable[Problem]) -> list[Problem]:
-    """`problems` in order, each once: a `[defaults]` key is checked in every workload
-    that takes it, and one bad value there is one problem."""
-    return list(dict.fromkeys(problems))
-
+__all__ = [
+    "NAME_RULE",
+    "WORKLOAD_KINDS",
+    "Locator",
+    "Problem",
+    "StudyError",
+    "line_index",
+    "load_study",
+    "parse_study",
+    "unique",
+    "where",
+    "written",
+]
 
 _MODELS: dict[str, type[BaseModel]] = {
     "target": TargetSpec,
-    "workload": WorkloadSpec,
-    "block": WorkloadSpec,
-    "files": FilesWorkloadSpec,
-    "pgbench": PgbenchWorkloadSpec,
-    "oltp": OltpWorkloadSpec,
-    "mailstore": MailstoreWorkloadSpec,
+    "workload": KINDS[DEFAULT_KIND].spec,
+    **{name: kind.spec for name, kind in KINDS.items()},
     "loop": LoopSpec,
 }
 # Tags pydantic puts in an error's location to say which kind of workload it checked.
-_TAGS = ("block", "files", "pgbench", "oltp", "mailstore")
+_TAGS = tuple(KINDS)
 WORKLOAD_KINDS = _TAGS
 NAME_RULE = (
     "a name may hold letters, digits and `_ . + -`, start with a letter or digit, and "
@@ -136,28 +100,6 @@ def _shown(value: Any) -> str:
         return safe_text(value)
 
 
-def _format_loc(loc: tuple[int | str, ...], data: dict[str, Any]) -> str:
-    out = ""
-    node: Any = data
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-            name = (
-                node[part].get("name")
-                if isinstance(node, list) and part < len(node) and isinstance(node[part], dict)
-                else None
-            )
-            if isinstance(name, str):
-                out += f" ({safe_text(name)})"
-        elif not part.startswith(("function-", "literal", "str", "int", "list", "bool", "float")):
-            out += ("." if out else "") + safe_text(part)
-        if isinstance(node, dict) and isinstance(part, str):
-            node = node.get(part)
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-    return out
-
-
 class Locator:
     """Where a key path (`("workload", 0, "bs")`) is written in a study file: the line of
     the key, else of its table's header; a workload key it took from `[defaults]` is
@@ -169,78 +111,106 @@ class Locator:
         self.data = data
         self.defaults = frozenset(defaults)
 
-    def line(self, loc: tuple[int | str, ...], key: str | None = None) -> tuple[int | None, str]:
+    def written(self, loc: KeyPath) -> KeyPath:
+        """`loc` with a workload key as the study spells it: a block workload's `threads`
+        is `numjobs` where the study wrote `numjobs` (`Kind.aliases`)."""
+        if len(loc) < 3 or loc[0] != "workload" or not isinstance(loc[1], int):
+            return loc
+        key = loc[2]
+        workloads = self.data.get("workload")
+        raw = workloads[loc[1]] if isinstance(workloads, list) and loc[1] < len(workloads) else None
+        kind = _kind_named(raw)
+        if not isinstance(raw, dict) or kind is None or not isinstance(key, str) or key in raw:
+            return loc
+        for other, ours in kind.aliases.items():
+            if ours == key and other in raw:
+                return (*loc[:2], other, *loc[3:])
+        return loc
+
+    def line(self, loc: KeyPath, key: str | None = None) -> tuple[int | None, str]:
         """(line or None, key path as people read it, names included). `key`: a key of
         the table `loc` names, whose line is the one to give (the path stays `loc`)."""
+        loc = self.written(loc)
         if key is not None:
+            key = str(self.written((*loc, key))[-1])
             line, _ = self.line((*loc, key))
             if line is not None:
-                return line, _format_loc(loc, self.data)
+                return line, format_loc(loc, self.data)
         if len(loc) >= 2 and isinstance(loc[0], str) and isinstance(loc[1], int):
             table, idx, keys = loc[0], loc[1], [str(k) for k in loc[2:] if isinstance(k, str)]
             for n in range(len(keys), 0, -1):
                 found = self.lines.get((table, idx, ".".join(keys[:n])))
                 if found:
-                    return found, _format_loc(loc, self.data)
+                    return found, format_loc(loc, self.data)
             if table == "workload" and keys and keys[0] in self.defaults:
                 line = self.lines.get(("defaults", 0, keys[0]))
                 return line, safe_text(".".join(["defaults", *keys]))
-            return self.lines.get((table, idx, "")), _format_loc(loc, self.data)
+            return self.lines.get((table, idx, "")), format_loc(loc, self.data)
         key = str(loc[0]) if loc else ""
-        return (self.lines.get(("", 0, key)) if key else None), _format_loc(loc, self.data)
+        return (self.lines.get(("", 0, key)) if key else None), format_loc(loc, self.data)
 
-    def __call__(self, loc: tuple[int | str, ...], key: str | None = None) -> str:
+    def __call__(self, loc: KeyPath, key: str | None = None) -> str:
         line, path = self.line(loc, key)
         where = f"{self.place}:{line}" if line else self.place
         return f"{where}: {path}" if path else where
 
 
-def where(study: Study, *loc: int | str, place: str | None = None) -> str:
-    """`study.toml:12: workload[0] (w).bs`: the file, the line of the key (when the study
-    was read from a file) and its path. `place` names the file for a study that was not
-    (built in code)."""
-    if study.locator is not None:
-        return study.locator(loc)
-    path = _format_loc(loc, study.model_dump(mode="json"))
-    return f"{place}: {path}" if place else path
+def _kind_named(raw: Any, default: Any = DEFAULT_KIND) -> Kind | None:
+    """The kind a raw workload table names (the default when it names none), or None."""
+    name = raw.get("kind", default) if isinstance(raw, dict) else None
+    return KINDS.get(name) if isinstance(name, str) else None
 
 
-def _field_names(loc: tuple[int | str, ...]) -> list[str]:
-    """The keys allowed at the place `loc` points into."""
+def written(study: Study, i: int, key: str) -> str:
+    """How the study spells workload `i`'s `key`: the key, or the other spelling its kind
+    takes (`numjobs` for `threads`) when that is the one written; messages use it."""
+    loc = study.locator
+    if isinstance(loc, Locator):
+        spelled = loc.written(("workload", i, key))
+        return str(spelled[2])
+    return key
+
+
+def _allowed(loc: KeyPath) -> tuple[list[str], list[str]]:
+    """The keys allowed at the place `loc` points into, and the spellings to suggest one
+    from (a workload kind's keys, its other spellings included: `Kind.keys`)."""
     model: type[BaseModel] = Study
+    kind: Kind | None = None
     for part in loc[:-1]:
         if isinstance(part, str) and part in _MODELS:
             model = _MODELS[part]
-    return list(model.model_fields)
+            kind = KINDS[DEFAULT_KIND] if part == "workload" else KINDS.get(part)
+    listed = list(model.model_fields)
+    return listed, kind.keys() if kind is not None else listed
 
 
-def _located_message(line: str) -> tuple[tuple[int | str, ...], str]:
+def _located_message(line: str) -> tuple[KeyPath, str]:
     """A study-wide check says where with a prefix (`workload[1].name: ...`, see
     `Study._cross_references`): (key path, the rest)."""
     m = re.match(r"^(target|workload)\[(\d+)\](?:\.([A-Za-z_.]+))?: (.*)$", line)
     if not m:
         return (), line
-    loc: tuple[int | str, ...] = (m.group(1), int(m.group(2)))
+    loc: KeyPath = (m.group(1), int(m.group(2)))
     if m.group(3):
         loc += tuple(m.group(3).split("."))
     return loc, m.group(4)
 
 
 def _problems(err: Any, locate: Locator) -> list[Problem]:
-    raw: tuple[int | str, ...] = tuple(err["loc"])
+    raw: KeyPath = tuple(err["loc"])
     # `workload[0].files.opps` -> `workload[0].opps`; the tag still picks the model.
     model_loc = raw
     loc = tuple(p for i, p in enumerate(raw) if not (i == 2 and p in _TAGS))
     msg = str(err["msg"]).removeprefix("Value error, ")
-    kind = err["type"]
+    error_type = err["type"]
     got = err.get("input")
     ctx = err.get("ctx") or {}
     hint = None
     # A check of a whole table that names its key first (`` `bs` is an empty list``)
     # is about that key's line.
-    named = re.match(r"^`([A-Za-z_][A-Za-z0-9_]*)`", msg) if kind == "value_error" else None
+    named = re.match(r"^`([A-Za-z_][A-Za-z0-9_]*)`", msg) if error_type == "value_error" else None
     key = named.group(1) if named and isinstance(got, dict) and named.group(1) in got else None
-    if not loc and kind == "value_error":
+    if not loc and error_type == "value_error":
         # One check of the whole study, one problem per line, each saying where.
         out: list[Problem] = []
         for line in msg.split("\n"):
@@ -250,48 +220,62 @@ def _problems(err: Any, locate: Locator) -> list[Problem]:
             at, what = _located_message(line)
             out.append(Problem(locate(at), what))
         return out
-    if kind == "extra_forbidden":
+    if error_type == "extra_forbidden":
         bad = str(loc[-1])
         msg = f"unknown key `{bad}`"
-        allowed = _field_names(model_loc)
-        close = difflib.get_close_matches(bad, allowed, n=1, cutoff=0.6)
+        allowed, spellings = _allowed(model_loc)
+        close = difflib.get_close_matches(bad, spellings, n=1, cutoff=0.6)
         hint = f"did you mean `{close[0]}`?" if close else f"allowed keys: {', '.join(allowed)}"
-    elif kind == "missing":
+    elif error_type == "missing":
         msg = "is required"
-    elif kind == "literal_error":
+    elif error_type == "literal_error":
         expected = ctx.get("expected", "")
         msg = f"`{_shown(got)}` is not allowed; allowed: {expected}"
         options = re.findall(r"'([^']+)'", expected)
         close = difflib.get_close_matches(str(got), options, n=1, cutoff=0.5)
         if close:
             hint = f"did you mean `{close[0]}`?"
-    elif kind == "union_tag_invalid":
+    elif error_type == "union_tag_invalid":
         loc = (*loc, "kind")
         tag = ctx.get("tag", got)
         msg = f"`{_shown(tag)}` is not a workload kind; allowed: {', '.join(WORKLOAD_KINDS)}"
         close = difflib.get_close_matches(str(tag), WORKLOAD_KINDS, n=1, cutoff=0.5)
-        hint = f"did you mean `{close[0]}`?" if close else "leave `kind` out for a block workload"
-    elif kind in ("string_pattern_mismatch", "string_too_long") and loc and loc[-1] == "name":
+        hint = (
+            f"did you mean `{close[0]}`?"
+            if close
+            else f"leave `kind` out for a {DEFAULT_KIND} workload"
+        )
+    elif error_type in ("string_pattern_mismatch", "string_too_long") and loc and loc[-1] == "name":
         msg = f"`{_shown(got)}` is not a usable name: {NAME_RULE}"
-    elif kind == "list_type" and loc and isinstance(loc[-1], str):
+    elif error_type == "list_type" and loc and isinstance(loc[-1], str):
         msg = "must be a list"
         if isinstance(got, str | int | float | bool):
             msg += f": write `{loc[-1]} = [{json.dumps(got, ensure_ascii=False)}]`"
-    elif kind in ("int_parsing", "int_type", "int_from_float"):
+    elif error_type in ("int_parsing", "int_type", "int_from_float"):
         msg = f"`{_shown(got)}` is not a whole number"
-    elif kind in ("bool_parsing", "bool_type"):
+    elif error_type in ("bool_parsing", "bool_type"):
         msg = f"`{_shown(got)}` is not `true` or `false`"
-    elif kind == "string_type":
+    elif error_type == "string_type":
         msg = f"`{_shown(got)}` is not text: write it in quotes"
-    elif kind in ("greater_than_equal", "greater_than"):
+    elif error_type in ("greater_than_equal", "greater_than"):
         bound = f"at least {ctx['ge']}" if "ge" in ctx else f"above {ctx.get('gt')}"
         msg = f"`{_shown(got)}` is too small: it must be {bound}"
-    elif kind in ("less_than_equal", "less_than"):
+    elif error_type in ("less_than_equal", "less_than"):
         bound = f"at most {ctx['le']}" if "le" in ctx else f"below {ctx.get('lt')}"
         msg = f"`{_shown(got)}` is too large: it must be {bound}"
-    elif kind == "too_short" and ctx.get("min_length") == 1:
+    elif error_type == "too_short" and ctx.get("min_length") == 1:
         msg = "is empty: give at least one"
     return [Problem(locate(loc, key), msg, hint)]
+
+
+def _defaults_for(workload: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """The `[defaults]` a workload takes: not one it writes itself in another spelling
+    (a workload's `numjobs` wins over a default `threads`, as its `threads` would)."""
+    kind = _kind_named(workload, defaults.get("kind", DEFAULT_KIND))
+    if kind is None:
+        return defaults
+    own = {kind.canonical(k) for k in workload}
+    return {k: v for k, v in defaults.items() if k in workload or kind.canonical(k) not in own}
 
 
 def parse_study(text: str, place: str) -> Study:
@@ -307,7 +291,8 @@ def parse_study(text: str, place: str) -> Study:
     if isinstance(defaults, dict) and isinstance(data.get("workload"), list):
         # `[defaults]` holds workload keys shared by every workload; a workload's own win.
         data["workload"] = [
-            {**defaults, **w} if isinstance(w, dict) else w for w in data["workload"]
+            {**_defaults_for(w, defaults), **w} if isinstance(w, dict) else w
+            for w in data["workload"]
         ]
     elif defaults is not None and not isinstance(defaults, dict):
         line = line_index(text).get(("", 0, "defaults"))

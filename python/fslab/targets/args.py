@@ -35,7 +35,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from fslab.study.model import TargetSpec, parse_size
+from fslab.targets.spec import TargetSpec
+from fslab.units import parse_size
 
 TOOL = {"ext4": "mkfs.ext4", "xfs": "mkfs.xfs", "btrfs": "mkfs.btrfs"}
 

@@ -31,7 +31,9 @@ Actions, their subject and details (besides `owner` and `token`):
   remove the key if still mounted (unmounting drops it anyway).
 - `postgres`: subject a PostgreSQL data directory. Undo: stop its server if one still
   runs (fast, then immediate shutdown, then SIGKILL), with the `pg_ctl` of this
-  machine's PostgreSQL.
+  machine's PostgreSQL. That undo is `fslab.apps.postgres`'s, registered with
+  `register_undo`: an action whose thing this package does not make (a program's server)
+  is undone by the module that makes it, and the targets import no application.
 
 Nothing is ever deleted through a mount point that is still mounted: a directory at or
 above a mount is refused, and images are deleted only when no loop device uses them.
@@ -42,7 +44,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -55,6 +57,18 @@ from fslab.targets.owner import NotOurs, Owned, inside, prove
 
 ACTIONS = ("image", "loop", "mkdir", "mkfs", "mount", "fscrypt_key", "postgres")
 State = Literal["pending", "done", "undone"]
+Undo = Callable[[str, Mapping[str, Any]], bool]
+"""How to revert one entry of an action: (subject, details) -> undone (see `undo`)."""
+_UNDO: dict[str, Undo] = {}
+
+
+def register_undo(action: str, fn: Undo) -> None:
+    """Lets the module that journals `action` (one of `ACTIONS` this package does not
+    undo itself, e.g. `postgres`) say how to revert it. `fn` must keep `undo`'s promises:
+    prove the thing is fslab's (`owner.prove`) before touching it, and be idempotent."""
+    if action not in ACTIONS:
+        raise ValueError(f"unknown journal action {action!r}")
+    _UNDO[action] = fn
 
 
 class Journal(Protocol):
@@ -176,8 +190,15 @@ def undo(action: str, subject: str, details: Mapping[str, Any]) -> bool:
         return _undo_key(subject, details)
     if action == "mkfs":
         return True  # a file system on fslab's own image goes with the image
-    if action == "postgres":
-        return _undo_postgres(subject, details)
+    registered = _UNDO.get(action)
+    if registered is not None:
+        return registered(subject, details)
+    if action in ACTIONS:
+        raise TargetError(
+            f"{subject}: no undo is registered for journal action {action!r}",
+            hint=f"this is a bug in fslab: the module that journals {action!r} registers "
+            "its undo when imported (`register_undo`)",
+        )
     raise NotOurs(f"{subject}: the journal holds an unknown action {action!r}")
 
 
@@ -317,14 +338,3 @@ def _rmdir(path: Path) -> None:
             + (f" (it holds {', '.join(left)})" if left else ""),
             hint="fslab removes only what it made; delete the rest yourself",
         ) from e
-
-
-def _undo_postgres(datadir: str, details: Mapping[str, Any]) -> bool:
-    if not (Path(datadir) / "postmaster.pid").exists():
-        return True
-    prove(datadir, details)
-    # The program comes from this machine's PostgreSQL, never from the journal.
-    from fslab.apps.pgbench import find_postgres, stop_cluster  # the apps import this module
-
-    stop_cluster(find_postgres().tool("pg_ctl"), Path(datadir))
-    return True

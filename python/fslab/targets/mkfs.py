@@ -27,8 +27,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fslab.study.model import TargetSpec, parse_size
 from fslab.targets.args import has_option, parse_mkfs_args, suboptions, user_arg_problems
+from fslab.targets.spec import TargetSpec
+from fslab.units import parse_size
 
 KiB = 1 << 10
 MiB = 1 << 20

@@ -22,13 +22,13 @@ from typing import Any, Literal
 from uuid import uuid4
 
 from fslab.errors import FslabError, TargetError
-from fslab.study.model import TargetSpec
 from fslab.targets import fscrypt, gate, loop
 from fslab.targets._proc import run
 from fslab.targets.journal import Journal, JournalRef, fs_uuid, make_dir, undo, undo_refs
 from fslab.targets.mkfs import label_for, loop_image_size, mkfs_argv, mount_options
 from fslab.targets.mount import MountInfo, mount, mount_containing, mounts_at
 from fslab.targets.owner import MARKER, Owned
+from fslab.targets.spec import TargetSpec
 from fslab.targets.system import System, check
 from fslab.units import format_bytes
 

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fslab.study.model import TargetSpec, parse_size
 from fslab.targets import gate
 from fslab.targets._proc import run, which
 from fslab.targets.args import mkfs_problems, mount_problems
@@ -24,7 +23,8 @@ from fslab.targets.mkfs import (
     loop_image_size,
 )
 from fslab.targets.mount import block_rdev
-from fslab.units import format_bytes
+from fslab.targets.spec import TargetSpec
+from fslab.units import format_bytes, parse_size
 
 # tool -> (Debian package, command printing its version or None)
 TOOLS: dict[str, tuple[str, tuple[str, ...] | None]] = {

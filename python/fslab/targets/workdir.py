@@ -12,8 +12,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from fslab.study.model import TargetSpec
 from fslab.targets.mount import mount_containing
+from fslab.targets.spec import TargetSpec
 
 # Never a work directory: the root, the system's own trees, and kernel file systems.
 _SYSTEM_DIRS = frozenset(

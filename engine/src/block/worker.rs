@@ -2,21 +2,14 @@
 //! the backends in `io/`, which drive a `Worker`.
 
 use std::fs::File;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::offsets::Offsets;
+use super::offsets::Offsets;
+use crate::buffers::Buffers;
+use crate::harness::{thread_seed, Flags};
 use crate::record::{Op, Recorder};
 use crate::report::IoErrorEntry;
 use crate::spec::{BufferContent, Job};
-use crate::target::Buffers;
-
-/// Flags every worker watches. `stop` is set by the first SIGINT/SIGTERM, `abort` by a
-/// worker that hit an I/O error (the job stops at the first error, like fio's default).
-pub struct Flags {
-    pub stop: std::sync::Arc<AtomicBool>,
-    pub abort: AtomicBool,
-}
 
 pub struct Worker<'a> {
     pub thread: u32,
@@ -71,7 +64,7 @@ impl<'a> Worker<'a> {
     /// The next I/O to issue at `now`, or `None` when this thread is done.
     #[inline]
     pub fn next(&mut self, now: Instant) -> Option<(Op, u64)> {
-        if self.flags.stop.load(Ordering::Relaxed) || self.flags.abort.load(Ordering::Relaxed) {
+        if self.flags.stopped() {
             return None;
         }
         match self.deadline {
@@ -127,16 +120,14 @@ impl<'a> Worker<'a> {
 
     /// Records an I/O error and stops every thread.
     pub fn fail(&mut self, op: Op, offset: u64, errno: Option<i32>, message: String) {
-        if self.error.is_none() {
-            self.error = Some(IoErrorEntry {
-                op: op.name().into(),
-                thread: self.thread,
-                offset,
-                errno,
-                message,
-            });
-        }
-        self.flags.abort.store(true, Ordering::Relaxed);
+        let error = IoErrorEntry {
+            op: op.name().into(),
+            thread: self.thread,
+            offset,
+            errno,
+            message,
+        };
+        self.flags.fail(&mut self.error, error);
     }
 
     /// Checks a completion's result: it must have moved exactly `bs` bytes.
@@ -168,11 +159,6 @@ impl<'a> Worker<'a> {
         }
         false
     }
-}
-
-/// Each thread's seed: threads sharing one file must not walk the same random sequence.
-pub fn thread_seed(randseed: u64, thread: u32) -> u64 {
-    randseed ^ u64::from(thread).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
 /// Spins for `d` (the null engine's synthetic latency): sleeping would add the

@@ -7,7 +7,11 @@ server. The transaction log gives the latency percentiles; pgbench's own summary
 transactions per second.
 
 The server is journaled (action `postgres`) before it starts, so `fslab cleanup` can stop
-one a killed run left behind; `Server` stops it on every way out of a run.
+one a killed run left behind; `Server` stops it on every way out of a run. The journal's
+undo of that action lives here and is registered with the journal on import
+(`register_undo`), so the targets never import this module.
+
+The study side of pgbench (its keys, scaling, the run step) is `fslab.kinds.pgbench`.
 """
 
 from __future__ import annotations
@@ -23,15 +27,15 @@ import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from fslab.errors import FslabError, TargetError
-from fslab.targets.journal import Journal, make_dir, undo_refs
-from fslab.targets.owner import Owned
+from fslab.targets.journal import Journal, make_dir, register_undo, undo_refs
+from fslab.targets.owner import Owned, prove
 
 PG_USER = "postgres"
 """PostgreSQL refuses to run as root; the cluster and pgbench run as this user."""
@@ -324,3 +328,17 @@ def run_pgbench(server: Server, spec: PgbenchSpec) -> PgbenchResult:
         lines += log.read_text(errors="replace").splitlines()
     return PgbenchResult(tps=tps, transactions=txns, failed=failed, duration_s=elapsed,
                          latencies_us=tuple(parse_log(lines)), output=out)  # fmt: skip
+
+
+def _undo_postgres(datadir: str, details: Mapping[str, Any]) -> bool:
+    """The journal's undo of a `postgres` entry: stop the server of `datadir` if it still
+    runs, once the machine proves the directory is fslab's."""
+    if not (Path(datadir) / "postmaster.pid").exists():
+        return True
+    prove(datadir, details)
+    # The program comes from this machine's PostgreSQL, never from the journal.
+    stop_cluster(find_postgres().tool("pg_ctl"), Path(datadir))
+    return True
+
+
+register_undo("postgres", _undo_postgres)

@@ -1,22 +1,16 @@
-//! The file or block device a job does I/O on: checks, layout, opening, buffers.
+//! The file or block device a block job does I/O on: checks, layout, opening.
 
-use std::alloc::{alloc_zeroed, dealloc, Layout as MemLayout};
 use std::fs::{File, OpenOptions};
-use std::io::{Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
-use rand_xoshiro::rand_core::{Rng, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
-
 use crate::error::{JobError, RunError};
-use crate::report::{Layout, TargetInfo};
-use crate::spec::{BufferContent, IoEngine, Job};
-
-/// Buffers are aligned to this, which satisfies O_DIRECT on every device we know of.
-pub const BUF_ALIGN: usize = 4096;
+use crate::layout::lay_out;
+use crate::report::{Layout, TargetInfo, TargetKind};
+use crate::spec::{IoEngine, Job};
 
 /// The opened target: one file handle per thread.
 pub struct Target {
@@ -61,7 +55,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     if job.ioengine == IoEngine::Null {
         return Ok(Target {
             info: TargetInfo {
-                kind: "none".into(),
+                kind: TargetKind::Nothing,
                 paths: vec![],
                 size_bytes: job.size.unwrap_or(0),
                 dio_align_bytes: None,
@@ -77,12 +71,12 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
 
     // Look before touching anything: every problem with the target is reported together.
     let mut errors = Vec::new();
-    let mut kind = "file";
+    let mut kind = TargetKind::File;
     let mut device_size = None;
     for path in &unique {
         match std::fs::metadata(path) {
             Ok(m) if m.file_type().is_block_device() => {
-                kind = "block";
+                kind = TargetKind::Block;
                 if job.writes() && !job.allow_device_write {
                     errors.push(
                         JobError::new("allow_device_write", format!("is false, and `{}` is a block device this job writes to", path.display()))
@@ -179,7 +173,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
 
     let mut layout_bytes = 0;
     let layout_start = Instant::now();
-    if kind == "file" {
+    if kind == TargetKind::File {
         for path in &unique {
             layout_bytes += lay_out(path, size, job.randseed, stop)?;
         }
@@ -192,7 +186,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     let mut files = Vec::with_capacity(paths.len());
     let mut dio = None;
     for path in &paths {
-        let f = open_one(path, job, kind == "block")?;
+        let f = open_one(path, job, kind == TargetKind::Block)?;
         if job.direct {
             let align = dio_align(&f);
             if align == Some(0) {
@@ -220,7 +214,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     }
     Ok(Target {
         info: TargetInfo {
-            kind: kind.into(),
+            kind,
             paths: unique.iter().map(|p| p.display().to_string()).collect(),
             size_bytes: size,
             dio_align_bytes: dio,
@@ -254,109 +248,4 @@ fn open_one(path: &Path, job: &Job, block: bool) -> Result<File, RunError> {
         };
         RunError::io(what, e)
     })
-}
-
-/// Writes a file up to `size` with incompressible content, so reads hit real blocks.
-/// Returns the bytes written (0 when the file was already large enough).
-pub(crate) fn lay_out(
-    path: &Path,
-    size: u64,
-    seed: u64,
-    stop: &AtomicBool,
-) -> Result<u64, RunError> {
-    let ctx = |e| RunError::io(format!("cannot lay out {}", path.display()), e);
-    let mut f = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(ctx)?;
-    let have = f.metadata().map_err(ctx)?.len();
-    if have >= size {
-        return Ok(0);
-    }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x1a70);
-    let mut buf = vec![0u8; 1 << 20];
-    f.seek(SeekFrom::Start(have)).map_err(ctx)?;
-    let mut left = size - have;
-    while left > 0 {
-        if stop.load(Ordering::Relaxed) {
-            break;
-        }
-        rng.fill_bytes(&mut buf);
-        let n = left.min(buf.len() as u64) as usize;
-        f.write_all(&buf[..n]).map_err(ctx)?;
-        left -= n as u64;
-    }
-    f.sync_all().map_err(ctx)?;
-    Ok(size - have - left)
-}
-
-/// I/O buffers for one thread: `count` blocks of `bs`, aligned for O_DIRECT.
-pub struct Buffers {
-    ptr: *mut u8,
-    layout: MemLayout,
-    bs: usize,
-}
-
-// SAFETY: the buffers are owned by one worker thread at a time; the pointer is not shared.
-unsafe impl Send for Buffers {}
-
-impl Buffers {
-    pub fn new(bs: u64, count: u32, content: BufferContent, seed: u64) -> Self {
-        let bs = bs as usize;
-        let layout = MemLayout::from_size_align(bs * count as usize, BUF_ALIGN)
-            .expect("bs and iodepth are range-checked");
-        // SAFETY: layout has a non-zero size (bs >= 1, count >= 1).
-        let ptr = unsafe { alloc_zeroed(layout) };
-        assert!(!ptr.is_null(), "out of memory allocating I/O buffers");
-        let mut b = Self { ptr, layout, bs };
-        if content == BufferContent::Random {
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xb0f);
-            rng.fill_bytes(b.all_mut());
-        }
-        b
-    }
-
-    fn all_mut(&mut self) -> &mut [u8] {
-        // SAFETY: ptr/len describe our own live allocation.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.layout.size()) }
-    }
-
-    pub fn ptr(&self, slot: u32) -> *mut u8 {
-        // SAFETY: slot < count, so the offset stays inside the allocation.
-        unsafe { self.ptr.add(slot as usize * self.bs) }
-    }
-
-    pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
-        // SAFETY: slot < count; the slice covers exactly one block we own.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr(slot), self.bs) }
-    }
-
-    pub fn len(&self) -> usize {
-        self.bs
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.bs == 0
-    }
-
-    /// Stamps a write buffer with its offset and a counter so no two blocks written
-    /// are the same (defeats deduplication, like fio's `scramble_buffers`).
-    #[inline]
-    pub fn scramble(&mut self, slot: u32, offset: u64, counter: u64) {
-        let b = self.slot_mut(slot);
-        if b.len() >= 16 {
-            b[..8].copy_from_slice(&offset.to_le_bytes());
-            b[8..16].copy_from_slice(&counter.to_le_bytes());
-        }
-    }
-}
-
-impl Drop for Buffers {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `new` with this layout, freed once.
-        unsafe { dealloc(self.ptr, self.layout) };
-    }
 }

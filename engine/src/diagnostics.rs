@@ -1,0 +1,35 @@
+//! Warnings: things that may make a job's numbers mean less than they seem, each with
+//! advice. They live apart from `report` because `spec` warns too (about keys a job
+//! ignores) and must not depend on the output types.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// What a warning is about: a stable identifier the lab can match on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningKind {
+    /// The job sets a key that has no effect (e.g. `rwmixread` without a mixed `rw`).
+    IgnoredKey,
+    /// The measured part of the job took under a second: start-up and caching dominate.
+    ShortRun,
+}
+
+/// A typed warning with advice.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct Warning {
+    /// Stable identifier: `ignored_key`, `short_run`.
+    pub kind: WarningKind,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+impl Warning {
+    pub fn new(kind: WarningKind, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self {
+            kind,
+            message: message.into(),
+            hint: Some(hint.into()),
+        }
+    }
+}

@@ -1,0 +1,391 @@
+//! The run harness every kind shares: N threads started from one instant, their
+//! intervals merged into the time series as they arrive, the engine's own CPU over the
+//! run, the join, and the report's common part. A kind (block, files, app) only says
+//! what one thread does and what its report adds.
+//!
+//! Start-up, interruption and CPU accounting live here once, so a fix to one of them
+//! reaches every kind.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Barrier, Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use hdrhistogram::Histogram;
+
+use crate::diagnostics::{Warning, WarningKind};
+use crate::record::{self, total_hist, IntervalMsg, Op, Recorder, ThreadTotals};
+use crate::report::{
+    self, AppResult, Cpu, EngineInfo, FilesResult, FsyncResult, IoErrorEntry, Layout, OpResult,
+    Report, ResultOp, Series, SeriesPoint, Status, TargetInfo,
+};
+use crate::series::SeriesBuilder;
+use crate::spec::Job;
+
+/// Flags every thread watches. `stop` is set by the first SIGINT/SIGTERM, `abort` by a
+/// thread that hit an I/O error (the job stops at the first error, like fio's default).
+pub struct Flags {
+    pub stop: Arc<AtomicBool>,
+    pub abort: AtomicBool,
+}
+
+impl Flags {
+    /// Flags for a job nothing has stopped yet.
+    pub fn new() -> Self {
+        Self {
+            stop: Arc::new(AtomicBool::new(false)),
+            abort: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether threads should wind down: a signal, or another thread's error.
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
+    }
+
+    /// Whether a thread's error (or a failed set-up) has stopped the job.
+    #[inline]
+    pub fn aborted(&self) -> bool {
+        self.abort.load(Ordering::Relaxed)
+    }
+
+    /// Whether a signal stopped the job (the report then covers the part that ran).
+    pub fn interrupted(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Keeps a thread's first error in `slot` and stops every thread.
+    pub fn fail(&self, slot: &mut Option<IoErrorEntry>, error: IoErrorEntry) {
+        if slot.is_none() {
+            *slot = Some(error);
+        }
+        self.abort.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Default for Flags {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Each thread's seed: threads sharing one file must not walk the same random sequence.
+pub fn thread_seed(randseed: u64, thread: u32) -> u64 {
+    randseed ^ u64::from(thread).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// How a job's threads start and are measured.
+pub struct Launch {
+    pub interval: Duration,
+    /// Measured into the series but not the totals.
+    pub ramp: Duration,
+    /// Threads finish their set-up (buffers, rings) and wait for each other before the
+    /// clock starts, so no set-up time is measured and a failed set-up stops the job
+    /// before it does any I/O (block jobs). Without it the clock starts while threads
+    /// still allocate (files and app jobs, whose set-up is a buffer and cannot fail).
+    pub ready: bool,
+}
+
+impl Launch {
+    /// The launch a job's own keys give: its `interval` and `ramp_time`.
+    pub fn of(job: &Job, ready: bool) -> Self {
+        Self {
+            interval: job.interval(),
+            ramp: job.ramp_time(),
+            ready,
+        }
+    }
+}
+
+/// A thread's way through the start: it reports set-up failures, then waits for the
+/// start instant and gets its recorder.
+pub struct Gate<'a> {
+    ready: Option<&'a Barrier>,
+    go: &'a Barrier,
+    start: &'a OnceLock<Instant>,
+    setup_errors: &'a Mutex<Vec<String>>,
+    launch: &'a Launch,
+    tx: Sender<IntervalMsg>,
+}
+
+impl Gate<'_> {
+    /// Records a set-up failure; with `Launch::ready` the job is aborted before it starts
+    /// and the run ends with this error (`Harvest::setup_error`).
+    pub fn setup_failed(&self, message: String) {
+        self.setup_errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(message);
+    }
+
+    /// Waits until every thread is there, then returns the job's start instant and this
+    /// thread's recorder. A thread must call it exactly once: the others wait for it.
+    pub fn start(self) -> (Instant, Recorder) {
+        if let Some(ready) = self.ready {
+            ready.wait();
+        }
+        self.go.wait();
+        let start = *self.start.get().expect("set before `go`");
+        let rec = Recorder::new(start, self.launch.ramp, self.launch.interval, self.tx);
+        (start, rec)
+    }
+}
+
+/// What one thread hands back: what it measured, when it ended, its first error, and
+/// the kind's own answers.
+pub struct Outcome<T> {
+    pub totals: ThreadTotals,
+    pub end: Instant,
+    pub error: Option<IoErrorEntry>,
+    pub value: T,
+}
+
+impl<T> Outcome<T> {
+    /// Ends a thread's measurement now: its last (partial) interval goes to the series.
+    pub fn finish(rec: Recorder, error: Option<IoErrorEntry>, value: T) -> Self {
+        let end = Instant::now();
+        Self {
+            totals: rec.finish(end),
+            end,
+            error,
+            value,
+        }
+    }
+}
+
+/// Everything the threads of one run gave back, and when.
+pub struct Harvest<T> {
+    pub outcomes: Vec<Outcome<T>>,
+    pub points: Vec<SeriesPoint>,
+    /// The instant every thread started from.
+    pub start: Instant,
+    /// Wall-clock time taken just before the threads were made.
+    pub start_unix_s: f64,
+    /// When the threads were joined and the `after` step was done: the end of the CPU
+    /// window.
+    pub joined: Instant,
+    pub cpu: Cpu,
+    /// The first set-up failure a thread reported.
+    pub setup_error: Option<String>,
+}
+
+/// Runs one thread per input from one start instant: `thread` gets its index, its
+/// input and a `Gate` to start through. Live series points go to `on_point`. `after`
+/// runs on this thread once all have been joined, inside the measured window (work no
+/// single thread owns, such as a files job's directory pass).
+pub fn run_threads<I, T, F, A>(
+    launch: &Launch,
+    flags: &Flags,
+    inputs: Vec<I>,
+    on_point: &mut dyn FnMut(&SeriesPoint),
+    thread: F,
+    after: A,
+) -> Harvest<T>
+where
+    I: Send,
+    T: Send,
+    F: Fn(u32, I, Gate<'_>) -> Outcome<T> + Sync,
+    A: FnOnce(&mut [Outcome<T>]),
+{
+    let threads = inputs.len() as u32;
+    let (tx, rx) = mpsc::channel();
+    let ready = launch.ready.then(|| Barrier::new(threads as usize + 1));
+    let go = Barrier::new(threads as usize + 1);
+    let start_cell: OnceLock<Instant> = OnceLock::new();
+    let setup_errors: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let start_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+
+    let (outcomes, points, start, joined, cpu) = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (t, input) in inputs.into_iter().enumerate() {
+            let gate = Gate {
+                ready: ready.as_ref(),
+                go: &go,
+                start: &start_cell,
+                setup_errors: &setup_errors,
+                launch,
+                tx: tx.clone(),
+            };
+            let thread = &thread;
+            handles.push(s.spawn(move || thread(t as u32, input, gate)));
+        }
+        drop(tx);
+        if let Some(ready) = &ready {
+            ready.wait();
+            if !setup_errors
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_empty()
+            {
+                flags.abort.store(true, Ordering::Relaxed);
+            }
+        }
+        let start = Instant::now();
+        start_cell.set(start).expect("set once");
+        go.wait();
+        // Set-up is done (with `ready`): the CPU counted from here is the run's.
+        let cpu_before = crate::cpu::usage();
+        let mut series = SeriesBuilder::new(threads, start, launch.interval, launch.ramp);
+        series.drain(rx, on_point);
+        let mut outcomes: Vec<Outcome<T>> = handles
+            .into_iter()
+            .map(|h| h.join().expect("a worker thread panicked"))
+            .collect();
+        after(&mut outcomes);
+        let joined = Instant::now();
+        let cpu = crate::cpu::since(&cpu_before, joined - start);
+        (outcomes, series.finish(), start, joined, cpu)
+    });
+
+    Harvest {
+        outcomes,
+        points,
+        start,
+        start_unix_s,
+        joined,
+        cpu,
+        setup_error: setup_errors
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+            .into_iter()
+            .next(),
+    }
+}
+
+/// The measured time of a run.
+#[derive(Debug, Clone, Copy)]
+pub struct Span {
+    /// Seconds after the ramp: the denominator of every rate.
+    pub runtime_s: f64,
+    /// Seconds of ramp actually run.
+    pub ramp_s: f64,
+}
+
+impl<T> Harvest<T> {
+    /// When the last thread ended.
+    pub fn last_end(&self) -> Instant {
+        self.outcomes
+            .iter()
+            .map(|o| o.end)
+            .max()
+            .unwrap_or(self.start)
+    }
+
+    /// The run from its start to `end`, less `ramp`.
+    pub fn span(&self, end: Instant, ramp: Duration) -> Span {
+        Span {
+            runtime_s: end
+                .saturating_duration_since(self.start + ramp)
+                .as_secs_f64()
+                .max(1e-9),
+            ramp_s: ramp
+                .as_secs_f64()
+                .min(end.saturating_duration_since(self.start).as_secs_f64()),
+        }
+    }
+
+    /// One `Op` slot's totals over every thread, as the report shows them.
+    pub fn merged(&self, slot: Op, op: ResultOp, span: Span) -> OpResult {
+        record::merged_result(
+            op,
+            self.outcomes.iter().map(|o| &o.totals.ops[slot as usize]),
+            span.runtime_s,
+        )
+    }
+
+    /// Every thread's fsync latencies in one histogram.
+    pub fn fsync_hist(&self) -> Histogram<u64> {
+        let mut h = total_hist();
+        for o in &self.outcomes {
+            h.add(&o.totals.fsync)
+                .expect("histograms share their bounds");
+        }
+        h
+    }
+
+    /// Assembles the report: the harvest gives what every kind shares, `body` what only
+    /// the kind knows. `advice` says how to make this kind of job run longer, for the
+    /// `short_run` warning.
+    pub fn into_report(
+        self,
+        job: Job,
+        span: Span,
+        body: Body,
+        mut warnings: Vec<Warning>,
+        flags: &Flags,
+        advice: &str,
+    ) -> Report {
+        let errors: Vec<IoErrorEntry> = self
+            .outcomes
+            .iter()
+            .filter_map(|o| o.error.clone())
+            .collect();
+        let interrupted = flags.interrupted();
+        let status = status_of(&errors, interrupted, span.runtime_s, &mut warnings, advice);
+        Report {
+            schema_version: report::SCHEMA_VERSION,
+            engine: EngineInfo::this(),
+            status,
+            interrupted,
+            start_unix_s: self.start_unix_s,
+            runtime_s: span.runtime_s,
+            ramp_s: span.ramp_s,
+            target: body.target,
+            layout: body.layout,
+            results: body.results,
+            fsync: body.fsync,
+            series: Series {
+                interval_s: job.interval,
+                points: self.points,
+            },
+            cpu: self.cpu,
+            errors,
+            warnings,
+            files: body.files,
+            app: body.app,
+            job,
+        }
+    }
+}
+
+/// The parts of a report only the job's kind knows.
+pub struct Body {
+    pub target: TargetInfo,
+    pub layout: Option<Layout>,
+    pub results: Vec<OpResult>,
+    pub fsync: FsyncResult,
+    pub files: Option<FilesResult>,
+    pub app: Option<AppResult>,
+}
+
+/// The job's status from what happened, plus a `short_run` warning when it ran fine but
+/// for under a second (`advice` says how to make it longer for this kind of job).
+fn status_of(
+    errors: &[IoErrorEntry],
+    interrupted: bool,
+    runtime_s: f64,
+    warnings: &mut Vec<Warning>,
+    advice: &str,
+) -> Status {
+    let status = if !errors.is_empty() {
+        Status::Failed
+    } else if interrupted {
+        Status::Interrupted
+    } else {
+        Status::Ok
+    };
+    if status == Status::Ok && runtime_s < 1.0 {
+        warnings.push(Warning::new(
+            WarningKind::ShortRun,
+            format!("the measured part of the job took {runtime_s:.3} s"),
+            format!(
+                "results under a second are dominated by start-up and caching effects; {advice}"
+            ),
+        ));
+    }
+    status
+}

@@ -1,0 +1,235 @@
+//! The keys every kind reads and those of block jobs (`kind = "block"`): threads,
+//! timing, the I/O pattern and its target.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use super::parse::{duration, range, size};
+use super::{
+    BufferContent, IoEngine, Job, JobSpec, Kind, Rw, MAX_BS, MAX_IODEPTH, MAX_NUMJOBS, MIN_INTERVAL,
+};
+use crate::error::JobError;
+
+impl JobSpec {
+    /// The keys every kind reads (threads, timing, the I/O shape), checked, as a `Job`
+    /// whose kind-specific parts are still empty.
+    pub(super) fn resolve_io(&self, kind: Kind, e: &mut Vec<JobError>) -> Job {
+        let ioengine = self.ioengine.unwrap_or(if kind.is_app() {
+            IoEngine::Sync
+        } else {
+            IoEngine::IoUring
+        });
+        let rw = self.rw.unwrap_or(Rw::Read);
+
+        let rwmixread = self.rwmixread.unwrap_or(50);
+        range("rwmixread", rwmixread, 0, 100, e);
+
+        let bs = size("bs", &self.bs, e).unwrap_or(4096);
+        range("bs", bs, 1, MAX_BS, e);
+        // A database bypasses the page cache for its own; a block job measures it.
+        let direct = self.direct.unwrap_or(kind.is_app());
+        if direct && bs % 512 != 0 {
+            e.push(
+                JobError::new(
+                    "bs",
+                    format!("{bs} is not a multiple of 512, which `direct = true` needs"),
+                )
+                .hint("use a multiple of the device's logical block size, e.g. `4k`"),
+            );
+        }
+        let size_b = size("size", &self.size, e);
+        if let Some(s) = size_b {
+            if s < bs {
+                e.push(JobError::new(
+                    "size",
+                    format!("{s} is smaller than `bs` ({bs}): no I/O fits"),
+                ));
+            }
+        }
+        let io_size = size("io_size", &self.io_size, e);
+        if let Some(s) = io_size {
+            if s < bs {
+                e.push(JobError::new(
+                    "io_size",
+                    format!("{s} is smaller than `bs` ({bs}): no I/O fits"),
+                ));
+            }
+        }
+
+        let numjobs = self.numjobs.unwrap_or(1);
+        range("numjobs", numjobs, 1, MAX_NUMJOBS, e);
+        let iodepth = self.iodepth.unwrap_or(1);
+        if ioengine == IoEngine::IoUring {
+            range("iodepth", iodepth, 1, MAX_IODEPTH, e);
+        } else if iodepth != 1 {
+            let engine = serde_json::to_value(ioengine).unwrap_or_default();
+            e.push(
+                JobError::new(
+                    "iodepth",
+                    format!("{iodepth} is out of range (1..=1) for ioengine = {engine}, which has one request in flight per thread"),
+                )
+                .hint("use `ioengine = \"io_uring\"` for a queue depth above 1, or more `numjobs`"),
+            );
+        }
+
+        // Like `iodepth`, 1 (the default) is accepted with any engine: the resolved job
+        // echoes it for every engine, and that echo must be a valid job again.
+        let batch_min = self.iodepth_batch_complete_min.unwrap_or(1);
+        if ioengine == IoEngine::IoUring {
+            range(
+                "iodepth_batch_complete_min",
+                batch_min,
+                1,
+                iodepth.max(1),
+                e,
+            );
+        } else if batch_min != 1 {
+            let engine = serde_json::to_value(ioengine).unwrap_or_default();
+            e.push(
+                JobError::new(
+                    "iodepth_batch_complete_min",
+                    format!("{batch_min} only applies to `ioengine = \"io_uring\"`; ioengine = {engine} reaps each request alone (1)"),
+                )
+                .hint("leave it out, or use `ioengine = \"io_uring\"`"),
+            );
+        }
+
+        let runtime = duration("runtime", &self.runtime, e);
+        if runtime == Some(Duration::ZERO) {
+            e.push(
+                JobError::new("runtime", "0 is out of range (more than 0)")
+                    .hint("leave `runtime` out for a size-based job"),
+            );
+        }
+        if runtime.is_some() && io_size.is_some() {
+            e.push(
+                JobError::new("io_size", "cannot be combined with `runtime`")
+                    .hint("a job is either time-based (`runtime`) or size-based (`io_size`)"),
+            );
+        }
+        let ramp_time = duration("ramp_time", &self.ramp_time, e).unwrap_or(Duration::ZERO);
+        let interval = duration("interval", &self.interval, e).unwrap_or(Duration::from_secs(1));
+        if interval < MIN_INTERVAL {
+            e.push(JobError::new(
+                "interval",
+                format!("{interval:?} is out of range (100ms or more)"),
+            ));
+        }
+        let null_lat = duration("null_lat", &self.null_lat, e).unwrap_or(Duration::ZERO);
+        if null_lat > Duration::ZERO && ioengine != IoEngine::Null {
+            e.push(JobError::new(
+                "null_lat",
+                "only applies to `ioengine = \"null\"`",
+            ));
+        }
+        if null_lat > Duration::from_secs(1) {
+            e.push(JobError::new(
+                "null_lat",
+                format!("{null_lat:?} is out of range (0 to 1s)"),
+            ));
+        }
+
+        let fsync = self.fsync.unwrap_or(0);
+        let end_fsync = self.end_fsync.unwrap_or(false);
+        if (fsync > 0 || end_fsync) && !rw.writes() {
+            e.push(
+                JobError::new(
+                    if fsync > 0 { "fsync" } else { "end_fsync" },
+                    format!("has nothing to flush: rw = {:?} does not write", rw).to_lowercase(),
+                )
+                .hint("leave it out, or pick a `rw` that writes"),
+            );
+        }
+
+        let name = self.name.clone().unwrap_or_else(|| "job".to_string());
+        if name.is_empty() || name.contains('/') || name.contains('\0') {
+            e.push(JobError::new(
+                "name",
+                format!("{name:?} cannot be used in a file name"),
+            ));
+        }
+
+        // Offsets for the null engine need a range; it never touches it.
+        let needs_target = ioengine != IoEngine::Null;
+        let size_b = size_b.or(if needs_target || kind == Kind::Files {
+            None
+        } else {
+            Some(1 << 30)
+        });
+        Job {
+            name,
+            rw,
+            rwmixread,
+            bs,
+            size: size_b,
+            io_size: if runtime.is_some() {
+                None
+            } else {
+                io_size.or(size_b)
+            },
+            filename: self.filename.clone(),
+            directory: self.directory.clone(),
+            numjobs,
+            iodepth,
+            iodepth_batch_complete_min: batch_min,
+            direct,
+            runtime: runtime.map(|d| d.as_secs_f64()),
+            ramp_time: ramp_time.as_secs_f64(),
+            fsync,
+            end_fsync,
+            ioengine,
+            buffer_content: self.buffer_content.unwrap_or(BufferContent::Random),
+            randseed: self.randseed.unwrap_or(0x5eed),
+            interval: interval.as_secs_f64(),
+            allow_device_write: self.allow_device_write.unwrap_or(false),
+            null_lat: null_lat.as_secs_f64(),
+            kind,
+            op: None,
+            dest: None,
+            nr_files: None,
+            file_size: None,
+            size_dist: None,
+            size_sigma: None,
+            size_buckets: None,
+            files_per_dir: None,
+            dup_share: None,
+            mutate_share: None,
+            mode: None,
+            app: None,
+        }
+    }
+
+    /// A block job needs something to do I/O on; no kind takes an empty path.
+    pub(super) fn check_paths(&self, kind: Kind, ioengine: IoEngine, e: &mut Vec<JobError>) {
+        let needs_target = ioengine != IoEngine::Null;
+        if kind == Kind::Block
+            && needs_target
+            && self.filename.is_none()
+            && self.directory.is_none()
+        {
+            e.push(
+                JobError::whole("missing target: the job names no `filename` and no `directory`")
+                    .hint("add `filename = \"/path/to/file\"` (or a block device), or `directory = \"/path\"` for one file per thread"),
+            );
+        }
+        for key in ["filename", "directory"] {
+            let v = if key == "filename" {
+                &self.filename
+            } else {
+                &self.directory
+            };
+            if v.as_deref() == Some("") {
+                e.push(JobError::new(key, "is empty"));
+            }
+        }
+    }
+
+    /// Keys set that the job's `rw` ignores, for a warning.
+    pub fn ignored_keys(&self) -> BTreeSet<&'static str> {
+        let mut keys = BTreeSet::new();
+        if self.rwmixread.is_some() && !self.rw.unwrap_or(Rw::Read).is_mixed() {
+            keys.insert("rwmixread");
+        }
+        keys
+    }
+}

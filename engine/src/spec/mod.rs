@@ -1,0 +1,840 @@
+//! The job: what a user writes (`JobSpec`), and what the engine runs (`Job`).
+//!
+//! Keys use fio's names where the concept is the same. Parsing goes in three steps so
+//! that one run reports every mistake at once: unknown keys (with the closest known key),
+//! then each key's type on its own (`parse`), then ranges and combinations, per kind
+//! (`block` for the keys every kind reads, `files`, `app`).
+//!
+//! A key is declared twice: as a `JobSpec` field (its type and doc, which the schema
+//! and docs/job-keys.md are made from) and in `KEYS` (the kinds that take it); a test
+//! keeps the two in step.
+
+mod app;
+mod block;
+mod files;
+mod parse;
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use self::parse::{closest, parse_text, spec_from_value};
+use crate::diagnostics::{Warning, WarningKind};
+use crate::error::{JobError, JobErrors};
+
+pub const MAX_NUMJOBS: u32 = 1024;
+pub const MAX_IODEPTH: u32 = 4096;
+pub const MAX_BS: u64 = 1 << 30;
+pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
+pub const MAX_NR_FILES: u64 = 100_000_000;
+pub const MAX_FILES_PER_DIR: u64 = 10_000_000;
+pub const MAX_FILE_SIZE: u64 = 64 << 30;
+pub const MAX_PAGE_SIZE: u64 = 1 << 20;
+pub const MAX_APP_TXN_PAGES: u32 = 1024;
+/// Latencies above this are clamped in the histogram; a job should not get near it.
+pub const MAX_RUNTIME: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// One job key: the kinds that take it and, for a files job's key, the operations that
+/// use it.
+#[derive(Debug, Clone, Copy)]
+pub struct Key {
+    pub name: &'static str,
+    /// Any other kind refuses the key (exit 2).
+    pub kinds: &'static [Kind],
+    /// A files job's key: the `op`s that use it; the others warn that it has no effect.
+    /// Empty: every op (and every key of the other kinds).
+    pub ops: &'static [FileOp],
+}
+
+const fn key(name: &'static str, kinds: &'static [Kind]) -> Key {
+    Key {
+        name,
+        kinds,
+        ops: &[],
+    }
+}
+
+const fn files_key(name: &'static str, ops: &'static [FileOp]) -> Key {
+    Key {
+        name,
+        kinds: FILES,
+        ops,
+    }
+}
+
+const ANY: &[Kind] = &[Kind::Block, Kind::Files, Kind::Oltp, Kind::Mailstore];
+const FILES: &[Kind] = &[Kind::Files];
+const APP: &[Kind] = &[Kind::Oltp, Kind::Mailstore];
+const OLTP: &[Kind] = &[Kind::Oltp];
+const MAILSTORE: &[Kind] = &[Kind::Mailstore];
+const CREATE: &[FileOp] = &[FileOp::Create];
+
+/// Every job key, in `JobSpec`'s order. Keys every kind takes may still mean nothing to
+/// some (an application model has no `rw`); those are ignored silently.
+pub const KEYS: &[Key] = &[
+    key("name", ANY),
+    key("rw", ANY),
+    key("rwmixread", ANY),
+    key("bs", ANY),
+    key("size", ANY),
+    key("io_size", ANY),
+    key("filename", ANY),
+    key("directory", ANY),
+    key("numjobs", ANY),
+    key("iodepth", ANY),
+    key("iodepth_batch_complete_min", ANY),
+    key("direct", ANY),
+    key("runtime", ANY),
+    key("ramp_time", ANY),
+    key("fsync", ANY),
+    key("end_fsync", ANY),
+    key("ioengine", ANY),
+    key("buffer_content", ANY),
+    key("randseed", ANY),
+    key("interval", ANY),
+    key("allow_device_write", ANY),
+    key("null_lat", ANY),
+    key("kind", ANY),
+    files_key("op", &[]),
+    files_key("dest", &[FileOp::Copy, FileOp::Sync]),
+    files_key("nr_files", CREATE),
+    files_key("file_size", CREATE),
+    files_key("size_dist", CREATE),
+    files_key("size_sigma", CREATE),
+    files_key("size_buckets", CREATE),
+    files_key("files_per_dir", CREATE),
+    files_key("dup_share", CREATE),
+    files_key("mutate_share", &[FileOp::Mutate]),
+    files_key("mode", &[FileOp::Chmod]),
+    key("data_size", APP),
+    key("log_size", APP),
+    key("page_size", APP),
+    key("cache_size", APP),
+    key("checkpoint_interval", APP),
+    key("log_record_size", APP),
+    key("txn_reads", OLTP),
+    key("txn_writes", OLTP),
+    key("scan_share", OLTP),
+    key("scan_size", OLTP),
+    key("op_mix", MAILSTORE),
+    key("lazy_commit_share", MAILSTORE),
+    key("maintenance_rate", MAILSTORE),
+    key("read_lat_ms_max", MAILSTORE),
+    key("log_lat_ms_max", MAILSTORE),
+];
+
+/// Direction and order of the I/O (fio's `rw`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Rw {
+    /// Sequential reads.
+    Read,
+    /// Sequential writes.
+    Write,
+    /// Uniformly random reads.
+    Randread,
+    /// Uniformly random writes.
+    Randwrite,
+    /// Uniformly random reads and writes, mixed by `rwmixread`.
+    Randrw,
+    /// Sequential reads and writes, mixed by `rwmixread`.
+    Readwrite,
+}
+
+impl Rw {
+    pub fn is_random(self) -> bool {
+        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
+    }
+    pub fn is_mixed(self) -> bool {
+        matches!(self, Rw::Randrw | Rw::Readwrite)
+    }
+    pub fn reads(self) -> bool {
+        !matches!(self, Rw::Write | Rw::Randwrite)
+    }
+    pub fn writes(self) -> bool {
+        !matches!(self, Rw::Read | Rw::Randread)
+    }
+}
+
+/// How the I/O is issued (fio's `ioengine`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum IoEngine {
+    /// Linux io_uring: one ring per thread, `iodepth` requests in flight.
+    IoUring,
+    /// `pread`/`pwrite`, one request at a time per thread.
+    Sync,
+    /// No I/O at all: measures the engine's own cost per operation.
+    Null,
+}
+
+/// What write buffers contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BufferContent {
+    /// Random bytes, incompressible and not deduplicable.
+    Random,
+    /// All zeros (compresses to nothing: only for testing compression or dedup).
+    Zeros,
+}
+
+/// What a job does: block I/O on a file or device, or file management on a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// Reads and writes on one file or device (`rw`, `bs`, `iodepth`...).
+    #[default]
+    Block,
+    /// One file-management operation (`op`) on a tree of files under `directory`.
+    Files,
+    /// I/O model of a database: 8 KiB page reads, dirty pages flushed at checkpoints,
+    /// a log with group commit, some 64 KiB scans. `numjobs` are users.
+    Oltp,
+    /// I/O model of a mail store (JetStress-like): 32 KiB pages through a buffer cache,
+    /// an insert/delete/replace/read mix, lazy commits, background maintenance, a verdict.
+    Mailstore,
+}
+
+impl Kind {
+    pub fn is_block(&self) -> bool {
+        *self == Kind::Block
+    }
+    /// An application model (`oltp`, `mailstore`).
+    pub fn is_app(self) -> bool {
+        matches!(self, Kind::Oltp | Kind::Mailstore)
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Block => "block",
+            Kind::Files => "files",
+            Kind::Oltp => "oltp",
+            Kind::Mailstore => "mailstore",
+        }
+    }
+}
+
+/// A file-management operation (`kind = "files"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FileOp {
+    /// Generate the file set under `directory` (`nr_files`, `file_size`...).
+    Create,
+    /// Copy the tree `directory` to `dest`, keeping mode and times (like `cp -a`).
+    Copy,
+    /// Make `dest` equal `directory`: copy files whose size or mtime differ, delete what vanished (like `rsync -a --delete`).
+    Sync,
+    /// Change `mutate_share` of the files in place (content and mtime), delete and create a few.
+    Mutate,
+    /// Walk and statx every entry: bytes and files per top-level directory (like `du -sb`).
+    Scan,
+    /// Find files with equal content: by size, then a hash of the first 4 KiB, then the whole file.
+    Dupes,
+    /// Set every file's times to now (utimensat).
+    Touch,
+    /// Set every file's mode to `mode` (fchmodat).
+    Chmod,
+    /// Set one user xattr (`user.fslab`) on every file.
+    Xattr,
+    /// Remove the whole tree.
+    Delete,
+    /// fstatat every file.
+    Stat,
+}
+
+impl FileOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            FileOp::Create => "create",
+            FileOp::Copy => "copy",
+            FileOp::Sync => "sync",
+            FileOp::Mutate => "mutate",
+            FileOp::Scan => "scan",
+            FileOp::Dupes => "dupes",
+            FileOp::Touch => "touch",
+            FileOp::Chmod => "chmod",
+            FileOp::Xattr => "xattr",
+            FileOp::Delete => "delete",
+            FileOp::Stat => "stat",
+        }
+    }
+}
+
+/// How file sizes are drawn in a generated set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SizeDist {
+    /// Every file is `file_size`.
+    Fixed,
+    /// Lognormal with median `file_size` and shape `size_sigma`.
+    Lognormal,
+}
+
+/// A file mode: a number (TOML `0o644`) or an octal string (`"644"`, `"0644"`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ModeValue {
+    Bits(u32),
+    Text(String),
+}
+
+/// A size: bytes as a number, or a string with a binary suffix (`4k`, `64KiB`, `1g`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SizeValue {
+    Bytes(u64),
+    Text(String),
+}
+
+/// A duration: seconds as a number, or a string with a unit (`500ms`, `30s`, `2m`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum DurationValue {
+    Seconds(f64),
+    Text(String),
+}
+
+/// A job as written in TOML or JSON. Every key is optional; `Job` holds the defaults.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(title = "fslab-engine job")]
+pub struct JobSpec {
+    /// The keys the job gives a value (null counts as absent), recorded by
+    /// `spec_from_value`: what `is_set` and the key table's checks look at.
+    #[serde(skip)]
+    #[schemars(skip)]
+    given: BTreeSet<String>,
+    /// Name of the job; also the stem of per-thread files made in `directory`. Default `job`.
+    pub name: Option<String>,
+    /// I/O pattern. Default `read`.
+    pub rw: Option<Rw>,
+    /// Percentage of reads in a mixed job (`randrw`, `readwrite`), 0..=100. Default 50.
+    pub rwmixread: Option<u32>,
+    /// Block size of each I/O. Default 4KiB.
+    pub bs: Option<SizeValue>,
+    /// Size of the file (or the region of the device) I/O goes to. Required for a file
+    /// that does not exist yet; a device defaults to its whole size.
+    pub size: Option<SizeValue>,
+    /// Bytes each thread transfers in a size-based job. Default `size`. Not with `runtime`.
+    pub io_size: Option<SizeValue>,
+    /// File or block device to do I/O on; all threads share it. Relative to `directory` if both are given.
+    pub filename: Option<String>,
+    /// Directory in which each thread gets its own file `<name>.<thread>.0`.
+    pub directory: Option<String>,
+    /// Number of threads, each with its own queue. 1..=1024. Default 1.
+    pub numjobs: Option<u32>,
+    /// Requests in flight per thread (io_uring only). 1..=4096. Default 1.
+    pub iodepth: Option<u32>,
+    /// Completions to wait for per wake-up (io_uring). 1 reaps each request as soon as it is
+    /// done: the most faithful latency. More saves CPU on a busy machine, but a request
+    /// that completed early is timed when it is reaped. 1..=`iodepth` (`sync`, `null`: only 1). Default 1.
+    pub iodepth_batch_complete_min: Option<u32>,
+    /// Bypass the page cache with O_DIRECT. Default false.
+    pub direct: Option<bool>,
+    /// Run for this long (time-based, after `ramp_time`); without it the job is size-based.
+    pub runtime: Option<DurationValue>,
+    /// Run this long before measuring; shown in the series, excluded from the results. Default 0.
+    pub ramp_time: Option<DurationValue>,
+    /// fsync the file after every N writes; 0 never. Default 0.
+    pub fsync: Option<u64>,
+    /// fsync the file once when the job ends (timed as part of it). Default false.
+    pub end_fsync: Option<bool>,
+    /// How I/O is issued. Default `io_uring`.
+    pub ioengine: Option<IoEngine>,
+    /// Content of write buffers. Default `random`.
+    pub buffer_content: Option<BufferContent>,
+    /// Seed for offsets, read/write mix and buffer content. Default 0x5eed.
+    pub randseed: Option<u64>,
+    /// Length of one point of the time series; 100ms or more. Default 1s.
+    pub interval: Option<DurationValue>,
+    /// Allow writes to a block device. Default false. fslab's lab runs its safety gate first.
+    pub allow_device_write: Option<bool>,
+    /// Synthetic latency the `null` engine spins for per I/O (for testing what sits above the engine). Default 0.
+    pub null_lat: Option<DurationValue>,
+    /// `block` (I/O on a file or device), `files` (one file-management `op` on a tree under `directory`), or an application model under `directory`: `oltp` (a database) or `mailstore` (an Exchange-like store; see docs/engine.md). Default `block`.
+    pub kind: Option<Kind>,
+    /// Files job: the operation. Required with `kind = "files"`.
+    pub op: Option<FileOp>,
+    /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
+    pub dest: Option<String>,
+    /// Files job, `create`: number of files, 1..=100M. Default 1000.
+    pub nr_files: Option<u64>,
+    /// Files job, `create`: size of each file (the median with `size_dist = "lognormal"`). Default 16KiB.
+    pub file_size: Option<SizeValue>,
+    /// Files job, `create`: `fixed` or `lognormal`. Default `fixed`.
+    pub size_dist: Option<SizeDist>,
+    /// Files job, `create`: shape of the lognormal sizes (sigma of the underlying normal), 0..=4. Default 1.
+    pub size_sigma: Option<f64>,
+    /// Files job, `create`: sizes as `[[size, weight], ...]` buckets; not with `file_size`/`size_dist`.
+    pub size_buckets: Option<Vec<(SizeValue, f64)>>,
+    /// Files job, `create`: files per directory, 1..=10M; over 1000 directories are grouped under `gNNNN/`. Default 1000.
+    pub files_per_dir: Option<u64>,
+    /// Files job, `create`: share of files whose content duplicates another file's, 0..=1. Default 0.
+    pub dup_share: Option<f64>,
+    /// Files job, `mutate`: share of files changed in place, 0..=1 (a quarter as many more are deleted and replaced by new ones). Default 0.1.
+    pub mutate_share: Option<f64>,
+    /// Files job, `chmod`: the mode to set, e.g. `"0640"`. Default `"0640"`.
+    pub mode: Option<ModeValue>,
+    /// oltp, mailstore: size of the data file `<directory>/<name>.data`. Default 256MiB.
+    pub data_size: Option<SizeValue>,
+    /// oltp, mailstore: size of the log file `<directory>/<name>.log`, written round-robin; 1MiB or more. Default 64MiB.
+    pub log_size: Option<SizeValue>,
+    /// oltp, mailstore: size of a data page (every data read and write but scans). Default 8KiB (oltp), 32KiB (mailstore).
+    pub page_size: Option<SizeValue>,
+    /// oltp, mailstore: buffer cache; a page read that hits it costs no I/O (random replacement). Default 0 (oltp), 64MiB (mailstore).
+    pub cache_size: Option<SizeValue>,
+    /// oltp, mailstore: time between checkpoints, which write every dirty page in a burst and fsync the data file. Default 5s (oltp), 1s (mailstore).
+    pub checkpoint_interval: Option<DurationValue>,
+    /// oltp, mailstore: log bytes one committing transaction adds. Default 512 (oltp), 2KiB (mailstore).
+    pub log_record_size: Option<SizeValue>,
+    /// oltp: page reads per transaction, 0..=1024. Default 11 (with `txn_writes` 2: reads:writes 5.5:1).
+    pub txn_reads: Option<u32>,
+    /// oltp: pages a transaction updates (dirties), 0..=1024. Default 2.
+    pub txn_writes: Option<u32>,
+    /// oltp: share of transactions that are a read-ahead scan (one `scan_size` read, no commit), 0..=1. Default 0.05.
+    pub scan_share: Option<f64>,
+    /// oltp: size of a scan's read, a multiple of `page_size`. Default 64KiB.
+    pub scan_size: Option<SizeValue>,
+    /// mailstore: weights of the operations `[insert, delete, replace, read]`. Default `[40, 20, 5, 35]`.
+    pub op_mix: Option<Vec<f64>>,
+    /// mailstore: share of committing transactions that do not wait for their log flush, 0..=1. Default 0.7.
+    pub lazy_commit_share: Option<f64>,
+    /// mailstore: bytes per second of background maintenance (a sequential read of the data file); 0 none. Default 1MiB.
+    pub maintenance_rate: Option<SizeValue>,
+    /// mailstore: the verdict fails when the mean data read latency reaches this, ms. Default 20.
+    pub read_lat_ms_max: Option<f64>,
+    /// mailstore: the verdict fails when the mean log write latency reaches this, ms. Default 10.
+    pub log_lat_ms_max: Option<f64>,
+}
+
+/// A job with every default filled in and every value checked; echoed as `job` in the
+/// output. Sizes are bytes and durations seconds, so the echo is itself a valid job.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct Job {
+    pub name: String,
+    pub rw: Rw,
+    pub rwmixread: u32,
+    pub bs: u64,
+    /// Filled in from the target when the job leaves it out (a device's size).
+    pub size: Option<u64>,
+    /// `None` in a time-based job.
+    pub io_size: Option<u64>,
+    pub filename: Option<String>,
+    pub directory: Option<String>,
+    pub numjobs: u32,
+    pub iodepth: u32,
+    pub iodepth_batch_complete_min: u32,
+    pub direct: bool,
+    /// Seconds; `None` in a size-based job.
+    pub runtime: Option<f64>,
+    /// Seconds.
+    pub ramp_time: f64,
+    pub fsync: u64,
+    pub end_fsync: bool,
+    pub ioengine: IoEngine,
+    pub buffer_content: BufferContent,
+    pub randseed: u64,
+    /// Seconds.
+    pub interval: f64,
+    pub allow_device_write: bool,
+    /// Seconds.
+    pub null_lat: f64,
+    #[serde(skip_serializing_if = "Kind::is_block")]
+    pub kind: Kind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op: Option<FileOp>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dest: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nr_files: Option<u64>,
+    /// Bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_dist: Option<SizeDist>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_sigma: Option<f64>,
+    /// `[bytes, weight]` pairs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_buckets: Option<Vec<(u64, f64)>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_per_dir: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dup_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mutate_share: Option<f64>,
+    /// Octal, e.g. `"0640"`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    /// oltp, mailstore: the model's keys, resolved.
+    #[serde(flatten)]
+    pub app: Option<AppJob>,
+}
+
+/// The keys of an application model (`kind = "oltp"`, `"mailstore"`), resolved. Sizes
+/// in bytes, durations in seconds.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct AppJob {
+    pub data_size: u64,
+    pub log_size: u64,
+    pub page_size: u64,
+    pub cache_size: u64,
+    pub checkpoint_interval: f64,
+    pub log_record_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub txn_reads: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub txn_writes: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_share: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_size: Option<u64>,
+    /// `[insert, delete, replace, read]` weights.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub op_mix: Option<Vec<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lazy_commit_share: Option<f64>,
+    /// Bytes per second.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub maintenance_rate: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_lat_ms_max: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_lat_ms_max: Option<f64>,
+}
+
+impl AppJob {
+    pub fn checkpoint_interval(&self) -> Duration {
+        Duration::from_secs_f64(self.checkpoint_interval)
+    }
+}
+
+impl Job {
+    pub fn writes(&self) -> bool {
+        self.rw.writes()
+    }
+    pub fn runtime(&self) -> Option<Duration> {
+        self.runtime.map(Duration::from_secs_f64)
+    }
+    pub fn ramp_time(&self) -> Duration {
+        Duration::from_secs_f64(self.ramp_time)
+    }
+    pub fn interval(&self) -> Duration {
+        Duration::from_secs_f64(self.interval)
+    }
+    pub fn null_lat(&self) -> Duration {
+        Duration::from_secs_f64(self.null_lat)
+    }
+    /// The `mode` of a chmod job as bits.
+    pub fn mode_bits(&self) -> u32 {
+        self.mode
+            .as_deref()
+            .and_then(|m| u32::from_str_radix(m, 8).ok())
+            .unwrap_or(0o640)
+    }
+    /// The path each thread does I/O on (`None` for the null engine).
+    pub fn path_for(&self, thread: u32) -> Option<PathBuf> {
+        if self.ioengine == IoEngine::Null {
+            return None;
+        }
+        match (&self.directory, &self.filename) {
+            (Some(dir), Some(file)) => Some(PathBuf::from(dir).join(file)),
+            (None, Some(file)) => Some(PathBuf::from(file)),
+            (Some(dir), None) => Some(PathBuf::from(dir).join(format!("{}.{thread}.0", self.name))),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The JSON Schema of a job, as committed in `schemas/job.schema.json`.
+pub fn job_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(JobSpec)).unwrap_or_default()
+}
+
+/// The keys a job may have, taken from the schema so they cannot drift from `JobSpec`.
+pub fn known_keys() -> Vec<String> {
+    let schema = schemars::schema_for!(JobSpec);
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| p.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+impl JobSpec {
+    /// Checks every value and combination, fills in defaults. Does not look at the target.
+    pub fn resolve(&self) -> Result<Job, JobErrors> {
+        let mut errors = Vec::new();
+        let e = &mut errors;
+        let kind = self.kind.unwrap_or_default();
+        let mut job = self.resolve_io(kind, e);
+        if kind == Kind::Files {
+            self.resolve_files(&mut job, e);
+        }
+        self.refuse_other_kinds_keys(kind, e);
+        job.app = self.resolve_app(kind, job.ioengine, job.direct, job.runtime(), e);
+        self.check_paths(kind, job.ioengine, e);
+        if errors.is_empty() {
+            Ok(job)
+        } else {
+            Err(JobErrors(errors))
+        }
+    }
+
+    /// Whether the job gives `key` a value.
+    pub fn is_set(&self, key: &str) -> bool {
+        self.given.contains(key)
+    }
+
+    /// The keys the job sets, in `KEYS` order.
+    fn set_keys(&self) -> impl Iterator<Item = &'static Key> + '_ {
+        KEYS.iter().filter(|k| self.is_set(k.name))
+    }
+
+    /// Errors for keys set that belong to another kind.
+    fn refuse_other_kinds_keys(&self, kind: Kind, e: &mut Vec<JobError>) {
+        for k in self.set_keys().filter(|k| !k.kinds.contains(&kind)) {
+            let names: Vec<_> = k
+                .kinds
+                .iter()
+                .map(|k| format!("`kind = \"{}\"`", k.name()))
+                .collect();
+            let hint = if k.kinds == FILES {
+                "add `kind = \"files\"` for a file-management job, or remove it"
+            } else {
+                "remove it, or set the kind it belongs to"
+            };
+            e.push(
+                JobError::new(k.name, format!("only applies to {}", names.join(" or "))).hint(hint),
+            );
+        }
+    }
+
+    /// Warnings for keys the job sets but does not use.
+    pub fn warnings(&self, job: &Job) -> Vec<Warning> {
+        if job.kind.is_app() {
+            return Vec::new();
+        }
+        if job.kind == Kind::Block {
+            return self
+                .ignored_keys()
+                .into_iter()
+                .map(|k| {
+                    Warning::new(
+                        WarningKind::IgnoredKey,
+                        format!("`{k}` has no effect with rw = {:?}", job.rw).to_lowercase(),
+                        format!("remove `{k}`, or use a mixed `rw` (randrw, readwrite)"),
+                    )
+                })
+                .collect();
+        }
+        let op = job.op.map_or("", FileOp::name);
+        self.set_keys()
+            .filter(|k| k.kinds == FILES && !k.ops.is_empty())
+            .filter(|k| !job.op.is_some_and(|op| k.ops.contains(&op)))
+            .map(|k| {
+                Warning::new(
+                    WarningKind::IgnoredKey,
+                    format!("`{}` has no effect with kind = files, op = {op}", k.name),
+                    format!("remove `{}`", k.name),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Parses and resolves a job in one go (the usual path).
+pub fn load(text: &str) -> Result<(JobSpec, Job), JobErrors> {
+    let spec = spec_from_value(parse_text(text)?)?;
+    let job = spec.resolve()?;
+    Ok((spec, job))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors(text: &str) -> Vec<JobError> {
+        load(text).expect_err("job should be refused").0
+    }
+
+    #[test]
+    fn defaults_are_filled_in() {
+        let (_, job) = load("filename = \"/tmp/x\"\nsize = \"1m\"").unwrap();
+        assert_eq!(job.rw, Rw::Read);
+        assert_eq!(job.bs, 4096);
+        assert_eq!(job.iodepth, 1);
+        assert_eq!(job.ioengine, IoEngine::IoUring);
+        assert_eq!(job.io_size, Some(1 << 20));
+        assert_eq!(job.interval, 1.0);
+        assert_eq!(job.buffer_content, BufferContent::Random);
+    }
+
+    #[test]
+    fn json_and_toml_give_the_same_job() {
+        let (_, a) =
+            load("filename = \"/f\"\nbs = \"8k\"\nruntime = \"2s\"\nrw = \"randwrite\"").unwrap();
+        let (_, b) =
+            load(r#"{"filename": "/f", "bs": 8192, "runtime": 2, "rw": "randwrite"}"#).unwrap();
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn resolved_job_is_itself_a_valid_job() {
+        let (_, job) = load("directory = \"/d\"\nsize = \"4m\"\nruntime = \"1.5s\"\nnumjobs = 3\nrw = \"randrw\"\nrwmixread = 70").unwrap();
+        let echoed = serde_json::to_value(&job).unwrap();
+        let mut map = echoed.as_object().unwrap().clone();
+        map.retain(|_, v| !v.is_null());
+        let again = spec_from_value(Value::Object(map))
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(job, again);
+    }
+
+    #[test]
+    fn unknown_key_suggests_the_closest() {
+        let errs = errors("filename = \"/f\"\nrww = \"read\"\niodept = 4");
+        assert_eq!(errs.len(), 2);
+        assert_eq!(errs[0].key.as_deref(), Some("iodept"));
+        assert_eq!(errs[0].hint.as_deref(), Some("did you mean `iodepth`?"));
+        assert_eq!(errs[1].hint.as_deref(), Some("did you mean `rw`?"));
+    }
+
+    #[test]
+    fn bad_enum_value_lists_allowed_and_suggests() {
+        let errs = errors("filename = \"/f\"\nrw = \"raed\"");
+        assert!(
+            errs[0].message.contains("`randread`"),
+            "{}",
+            errs[0].message
+        );
+        assert_eq!(errs[0].hint.as_deref(), Some("did you mean `read`?"));
+    }
+
+    #[test]
+    fn out_of_range_values_are_errors_naming_the_range() {
+        let errs = errors("filename = \"/f\"\niodepth = 0\nnumjobs = 5000\nrwmixread = 101");
+        let text = JobErrors(errs).to_string();
+        assert!(
+            text.contains("`iodepth`: 0 is out of range (1..=4096)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`numjobs`: 5000 is out of range (1..=1024)"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`rwmixread`: 101 is out of range (0..=100)"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn misaligned_direct_bs_is_refused() {
+        let errs = errors("filename = \"/f\"\ndirect = true\nbs = 1000");
+        assert_eq!(errs[0].key.as_deref(), Some("bs"));
+        assert!(errs[0].message.contains("multiple of 512"));
+    }
+
+    #[test]
+    fn missing_target_is_refused() {
+        let errs = errors("rw = \"read\"");
+        assert!(errs[0].message.contains("missing target"));
+    }
+
+    #[test]
+    fn every_type_error_is_reported_with_its_key() {
+        let errs =
+            errors("filename = \"/f\"\niodepth = \"deep\"\ndirect = \"yes\"\nbs = \"4 bananas\"");
+        let keys: Vec<_> = errs.iter().filter_map(|e| e.key.as_deref()).collect();
+        assert!(
+            keys.contains(&"iodepth") && keys.contains(&"direct"),
+            "{keys:?}"
+        );
+        // `bs` is a string, so it passes the type step and fails in the size parser.
+        let errs = errors("filename = \"/f\"\nbs = \"4 bananas\"");
+        assert_eq!(errs[0].key.as_deref(), Some("bs"));
+    }
+
+    #[test]
+    fn sync_engine_refuses_queue_depth() {
+        let errs = errors("filename = \"/f\"\nioengine = \"sync\"\niodepth = 8");
+        assert!(errs[0].hint.as_deref().unwrap().contains("io_uring"));
+    }
+
+    #[test]
+    fn null_engine_needs_no_target() {
+        let (_, job) = load("ioengine = \"null\"\nruntime = 1").unwrap();
+        assert_eq!(job.path_for(0), None);
+    }
+
+    #[test]
+    fn directory_gives_one_file_per_thread() {
+        let (_, job) = load("directory = \"/d\"\nname = \"j\"\nsize = \"1m\"").unwrap();
+        assert_eq!(job.path_for(2), Some(PathBuf::from("/d/j.2.0")));
+    }
+
+    #[test]
+    fn nan_is_out_of_range() {
+        let errs = errors("kind = \"files\"\nop = \"create\"\ndirectory = \"/d\"\ndup_share = nan");
+        assert_eq!(errs[0].key.as_deref(), Some("dup_share"), "{errs:?}");
+        assert!(errs[0].message.contains("finite"), "{errs:?}");
+    }
+
+    #[test]
+    fn the_key_table_declares_every_key_of_the_schema_once() {
+        let mut table: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+        let before = table.len();
+        table.sort_unstable();
+        table.dedup();
+        assert_eq!(table.len(), before, "a key is declared twice in KEYS");
+        let mut schema = known_keys();
+        schema.sort_unstable();
+        assert_eq!(table, schema, "KEYS and JobSpec's fields differ");
+    }
+
+    #[test]
+    fn a_key_of_another_kind_is_refused_naming_the_kinds_it_belongs_to() {
+        let errs = errors("filename = \"/f\"\nop_mix = [1, 1, 1, 1]\nnr_files = 3");
+        let text = JobErrors(errs).to_string();
+        assert!(
+            text.contains(
+                "`nr_files`: only applies to `kind = \"files\"`\n  hint: add `kind = \"files\"`"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("`op_mix`: only applies to `kind = \"mailstore\"`\n  hint: remove it"),
+            "{text}"
+        );
+        // Table order: the files key is reported before the application model's.
+        assert!(text.find("nr_files") < text.find("op_mix"), "{text}");
+    }
+
+    #[test]
+    fn a_null_key_counts_as_absent() {
+        let (_, job) =
+            load(r#"{"filename": "/f", "size": "1m", "nr_files": null, "op_mix": null}"#).unwrap();
+        assert_eq!(job.nr_files, None);
+    }
+
+    #[test]
+    fn files_keys_another_op_does_not_use_are_warned_about() {
+        let (spec, job) = load(
+            "kind = \"files\"\nop = \"copy\"\ndirectory = \"/a\"\ndest = \"/b\"\nmode = \"0600\"\nnr_files = 2",
+        )
+        .unwrap();
+        let warned: Vec<String> = spec.warnings(&job).into_iter().map(|w| w.message).collect();
+        assert_eq!(
+            warned,
+            [
+                "`nr_files` has no effect with kind = files, op = copy",
+                "`mode` has no effect with kind = files, op = copy",
+            ]
+        );
+    }
+}

@@ -1,0 +1,254 @@
+"""`Kind`: everything the lab knows about one kind of workload, in one object.
+
+fio gives each I/O engine one `struct ioengine_ops` and one file; fslab gives each
+workload kind one `Kind` and one module (`fslab/kinds/<kind>.py`), registered in
+`fslab.kinds.KINDS`. The planner, the pre-flight checks, the study reader and the runner
+ask the kind instead of testing `kind == ...`: a new kind is one module here (and, when
+the engine runs it, one module in the engine).
+
+A kind holds:
+
+- its spec model (`spec`, pydantic) and the keys it accepts (`keys`, with `aliases`: other
+  spellings it takes, such as fio's `numjobs` for `threads`);
+- how a value is made canonical (`normalize`: sizes in bytes, durations in seconds) and
+  how a point is completed and shrunk by `--scale` (`point_params`, `scale`);
+- what a point is called (`label`), which engine jobs it runs (`engine_jobs`, with the
+  study words turned into the engine's by `engine_keys`, and back by `study_key` for the
+  engine's errors), how long it takes (`estimate_s`), and what it stores on which target
+  (`footprints`, with `footprint_what`/`footprint_key` for the message);
+- what it needs from the machine (`machine_problems`), and its run step (`run`), which
+  gets the runner as a `RunContext`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from fslab.engine import Report, run_job
+from fslab.environment import drop_caches
+from fslab.study.workload import SweepSpec, Value
+from fslab.units import parse_duration, parse_size
+
+if TYPE_CHECKING:
+    from fslab.run import Watch
+    from fslab.store.db import Results
+    from fslab.study.model import Study
+    from fslab.study.plan import Plan, Point
+    from fslab.study.problems import Problem
+    from fslab.targets.provision import Provisioned
+    from fslab.targets.spec import TargetSpec
+
+# `--scale` never shrinks a run below a second or a test file below 16 MiB: shorter runs
+# and smaller files measure start-up and caches, not the storage.
+MIN_RUNTIME_S = 1.0
+MIN_FILE_SIZE = 16 << 20
+# How fast the engine lays out a test file here, for estimates only.
+LAYOUT_BYTES_PER_S = 400 << 20
+RunStatus = tuple[str, str | None]
+"""A run's status (`ok`, `failed`, `interrupted`) and, unless ok, why."""
+_STATUS = {0: "ok", 130: "interrupted"}
+
+
+def run_status(exit_code: int) -> str:
+    """The status of a run from the exit code of the engine that ran it."""
+    return _STATUS.get(exit_code, "failed")
+
+
+class RunContext(Protocol):
+    """What a kind's run step gets from the runner (`fslab.run.Runner`): the results
+    database, the engine, telemetry around a measured step, progress lines, and other
+    targets a point touches (a files point's `source`)."""
+
+    @property
+    def db(self) -> Results: ...
+
+    @property
+    def engine(self) -> Path: ...
+
+    def watch(
+        self,
+        prov: Provisioned,
+        interval_s: float,
+        *,
+        also: Provisioned | None = None,
+        space_at: Path | None = None,
+        pids: Callable[[], set[int]] | None = None,
+    ) -> Watch:
+        """Starts the telemetry sampler on `prov`'s devices (and `also`'s)."""
+        ...
+
+    def live(self, line: str) -> None:
+        """Shows what the run does now (one short line)."""
+        ...
+
+    def engine_live(self, prefix: str = "") -> Callable[[str], None]:
+        """A progress callback for `run_job` that shows the engine's live rates."""
+        ...
+
+    def other_target(self, name: str, run_id: int) -> AbstractContextManager[Provisioned]:
+        """The study's target `name`, provisioned for this run (and torn down after it,
+        unless the study reuses targets)."""
+        ...
+
+
+class Kind:
+    """One workload kind. Subclasses set the class attributes and override what their
+    kind does differently; the defaults suit a kind with no engine job and no data."""
+
+    name: str
+    """The study's `kind = "..."`, and `point.kind` in the results."""
+    spec: type[SweepSpec]
+    aliases: Mapping[str, str] = {}
+    """Other spellings a study may use -> the study's word (normalized on reading)."""
+    engine_keys: Mapping[str, str] = {}
+    """Study words the engine spells otherwise -> the engine's job key."""
+    size_keys: tuple[str, ...] = ()
+    duration_keys: tuple[str, ...] = ()
+    count_keys: tuple[str, ...] = ()
+    """Keys that count something (threads, requests in flight): whole numbers from 1.
+    The engine would say the same in its own words ("integer `-1`, expected u32")."""
+    footprint_what: str = "the data"
+    """What a point stores, for "... does not fit" (`footprints`)."""
+    footprint_key: str = ""
+    """The key that makes it smaller, for the hint."""
+
+    def keys(self) -> list[str]:
+        """Every key a workload of this kind accepts: the study's words, then the other
+        spellings (for the closest-key suggestion of a misspelt one)."""
+        return [*self.spec.model_fields, *self.aliases]
+
+    def canonical(self, key: str) -> str:
+        """The study's word for `key` (`numjobs` -> `threads` for a block workload)."""
+        return self.aliases.get(key, key)
+
+    def engine_key(self, key: str) -> str:
+        return self.engine_keys.get(key, key)
+
+    def study_key(self, engine_key: str) -> str:
+        """The study's word for an engine job key, for the engine's messages."""
+        for ours, theirs in self.engine_keys.items():
+            if theirs == engine_key:
+                return ours
+        return engine_key
+
+    def normalize(self, key: str, value: Value) -> Value:
+        """A parameter in canonical form: sizes in bytes, durations in seconds; raises
+        ValueError saying why a value is none of what its key takes."""
+        if isinstance(value, list):
+            return value
+        if key in self.count_keys and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ValueError(f"{value} is not a count (1 or more)")
+        if key in self.size_keys:
+            return parse_size(value) if not isinstance(value, float | bool) else value
+        if key in self.duration_keys:
+            return parse_duration(value)
+        return value
+
+    def point_params(
+        self, workload: SweepSpec, params: dict[str, Value], scale: float
+    ) -> dict[str, Value]:
+        """One point's parameters from one value per axis (already normalized): completed
+        with what the kind derives from the workload, then scaled."""
+        return self.scale(params, scale)
+
+    def scale(self, params: dict[str, Value], scale: float) -> dict[str, Value]:
+        """`--scale`: the point shrunk for a quick run (with floors)."""
+        return params
+
+    def label(self, point: Point) -> str:
+        raise NotImplementedError
+
+    def engine_jobs(self, point: Point, directory: Path) -> list[dict[str, Any]]:
+        """Every engine job the point runs, its files inside `directory` (none for a kind
+        that runs a real program)."""
+        return []
+
+    def estimate_s(self, point: Point) -> float:
+        """About how long one run of the point takes, besides making its target."""
+        return 0.0
+
+    def footprints(self, study: Study, point: Point) -> list[tuple[TargetSpec, int | None]]:
+        """What a point stores on each target it touches (None: not known before)."""
+        return [(point.target, None)]
+
+    def machine_problems(self, plan: Plan, place: str, workdir: Path) -> list[Problem]:
+        """What points of this kind need from this machine that it lacks."""
+        return []
+
+    def run(self, ctx: RunContext, run_id: int, point: Point, prov: Provisioned) -> RunStatus:
+        """Runs one repetition of `point` on the provisioned target and stores it
+        (`ctx.db.finish_run`)."""
+        raise NotImplementedError
+
+
+def scale_sizes_and_times(params: dict[str, Value], scale: float) -> dict[str, Value]:
+    """An engine job's test file (`file_size`), its amount of I/O (`io_size`), runtime
+    and ramp, shrunk by `scale` (sizes in whole MiB), never below the floors."""
+    if scale == 1.0:
+        return params
+    out = dict(params)
+    for key in ("file_size", "io_size"):
+        size = out.get(key)
+        if isinstance(size, int):
+            scaled = int(size * scale) // (1 << 20) * (1 << 20)
+            out[key] = max(MIN_FILE_SIZE, scaled)
+    for key in ("runtime", "ramp_time"):
+        secs = out.get(key)
+        if isinstance(secs, float) and secs > 0:
+            out[key] = max(MIN_RUNTIME_S if key == "runtime" else 0.0, round(secs * scale, 3))
+    return out
+
+
+class EngineJobKind(Kind):
+    """A kind the engine runs as one job per point (block, the application models): one
+    engine job from a cold cache, with telemetry."""
+
+    layout_keys: tuple[str, ...] = ()
+    """The keys whose bytes the engine lays out before it measures (for the estimate)."""
+
+    def job(self, point: Point, directory: Path) -> dict[str, Any]:
+        """The point's engine job, its files inside `directory`."""
+        raise NotImplementedError
+
+    def engine_params(self, point: Point) -> dict[str, Any]:
+        """The point's parameters under the engine's names."""
+        return {self.engine_key(k): v for k, v in point.params.items()}
+
+    def engine_jobs(self, point: Point, directory: Path) -> list[dict[str, Any]]:
+        return [self.job(point, directory)]
+
+    def estimate_s(self, point: Point) -> float:
+        runtime = float(point.params.get("runtime", 0) or 0)
+        ramp = float(point.params.get("ramp_time", 0) or 0)
+        size = sum(int(point.params.get(k, 0) or 0) for k in self.layout_keys)
+        return runtime + ramp + size / LAYOUT_BYTES_PER_S
+
+    def run_metrics(self, report: Report) -> dict[str, float]:
+        """Numbers kept per run besides the per-operation results (`run_metric`)."""
+        return {}
+
+    def run(self, ctx: RunContext, run_id: int, point: Point, prov: Provisioned) -> RunStatus:
+        caches = drop_caches()
+        ctx.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
+        watch = ctx.watch(prov, float(point.params.get("interval") or 1.0))
+        try:
+            result = run_job(
+                self.job(point, prov.workdir), engine=ctx.engine, progress_cb=ctx.engine_live()
+            )
+        finally:
+            watch.stop()
+        watch.store_block(ctx.db, run_id, result.report)
+        metrics = self.run_metrics(result.report)
+        if metrics:
+            ctx.db.add_run_metrics(run_id, metrics)
+        status = run_status(result.exit_code)
+        err = None if status == "ok" else (result.stderr.strip() or result.report.status)
+        ctx.db.finish_run(
+            run_id, status, report=result.report, engine_json=result.stdout, error=err
+        )
+        return status, err

@@ -1,0 +1,209 @@
+"""What `fslab compare` needs of a run, worked out once, when the run is stored.
+
+Two tables (schema version 3), both derived from what a run stored elsewhere and rebuilt
+from it by the migration to version 3:
+
+- `run_value`: every compared number of the run (`fslab.metrics.compared`) as one row:
+  a layout (the `(op, metric)` pairs, shared by all runs of one shape, in `value_layout`)
+  and the values as packed little-endian doubles. Compare reads one row per run instead of
+  thirty, and never parses a stored metric name or the engine's report again.
+- `run_fact`: what the run says about itself for the warnings (`RunFacts`): intervals
+  and contaminated intervals, free memory, what the workload and the devices read, the
+  trend of its IOPS and the engine's own warnings.
+
+`derive(con, run_ids)` (re)writes both for completed runs and drops them for others; the
+store calls it whenever a completed run's rows change.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from array import array
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from fslab.metrics import COLUMNS, compared
+from fslab.stats.warnings import trend
+
+_CHUNK = 500
+"""Runs read per round by a bulk derivation (a migration): bounds its memory."""
+
+_ENGINE_READ_OPS = ("read", "data_read", "maintenance_read")
+"""The engine operations whose bytes are what a block or application run read."""
+_MODEL_KINDS = ("oltp", "mailstore")
+"""Kinds whose IOPS trend is that of their transactions (checkpoints make their I/O
+bursty); their `series` ops are the model's."""
+
+SCHEMA_V3 = """
+CREATE TABLE value_layout (
+    id          INTEGER PRIMARY KEY,
+    keys        TEXT NOT NULL UNIQUE    -- JSON [[op, metric], ...]: what run_value.data holds
+) STRICT;
+CREATE TABLE run_value (
+    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
+    layout_id   INTEGER NOT NULL REFERENCES value_layout(id),
+    data        BLOB NOT NULL           -- float64 little-endian, one per layout key
+) STRICT;
+CREATE TABLE run_fact (
+    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
+    runtime_s   REAL,                   -- run.runtime_s, here so compare never reads `run`
+    intervals   INTEGER NOT NULL,
+    contaminated_intervals INTEGER NOT NULL,
+    reasons     TEXT NOT NULL,          -- comma-separated: foreign_cpu, steal, memory_pressure
+    available_min_bytes REAL,
+    workload_read_bytes REAL,
+    device_read_bytes REAL,
+    trend_drift REAL,
+    trend_p     REAL,
+    engine_warnings TEXT NOT NULL,      -- JSON [[kind, op or null, message, hint or null], ...]
+    limits      TEXT NOT NULL           -- JSON {check: max}: what a verdict judged by (ms)
+) STRICT;
+DROP INDEX run_point;
+CREATE INDEX run_point ON run(point_id, status);
+"""
+
+REASON_KEYS = ("foreign_cpu", "steal", "memory_pressure")
+
+
+def derive(con: sqlite3.Connection, run_ids: Iterable[int] | None = None) -> int:
+    """Writes `run_value` and `run_fact` of the given runs (every run when None) that
+    completed, removes them for the others; returns how many completed runs it wrote.
+    Runs inside the caller's transaction."""
+    if run_ids is None:
+        ids = [int(r[0]) for r in con.execute("SELECT id FROM run ORDER BY id")]
+    else:
+        ids = sorted(set(run_ids))
+    layouts = {str(k): int(i) for i, k in con.execute("SELECT id, keys FROM value_layout")}
+    written = 0
+    for start in range(0, len(ids), _CHUNK):
+        chunk = ids[start : start + _CHUNK]
+        written += _derive_chunk(con, chunk, layouts)
+    return written
+
+
+def _derive_chunk(con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str, int]) -> int:
+    marks = ",".join("?" * len(ids))
+    con.execute(f"DELETE FROM run_value WHERE run_id IN ({marks})", ids)
+    con.execute(f"DELETE FROM run_fact WHERE run_id IN ({marks})", ids)
+    runs = con.execute(
+        "SELECT run.id, point.kind, run.engine_json, run.runtime_s FROM run"
+        " JOIN point ON point.id = run.point_id"
+        f" WHERE run.id IN ({marks}) AND run.status = 'ok'",
+        ids,
+    ).fetchall()
+    if not runs:
+        return 0
+    ok = [int(r[0]) for r in runs]
+    marks = ",".join("?" * len(ok))
+    op_rows: dict[int, list[tuple[str, dict[str, float]]]] = {}
+    read: dict[int, float] = {}
+    cols = ", ".join(COLUMNS)
+    for run_id, op, nbytes, *values in con.execute(
+        f"SELECT run_id, op, bytes, {cols} FROM metric WHERE run_id IN ({marks})", ok
+    ):
+        op_rows.setdefault(run_id, []).append((op, dict(zip(COLUMNS, values, strict=True))))
+        if op in _ENGINE_READ_OPS:
+            read[run_id] = read.get(run_id, 0.0) + float(nbytes)
+    run_metrics: dict[int, list[tuple[str, float]]] = {}
+    for run_id, name, value in con.execute(
+        f"SELECT run_id, name, value FROM run_metric WHERE run_id IN ({marks})", ok
+    ):
+        run_metrics.setdefault(run_id, []).append((str(name), float(value)))
+    series: dict[int, dict[float, float]] = {}
+    kinds = {int(r[0]): str(r[1]) for r in runs}
+    for run_id, t_s, op, iops in con.execute(
+        f"SELECT run_id, t_s, op, iops FROM series WHERE run_id IN ({marks}) AND ramp = 0", ok
+    ):
+        if kinds[run_id] in _MODEL_KINDS and op != "txn":
+            continue
+        per_t = series.setdefault(run_id, {})
+        per_t[float(t_s)] = per_t.get(float(t_s), 0.0) + float(iops)
+
+    for run_id, kind, engine_json, runtime_s in runs:
+        triples = list(compared(kind, op_rows.get(run_id, []), run_metrics.get(run_id, [])))
+        keys = json.dumps([[op, name] for op, name, _ in triples], separators=(",", ":"))
+        layout = layouts.get(keys)
+        if layout is None:
+            cur = con.execute("INSERT INTO value_layout (keys) VALUES (?)", (keys,))
+            layout = layouts[keys] = int(cur.lastrowid or 0)
+        data = array("d", (v for _, _, v in triples))
+        con.execute(
+            "INSERT INTO run_value VALUES (?, ?, ?)", (run_id, layout, _little_endian(data))
+        )
+        facts = _facts(kind, run_metrics.get(run_id, []), read.get(run_id), engine_json)
+        points = sorted(series.get(run_id, {}).items())
+        # The last interval is usually partial (the job ends inside it): leave it out.
+        t = trend(points[:-1])
+        con.execute(
+            "INSERT INTO run_fact VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (run_id, runtime_s, *facts[:6], *(t if t is not None else (None, None)), *facts[6:]),
+        )
+    return len(runs)
+
+
+def _little_endian(data: array[float]) -> bytes:
+    if array("H", [1]).tobytes() != b"\x01\x00":
+        data.byteswap()
+    return data.tobytes()
+
+
+def _facts(
+    kind: str, run_metrics: Sequence[tuple[str, float]], read: float | None, engine_json: Any
+) -> tuple[int, int, str, float | None, float | None, float | None, str, str]:
+    """(intervals, contaminated intervals, reasons, least available memory, what the
+    workload read, what the devices read, the engine's warnings and the verdict's limits,
+    both as JSON)."""
+    got: dict[str, float] = {}
+    limits: dict[str, float] = {}
+    for name, value in run_metrics:
+        if name.startswith("verdict.") and name.endswith(".max"):
+            limits[name.removeprefix("verdict.").removesuffix(".max")] = value
+        # `copy.contaminated_intervals` (files) and `contaminated_intervals` (block) add up
+        # over a run's ops; free memory is the least of them.
+        key = name.rpartition(".")[2]
+        if name == "read_bytes":
+            got[name] = value
+        elif key == "available_min_bytes":
+            got[key] = min(got.get(key, math.inf), value)
+        elif key.endswith("intervals"):
+            got[key] = got.get(key, 0.0) + value
+    reasons = ",".join(r for r in REASON_KEYS if got.get(f"contaminated_{r}_intervals"))
+    # What block and application runs read (a files run's ops are judged by their own).
+    workload_read = read if kind == "block" or kind in _MODEL_KINDS else None
+    return (
+        int(got.get("intervals", 0)),
+        int(got.get("contaminated_intervals", 0)),
+        reasons,
+        got.get("available_min_bytes"),
+        workload_read,
+        got.get("read_bytes"),
+        json.dumps(engine_warnings(engine_json), separators=(",", ":")),
+        json.dumps(limits, separators=(",", ":")),
+    )
+
+
+def engine_warnings(engine_json: str | None) -> list[tuple[str, str | None, str, str | None]]:
+    """The engine's warnings in a run's stored report(s): one document (block) or a list
+    of them, one per op (files): (kind, op of a files run or None, message, hint)."""
+    if not engine_json:
+        return []
+    try:
+        doc = json.loads(engine_json)
+    except json.JSONDecodeError:
+        return []
+    docs = doc if isinstance(doc, list) else [doc]
+    out: list[tuple[str, str | None, str, str | None]] = []
+    for d in docs:
+        if not isinstance(d, dict):
+            continue
+        op = (d.get("job") or {}).get("op") if isinstance(doc, list) else None
+        for w in d.get("warnings") or []:
+            if isinstance(w, dict) and "kind" in w:
+                hint = w.get("hint")
+                out.append(
+                    (str(w["kind"]), str(op) if op else None, str(w.get("message", "")),
+                     str(hint) if hint else None)
+                )  # fmt: skip
+    return out

@@ -1,0 +1,287 @@
+"""Workload kinds as units (`fslab.kinds`): the registry, each kind's own keys in the study
+reader's messages, the engine's refusals in the study's words and at their lines, fio's
+`numjobs`/`size` in block workloads, a files point's typed `ops`, and the import layers
+the registry makes possible (no cycle between the study, the targets and the apps)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import fslab
+
+from fslab.kinds import KINDS, kind_of
+from fslab.kinds.files import COPY_BYTES_PER_S, FILE_OP_S, FILES, ops
+from fslab.study.load import StudyError, parse_study
+from fslab.study.plan import expand
+
+APP_STUDY = """name = "s"
+
+[[target]]
+name = "d"
+dir = "/tmp"
+
+[[workload]]
+kind = "mailstore"
+threads = 2
+{mailstore}
+
+[[workload]]
+kind = "oltp"
+name = "db"
+{oltp}
+
+[[workload]]
+kind = "pgbench"
+{pgbench}
+"""
+
+
+def problems(text: str) -> list[str]:
+    with pytest.raises(StudyError) as e:
+        parse_study(text, "s.toml")
+    return [f"{p.where}: {p.what}" + (f" | {p.hint}" if p.hint else "") for p in e.value.problems]
+
+
+def line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+# -- the registry --------------------------------------------------------------------------
+
+
+def test_the_registry_holds_every_kind_in_the_order_messages_list_them() -> None:
+    assert list(KINDS) == ["block", "files", "pgbench", "oltp", "mailstore"]
+    for name, kind in KINDS.items():
+        assert kind.name == name and kind_of(name) is kind
+        assert "kind" in kind.spec.model_fields, f"{name}: its spec is tagged by `kind`"
+
+
+def test_a_kind_no_module_registers_is_named_with_the_kinds_there_are() -> None:
+    with pytest.raises(Exception, match="`integrity` is not a workload kind; the kinds are block"):
+        kind_of("integrity")
+
+
+# -- (a) unknown keys are judged by the workload's own kind --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("where", "bad", "suggested"),
+    [
+        ("mailstore", "opmix = [40, 20, 5, 35]", "op_mix"),
+        ("oltp", "txn_read = 3", "txn_reads"),
+        ("pgbench", "client = 3", "clients"),
+    ],
+)
+def test_an_unknown_key_is_suggested_from_its_own_kinds_keys_at_its_line(
+    where: str, bad: str, suggested: str
+) -> None:
+    text = APP_STUDY.format(**{"mailstore": "", "oltp": "", "pgbench": "", where: bad})
+    key = bad.split(" =")[0]
+    [got] = problems(text)
+    line = line_of(text, bad)
+    assert got.startswith(f"s.toml:{line}: workload["), got
+    assert f".{key}: unknown key `{key}` | did you mean `{suggested}`?" in got, got
+    # The kind's tag (pydantic's `.mailstore.`) is no part of the key path.
+    assert f".{where}." not in got, got
+
+
+def test_an_unknown_mailstore_key_is_suggested_from_the_mailstore_keys() -> None:
+    text = APP_STUDY.format(mailstore="opmix = [40, 20, 5, 35]", oltp="", pgbench="")
+    assert problems(text) == [
+        f"s.toml:{line_of(text, 'opmix')}: workload[0].opmix: unknown key `opmix` | "
+        "did you mean `op_mix`?"
+    ]
+
+
+def test_an_unknown_oltp_key_far_from_any_lists_the_oltp_keys() -> None:
+    text = APP_STUDY.format(mailstore="", oltp="zzz = 1", pgbench="")
+    [got] = problems(text)
+    allowed = got.split("allowed keys: ")[1].split(", ")
+    assert "txn_reads" in allowed and "scan_size" in allowed
+    assert "rw" not in allowed and "op_mix" not in allowed, "not the block or mailstore keys"
+
+
+# -- (b) the engine's refusals, in the study's words and at their lines ----------------------
+
+BLOCK = """name = "t"
+
+[[target]]
+name = "e"
+dir = "{data}"
+
+[[workload]]
+{threads}
+{file_size}
+runtime = "1s"
+"""
+
+
+def refused(tmp_path: Path, text: str) -> list[str]:
+    """`fslab plan` of `text`: refused (exit 2); its error lines."""
+    (tmp_path / "data").mkdir(exist_ok=True)
+    study = tmp_path / "t.toml"
+    study.write_text(text.replace("{data}", str(tmp_path / "data")))
+    done = fslab("plan", str(study), "--results", str(tmp_path / "r.db"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    return [line for line in done.stderr.splitlines() if line.startswith("error: ")]
+
+
+def test_engine_refusals_name_the_keys_the_study_wrote_at_their_lines(tmp_path: Path) -> None:
+    text = BLOCK.format(threads="threads = 5000", file_size='file_size = "1k"', data="{data}")
+    said = "\n".join(refused(tmp_path, text))
+    assert "numjobs" not in said and "`size`" not in said and ".size" not in said, said
+    assert f"t.toml:{line_of(text, 'threads')}: workload[0].threads: 5000 is out of range" in said
+    assert f"t.toml:{line_of(text, 'file_size')}: workload[0].file_size: 1024 is smaller" in said
+
+
+def test_engine_refusals_of_fio_words_name_the_fio_words(tmp_path: Path) -> None:
+    text = BLOCK.format(threads="numjobs = 5000", file_size='size = "1k"', data="{data}")
+    said = "\n".join(refused(tmp_path, text))
+    assert f"t.toml:{line_of(text, 'numjobs')}: workload[0].numjobs: 5000 is out of range" in said
+    assert f"t.toml:{line_of(text, 'size =')}: workload[0].size: 1024 is smaller than" in said
+    assert "threads" not in said and "file_size" not in said, said
+
+
+# -- (c) fio's `numjobs` and `size` in a block workload ---------------------------------------
+
+FIO = """name = "f"
+
+[[target]]
+name = "e"
+dir = "/tmp"
+
+[[workload]]
+rw = "randread"
+{keys}
+runtime = "2s"
+"""
+
+
+def test_a_block_workload_takes_fios_numjobs_and_size_as_threads_and_file_size() -> None:
+    ours = expand(parse_study(FIO.format(keys='threads = [1, 4]\nfile_size = "64MiB"'), "s"))
+    fio = expand(parse_study(FIO.format(keys='numjobs = [1, 4]\nsize = "64MiB"'), "s"))
+    assert [p.params for p in fio.points] == [p.params for p in ours.points]
+    assert fio.points[1].params["threads"] == 4 and fio.points[1].params["file_size"] == 64 << 20
+    # One point, whichever the spelling: results of one are found by the other.
+    assert [p.id for p in fio.points] == [p.id for p in ours.points]
+    [job] = fio.points[1].engine_jobs(Path("/x"))
+    assert job["numjobs"] == 4 and job["size"] == 64 << 20
+
+
+def test_plan_shows_fio_words_as_the_study_words(tmp_path: Path) -> None:
+    study = tmp_path / "f.toml"
+    study.write_text(FIO.format(keys='numjobs = [1, 4]\nsize = "64MiB"'))
+    done = fslab("plan", "--json", str(study), "--results", str(tmp_path / "r.db"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    params = [p["params"] for p in json.loads(done.stdout)["points"]]
+    assert [p["threads"] for p in params] == [1, 4] and {p["file_size"] for p in params} == {
+        64 << 20
+    }
+    assert not any("numjobs" in p or "size" in p for p in params)
+
+
+@pytest.mark.parametrize(
+    ("keys", "first", "second"),
+    [
+        ("threads = 2\nnumjobs = 2", "threads", "numjobs"),
+        ('file_size = "1GiB"\nsize = "1GiB"', "file_size", "size"),
+    ],
+)
+def test_a_key_written_both_ways_is_refused_naming_both(keys: str, first: str, second: str) -> None:
+    text = FIO.format(keys=keys)
+    [got] = problems(text)
+    assert got.startswith(f"s.toml:{line_of(text, first)}: workload[0]: "), got
+    assert f"`{first}` and `{second}` are one key" in got, got
+
+
+def test_a_bad_fio_word_is_named_as_written_at_its_line() -> None:
+    from fslab.study.check import param_problems
+
+    text = FIO.format(keys="numjobs = 0")
+    [p] = param_problems(parse_study(text, "s.toml"), "s.toml")
+    assert (p.where, p.what) == (
+        f"s.toml:{line_of(text, 'numjobs')}: workload[0].numjobs",
+        "0 is not a count (1 or more)",
+    )
+
+
+def test_a_workloads_fio_word_wins_over_the_defaults_study_word() -> None:
+    text = FIO.format(keys="numjobs = 4").replace(
+        'name = "f"\n', 'name = "f"\n[defaults]\nthreads = 2\n'
+    )
+    [point] = expand(parse_study(text, "s.toml")).points
+    assert point.params["threads"] == 4
+
+
+def test_an_unknown_key_close_to_a_fio_word_suggests_it() -> None:
+    got = problems(FIO.format(keys="numjob = 4"))
+    assert any("did you mean `numjobs`?" in g for g in got), got
+
+
+# -- (d) a files point's ops are a typed list ------------------------------------------------
+
+FILES_STUDY = """name = "f"
+
+[[target]]
+name = "e"
+dir = "/tmp"
+
+[[workload]]
+kind = "files"
+set = "custom"
+nr_files = 1000
+file_size = "64KiB"
+ops = {ops}
+"""
+
+
+def test_a_files_points_ops_are_the_workloads_list_in_order() -> None:
+    [p] = expand(parse_study(FILES_STUDY.format(ops='["sync", "scan"]'), "s")).points
+    assert ops(p) == ["sync", "scan"]
+    assert [op for op, _ in FILES.file_jobs(p, Path("/t"))] == ["create", "mutate", "sync", "scan"]
+    assert p.params["ops"] == "sync,scan", "stored as before: point ids do not change"
+
+
+def test_a_files_workload_without_ops_is_estimated_as_creating_the_set_only() -> None:
+    [p] = expand(parse_study(FILES_STUDY.format(ops="[]"), "s")).points
+    assert [op for op, _ in FILES.file_jobs(p, Path("/t"))] == ["create"]
+    create = 1000 * FILE_OP_S + 1000 * (64 << 10) / COPY_BYTES_PER_S
+    assert p.estimate_s(fresh_target=False) == pytest.approx(0.5 + create)
+
+
+# -- layers: no import cycles ----------------------------------------------------------------
+
+
+def _imported_by(module: str) -> set[str]:
+    code = f"import sys, {module}; print(' '.join(m for m in sys.modules if m.startswith('fslab')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+def test_the_targets_import_neither_the_study_nor_the_apps() -> None:
+    loaded = _imported_by("fslab.targets")
+    assert not {m for m in loaded if m.startswith(("fslab.study", "fslab.apps", "fslab.kinds"))}
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["fslab.kinds", "fslab.kinds.pgbench", "fslab.study.load", "fslab.study.check",
+     "fslab.apps.postgres", "fslab.cleanup"],
+)  # fmt: skip
+def test_each_layer_imports_on_its_own(module: str) -> None:
+    assert module in _imported_by(module)
+
+
+def test_cleanup_knows_how_to_undo_a_postgres_server(tmp_path: Path) -> None:
+    """The journal's `postgres` undo is the postgres module's, registered when cleanup
+    loads it: a data directory with no server running is undone at once."""
+    code = (
+        "import fslab.cleanup; from fslab.targets.journal import undo; "
+        f"print(undo('postgres', {str(tmp_path)!r}, {{}}))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.stdout.strip() == "True", done.stderr
