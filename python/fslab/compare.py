@@ -56,7 +56,6 @@ from fslab.stats.summary import (
 from fslab.stats.warnings import (
     NOISY_CV,
     OUTLIER_Z,
-    RunFacts,
     StatWarning,
     run_warnings,
     sample_warnings,
@@ -72,9 +71,8 @@ from fslab.store.query import (
     studies,
     study_results,
 )
-from fslab.study.model import parse_size
-from fslab.study.plan import DURATION_KEYS, SIZE_KEYS, parse_duration
-from fslab.units import format_bytes
+from fslab.study.plan import DURATION_KEYS, SIZE_KEYS
+from fslab.units import format_bytes, parse_duration, parse_size
 
 __all__ = [
     "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "FILES_METRICS", "JETSTRESS_METRICS",
@@ -467,7 +465,6 @@ def build_comparison(
     several times matches any of its values). Only runs with status `ok` count.
     Raises `ResultsError` or `CompareError` with a hint."""
     db_path = Path(db_path)
-    filters = parse_where(where)
     with open_readonly(db_path) as con:
         listed = studies(con)
         if not listed:
@@ -480,7 +477,7 @@ def build_comparison(
         studies=tuple(s.name for s in listed),
         db_path=db_path,
         baseline=baseline,
-        where=filters,
+        where=where,
         confidence=confidence,
         alpha=alpha,
     )
@@ -557,7 +554,6 @@ class _Grouping:
         results: StudyResults,
     ) -> None:
         self.targets, self.baseline, self.results = targets, baseline, results
-        self.ok_runs = ok_runs
         # (workload, params) -> group; dicts keep first-appearance order.
         keyed: dict[tuple[str, str], int] = {}
         self.group_points: list[list[PointRow]] = []
@@ -662,7 +658,7 @@ class _Grouping:
                 ids = self.runs_of.get(p.id, [])
                 known = [self.results.facts[r] for r in ids if r in self.results.facts]
                 if known:
-                    warnings += _run_warnings(p, known)
+                    warnings += run_warnings(p.target, p.kind, p.params, known)
                 n_runs[p.target] += len(ids)
                 for run_id in ids:
                     judged_by.update(self.results.limits.get(run_id, {}))
@@ -729,10 +725,6 @@ def _row_plan(
                 what = f"{op} {metric.label}" if kind == "files" else metric.label
             out.append((op, metric, k, metric.unit == VERDICT_UNIT, what))
     return out
-
-
-def _run_warnings(p: PointRow, facts: list[RunFacts]) -> list[StatWarning]:
-    return run_warnings(p.target, p.kind, p.params, facts)
 
 
 def _noise(stats: _Stats, rows: list[tuple[int, str]]) -> None:

@@ -15,8 +15,6 @@ columns="metric", values="value")`; with polars: `pl.read_csv(...)`.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import sqlite3
 from collections.abc import Iterable
@@ -25,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from fslab.compare import DEFAULT_RESULTS, build_comparison, param_matches
+from fslab.report.format import param_column
+from fslab.report.render.csv import csv_text
 
 EXPORT_SCHEMA_VERSION = 1
 """Version of the `render_export_json` document."""
@@ -48,8 +48,7 @@ _FIXED_TAIL = (
 )
 
 
-def _param_column(key: str) -> str:
-    return f"param_{key}" if key in _FIXED_HEAD or key in _FIXED_TAIL else key
+_RESERVED = frozenset(_FIXED_HEAD + _FIXED_TAIL)
 
 
 def export_rows(
@@ -107,7 +106,7 @@ def export_rows(
 
     # In the order `fslab compare` shows them (rw, bs, threads, iodepth, ...).
     param_keys = list(dict.fromkeys([*c.param_keys, *(k for *_, p in points.values() for k in p)]))
-    columns = [*_FIXED_HEAD, *(_param_column(k) for k in param_keys), *_FIXED_TAIL]
+    columns = [*_FIXED_HEAD, *(param_column(k, _RESERVED) for k in param_keys), *_FIXED_TAIL]
     rows: list[dict[str, Any]] = []
     for run_id, point_id, rep, started_at, runtime_s in runs:
         target, workload, kind, params = points[point_id]
@@ -117,7 +116,7 @@ def export_rows(
             "kind": kind,
             "target": target,
         }
-        head.update({_param_column(k): params.get(k) for k in param_keys})
+        head.update({param_column(k, _RESERVED): params.get(k) for k in param_keys})
         head.update(
             point_id=point_id, run_id=run_id, rep=rep, started_at=started_at, runtime_s=runtime_s
         )
@@ -148,17 +147,7 @@ def _by_run(con: sqlite3.Connection, sql: str, study_id: int) -> dict[int, list[
 
 
 def render_export_csv(columns: list[str], rows: list[dict[str, Any]]) -> str:
-    out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=columns, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow(
-            {
-                k: "" if v is None else (json.dumps(v) if isinstance(v, list | dict | bool) else v)
-                for k, v in row.items()
-            }
-        )
-    return out.getvalue()
+    return csv_text(columns, rows)
 
 
 def render_export_json(columns: list[str], rows: list[dict[str, Any]]) -> str:

@@ -1,7 +1,7 @@
 """What `fslab compare` needs of a run, worked out once, when the run is stored.
 
-Two tables (schema version 3), both derived from what a run stored elsewhere and rebuilt
-from it by the migration to version 3:
+Two tables (schema version 3, schema.sql), both derived from what a run stored elsewhere
+and rebuilt from it by the migration to version 3:
 
 - `run_value`: every compared number of the run (`fslab.metrics.compared`) as one row:
   a layout (the `(op, metric)` pairs, shared by all runs of one shape, in `value_layout`)
@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -36,33 +37,6 @@ _MODEL_KINDS = ("oltp", "mailstore")
 """Kinds whose IOPS trend is that of their transactions (checkpoints make their I/O
 bursty); their `series` ops are the model's."""
 
-SCHEMA_V3 = """
-CREATE TABLE value_layout (
-    id          INTEGER PRIMARY KEY,
-    keys        TEXT NOT NULL UNIQUE    -- JSON [[op, metric], ...]: what run_value.data holds
-) STRICT;
-CREATE TABLE run_value (
-    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
-    layout_id   INTEGER NOT NULL REFERENCES value_layout(id),
-    data        BLOB NOT NULL           -- float64 little-endian, one per layout key
-) STRICT;
-CREATE TABLE run_fact (
-    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
-    runtime_s   REAL,                   -- run.runtime_s, here so compare never reads `run`
-    intervals   INTEGER NOT NULL,
-    contaminated_intervals INTEGER NOT NULL,
-    reasons     TEXT NOT NULL,          -- comma-separated: foreign_cpu, steal, memory_pressure
-    available_min_bytes REAL,
-    workload_read_bytes REAL,
-    device_read_bytes REAL,
-    trend_drift REAL,
-    trend_p     REAL,
-    engine_warnings TEXT NOT NULL,      -- JSON [[kind, op or null, message, hint or null], ...]
-    limits      TEXT NOT NULL           -- JSON {check: max}: what a verdict judged by (ms)
-) STRICT;
-DROP INDEX run_point;
-CREATE INDEX run_point ON run(point_id, status);
-"""
 
 REASON_KEYS = ("foreign_cpu", "steal", "memory_pressure")
 
@@ -144,7 +118,7 @@ def _derive_chunk(con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str
 
 
 def _little_endian(data: array[float]) -> bytes:
-    if array("H", [1]).tobytes() != b"\x01\x00":
+    if sys.byteorder != "little":
         data.byteswap()
     return data.tobytes()
 
