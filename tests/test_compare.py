@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy import stats  # type: ignore[import-untyped]
@@ -25,6 +26,7 @@ from fslab.compare import (
     Comparison,
     ResultsError,
     build_comparison,
+    compare_results,
     keep_ops,
     param_matches,
     parse_where,
@@ -33,8 +35,10 @@ from fslab.errors import ExitStatus, FslabError
 from fslab.report.format import format_stat
 from fslab.report.render import render_csv, render_json, render_markdown, render_table
 from fslab.stats.summary import Verdict, compare_samples, summarize, t_quantile, welch_p_value
+from fslab.stats.warnings import sample_warnings
 from fslab.store.db import SCHEMA_VERSION
 from fslab.store.derive import derive
+from fslab.store.query import PointRow, RunRow, RunValues, StudyResults
 
 SCHEMA = Path(fslab.__file__).parent / "store" / "schema.sql"
 
@@ -616,8 +620,20 @@ def test_cli_formats_write_data_to_stdout(results: Path, fmt: str) -> None:
     done = CliRunner().invoke(command, ["--results", str(results), "--format", fmt])
     assert done.exit_code == 0, done.output
     c = build_comparison(results)
-    expected = {"md": render_markdown, "csv": render_csv, "json": render_json}[fmt](c)
+    if fmt == "json":  # not a terminal: one line
+        expected = render_json(c, indent=False)
+    else:
+        expected = {"md": render_markdown, "csv": render_csv}[fmt](c)
     assert done.stdout == expected
+
+
+def test_json_is_indented_for_people_and_one_line_for_programs(results: Path) -> None:
+    c = build_comparison(results)
+    indented, line = render_json(c), render_json(c, indent=False)
+    assert json.loads(indented) == json.loads(line)
+    assert line.count("\n") == 1 and line.endswith("}\n")
+    assert indented.startswith('{\n  "schema_version": 2,\n')
+    assert '\n  "groups": [\n    {\n      "workload": ' in indented
 
 
 def test_cli_defaults_to_the_database_in_the_current_folder(
@@ -697,3 +713,51 @@ def test_where_filters_by_workload_too(results: Path) -> None:
     assert c.groups and {g.workload for g in c.groups} == {"randio"}
     with pytest.raises(CompareError, match="no point matches"):
         build_comparison(results, where=["workload=nope"])
+
+
+def _results_of(cells: Sequence[Sequence[float]]) -> tuple[StudyResults, list[list[int]]]:
+    """A study of one block point per sample set, each on targets `a` (the samples) and
+    `b` (quiet ones, the baseline); and target `a`'s run ids per set."""
+    points, runs, ids, data = [], [], [], []
+    of_a: list[list[int]] = []
+    run_id = 0
+    for i, samples in enumerate(cells):
+        for target, values in (("a", samples), ("b", [100.0] * len(samples))):
+            pid = f"p{i}-{target}"
+            points.append(PointRow(pid, i, target, "w", "block", {"rw": "randread", "n": i}))
+            if target == "a":
+                of_a.append([])
+            for v in values:
+                run_id += 1
+                if target == "a":
+                    of_a[-1].append(run_id)
+                runs.append(RunRow(run_id, pid, "ok"))
+                ids.append(run_id)
+                data.append([v])
+    values = RunValues(
+        (("read", "iops"),), np.array(ids, dtype=np.int64), np.array(data, dtype=np.float64)
+    )
+    return StudyResults(tuple(points), tuple(runs), (values,), {}, {}), of_a
+
+
+def test_noise_warnings_for_all_cells_at_once_match_the_one_definition() -> None:
+    # Random sample sets, and sets on the thresholds: CV exactly 10% (to the last bit or
+    # so) and a modified z of exactly 3.5, where numpy's sums could tip a verdict.
+    rng = np.random.default_rng(7)
+    cells: list[list[float]] = []
+    for _ in range(300):
+        n = int(rng.integers(2, 8))
+        cells.append((rng.normal(1000, rng.uniform(10, 300), n)).tolist())
+    cells += [[90.0, 110.0], [100 - 10 / math.sqrt(2), 100 + 10 / math.sqrt(2)]]
+    cells += [[10.0, 10.0, 11.0, 12.0, 10.0 + 3.5 / 0.6745], [1.0, 1.0, 2.0, 2.0, 50.0]]
+    results, run_ids = _results_of(cells)
+    comparison = compare_results(results, study="noise", baseline="b")
+    assert len(comparison.groups) == len(cells)
+    flagged = 0
+    for group, samples, ids in zip(comparison.groups, cells, run_ids, strict=True):
+        [row] = [r for r in group.rows if r.metric.name == "iops"]
+        cell = row.cell("a")
+        expected = sample_warnings("a", "IOPS", samples, ids)
+        assert list(cell.warnings) == expected, samples
+        flagged += bool(expected)
+    assert 30 < flagged < len(cells)

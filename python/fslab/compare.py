@@ -14,16 +14,16 @@ every target: the same job across file systems, which is what a column compariso
 from __future__ import annotations
 
 import difflib
-import json
+import functools
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, cast, overload
 
 import numpy as np
 import numpy.typing as npt
+import orjson
 
 from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import (
@@ -57,6 +57,8 @@ from fslab.stats.warnings import (
     NOISY_CV,
     OUTLIER_Z,
     StatWarning,
+    noisy_warning,
+    outlier_warning,
     run_warnings,
     sample_warnings,
 )
@@ -71,7 +73,6 @@ from fslab.store.query import (
     studies,
     study_results,
 )
-from fslab.study.plan import DURATION_KEYS, SIZE_KEYS
 from fslab.units import format_bytes, parse_duration, parse_size
 
 __all__ = [
@@ -79,7 +80,7 @@ __all__ = [
     "JETSTRESS_OP", "METRICS", "PGBENCH_METRICS", "TELEMETRY_METRICS", "TELEMETRY_OP",
     "VERDICT_UNIT", "BadResultsError", "Cell", "CompareError", "Comparison", "Group",
     "MetricSpec", "ResultsError", "Row", "build_comparison", "compare_results", "format_param",
-    "keep_ops", "op_metrics", "param_matches", "parse_where", "pseudo_metrics",
+    "keep_ops", "op_metrics", "param_matches", "parse_where", "pseudo_metrics", "row_numbers",
 ]  # fmt: skip
 
 # Operations in the order people expect them; others follow in order of appearance.
@@ -109,17 +110,6 @@ class Cell:
     diff: Difference | None
     warnings: tuple[StatWarning, ...] = ()
     """What makes these numbers doubtful (noise, outliers, ...); see `fslab.stats.warnings`."""
-
-
-@dataclass(frozen=True)
-class _Table:
-    n: list[list[int]]
-    mean: list[list[float]]
-    stdev: list[list[float]]
-    ci_half: list[list[float]]
-    delta_pct: list[list[float]]
-    p_value: list[list[float]]
-    verdict: list[list[str | None]]
 
 
 class _Stats:
@@ -156,12 +146,16 @@ class _Stats:
         self.noise: dict[tuple[int, int], tuple[StatWarning, ...]] = {}
         self.noisy_rows: set[int] = set()
 
-    def compare(self, rows: npt.NDArray[np.int64], specs: Sequence[MetricSpec]) -> None:
-        """Tests the cells of these rows (their metrics `specs`) against the baseline."""
+    def compare(
+        self,
+        rows: npt.NDArray[np.int64],
+        direction: npt.NDArray[np.int8],
+        min_abs: npt.NDArray[np.float64],
+    ) -> None:
+        """Tests the cells of these rows against the baseline; `direction` per row is 1
+        (higher is better), 0 (lower) or -1 (neither), `min_abs` its metric's minimum
+        effect in its own unit."""
         b = self.baseline
-        code = {Direction.HIGHER: 1, Direction.LOWER: 0, Direction.NEITHER: -1}
-        direction = np.array([code[m.direction] for m in specs], dtype=np.int8)
-        min_abs = np.array([m.min_abs for m in specs], dtype=np.float64)
         for t in range(len(self.targets)):
             if t == b:
                 continue
@@ -173,25 +167,6 @@ class _Stats:
             self.delta_pct[rows, t] = d
             self.p_value[rows, t] = p
             self.verdict[rows, t] = v
-
-    @cached_property
-    def table(self) -> _Table:
-        """Every row's numbers as Python lists (row, then target): `Row.numbers`."""
-        words: list[str | None] = [v.value for v in VERDICT_CODES]
-        codes = cast(list[list[int]], self.verdict.tolist())
-        verdict = [[None if c < 0 else words[c] for c in row] for row in codes]
-        if len(self.targets):
-            for row, counts in zip(verdict, self.count.tolist(), strict=True):
-                row[self.baseline] = "baseline" if counts[self.baseline] else None
-        return _Table(
-            n=self.count.tolist(),
-            mean=np.where(self.count > 0, self.mean, np.nan).tolist(),
-            stdev=self.stdev.tolist(),
-            ci_half=self.ci_half.tolist(),
-            delta_pct=self.delta_pct.tolist(),
-            p_value=self.p_value.tolist(),
-            verdict=verdict,
-        )
 
     def samples(self, r: int, t: int) -> tuple[float, ...]:
         s = int(self.start[r, t])
@@ -276,19 +251,122 @@ class Row:
             return ()
         return tuple(w for t in range(len(st.targets)) for w in st.noise.get((self._i, t), ()))
 
-    def numbers(self) -> tuple[list[Any], ...]:
-        """The row's numbers per target, for the data renderers: n, mean, stdev,
-        ci_half, delta_pct, p_value (NaN where there is none), and the verdict
-        (`baseline` for the baseline's cell; None where there is none)."""
-        t = self._stats.table
-        r = self._i
-        n = t.n[r]
-        if self.metric.unit == VERDICT_UNIT:
-            b = self._stats.baseline
-            verdict: list[Any] = ["baseline" if i == b and c else None for i, c in enumerate(n)]
-        else:
-            verdict = t.verdict[r]
-        return n, t.mean[r], t.stdev[r], t.ci_half[r], t.delta_pct[r], t.p_value[r], verdict
+
+class _PlannedRows(Sequence[Row]):
+    """A group's rows as `_Grouping.build` planned them: the `Row` objects are made when
+    someone asks for one; the JSON renderer reads the plan and the indices instead (a
+    study of 100,000 runs has half a million rows)."""
+
+    __slots__ = ("_made", "cols", "ids", "plan", "stats")
+
+    def __init__(
+        self,
+        stats: _Stats,
+        plan: Sequence[_Planned],
+        cols: npt.NDArray[np.int64],
+        ids: npt.NDArray[np.int64],
+    ) -> None:
+        self.stats, self.plan = stats, plan
+        self.cols, self.ids = cols, ids
+        """Row j is `plan[cols[j]]`, its numbers in row `ids[j]` of `stats`."""
+        self._made: tuple[Row, ...] | None = None
+
+    def _rows(self) -> tuple[Row, ...]:
+        if self._made is None:
+            plan, stats = self.plan, self.stats
+            self._made = tuple(
+                Row(plan[j][0], plan[j][1], stats, r)
+                for j, r in zip(self.cols.tolist(), self.ids.tolist(), strict=True)
+            )
+        return self._made
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @overload
+    def __getitem__(self, i: int) -> Row: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[Row]: ...
+    def __getitem__(self, i: int | slice) -> Row | Sequence[Row]:
+        return self._rows()[i]
+
+    def __iter__(self) -> Iterator[Row]:
+        return iter(self._rows())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._rows())
+
+    def __repr__(self) -> str:
+        return repr(self._rows())
+
+    def cell_warnings(self) -> list[StatWarning]:
+        """The noise and outlier warnings of these rows' cells, in row and target order."""
+        st = self.stats
+        noisy = st.noisy_rows
+        if not noisy:
+            return []
+        noise, n_t = st.noise, len(st.targets)
+        return [
+            w
+            for r in self.ids.tolist()
+            if r in noisy
+            for t in range(n_t)
+            for w in noise.get((r, t), ())
+        ]
+
+
+def row_numbers(rows: Sequence[Row]) -> tuple[list[list[Any]], ...]:
+    """The numbers of these rows (of one comparison), for the data renderers, each a list
+    with one element per row holding one per target: n, mean, stdev, ci_half, delta_pct,
+    p_value (NaN where there is none) and the verdict (`baseline` for the baseline's cell,
+    None where there is none). One call per group: a large study has a million rows."""
+    if not rows:
+        return ([], [], [], [], [], [], [])
+    idx = np.fromiter((r._i for r in rows), dtype=np.int64, count=len(rows))
+    return _numbers(rows[0]._stats, idx)
+
+
+def planned_numbers(
+    groups: Sequence[Group],
+) -> tuple[list[tuple[str, MetricSpec]], tuple[list[list[Any]], ...]] | None:
+    """`row_numbers` of all these groups' rows at once, with each row's (op, metric),
+    without making the rows; None unless `_Grouping.build` made every group."""
+    planned = [g.rows for g in groups]
+    if not all(isinstance(r, _PlannedRows) for r in planned):
+        return None
+    rows = cast(list[_PlannedRows], planned)
+    if not rows:
+        return [], ([], [], [], [], [], [], [])
+    heads = [r.plan[j][:2] for r in rows for j in r.cols.tolist()]
+    idx = np.concatenate([r.ids for r in rows])
+    return cast(list[tuple[str, MetricSpec]], heads), _numbers(rows[0].stats, idx)
+
+
+def _numbers(st: _Stats, idx: npt.NDArray[np.int64]) -> tuple[list[list[Any]], ...]:
+    count = st.count[idx]
+    verdict = _VERDICT_WORDS[st.verdict[idx].astype(np.int64) + 1]
+    if len(st.targets):
+        has = count[:, st.baseline] > 0
+        verdict[:, st.baseline] = None
+        verdict[has, st.baseline] = "baseline"
+    return (
+        count.tolist(),
+        np.where(count > 0, st.mean[idx], np.nan).tolist(),
+        st.stdev[idx].tolist(),
+        st.ci_half[idx].tolist(),
+        st.delta_pct[idx].tolist(),
+        st.p_value[idx].tolist(),
+        verdict.tolist(),
+    )
+
+
+_VERDICT_WORDS = np.array([None, *(v.value for v in VERDICT_CODES)], dtype=object)
+"""Verdict code + 1 -> its word (code -1, none, is None)."""
 
 
 @dataclass(frozen=True)
@@ -302,7 +380,7 @@ class Group:
     kind: str
     params: tuple[tuple[str, Any], ...]
     runs: Mapping[str, int]
-    rows: tuple[Row, ...]
+    rows: Sequence[Row]
     warnings: tuple[StatWarning, ...] = ()
     """Warnings about whole runs of the group (too short, unsteady, contaminated, cached),
     per target; those about one metric's samples are on the cells."""
@@ -312,7 +390,13 @@ class Group:
 
     def all_warnings(self) -> tuple[StatWarning, ...]:
         """The group's warnings and its cells', each once, in order."""
-        cells = (w for r in self.rows for w in r.warnings)
+        rows = self.rows
+        if isinstance(rows, _PlannedRows):
+            cells = rows.cell_warnings()
+        else:
+            cells = [w for r in rows for w in r.warnings]
+        if not cells:
+            return self.warnings
         return tuple(dict.fromkeys((*self.warnings, *cells)))
 
     def row(self, op: str, metric: str) -> Row:
@@ -372,8 +456,18 @@ class Comparison:
 _MISSING = object()
 
 
+@functools.cache
+def _unit_keys() -> tuple[frozenset[str], frozenset[str]]:
+    """The keys whose values are sizes and durations, as the kinds declare them. Imported
+    when first needed: the kinds bring the study's and the engine's models, which a JSON
+    comparison never needs (a tenth of a second)."""
+    from fslab.study.plan import DURATION_KEYS, SIZE_KEYS
+
+    return frozenset(SIZE_KEYS), frozenset(DURATION_KEYS)
+
+
 def _is_size_key(key: str) -> bool:
-    return key in SIZE_KEYS or key.endswith("_size")
+    return key in _unit_keys()[0] or key.endswith("_size")
 
 
 def format_param(key: str, value: Any) -> str:
@@ -385,7 +479,7 @@ def format_param(key: str, value: Any) -> str:
         return " ".join(f"{format_bytes(int(s))}:{w:g}" for s, w in value)
     if isinstance(value, int) and _is_size_key(key):
         return format_bytes(value)
-    if isinstance(value, int | float) and key in DURATION_KEYS:
+    if isinstance(value, int | float) and key in _unit_keys()[1]:
         return f"{value:g}s"
     if isinstance(value, list):
         return ",".join(format_param(key, v) for v in value)
@@ -425,7 +519,7 @@ def param_matches(key: str, stored: Any, wanted: str) -> bool:
     a, b = _as_size(stored), _as_size(wanted)
     if a is not None and b is not None:
         return a == b
-    if key in DURATION_KEYS and isinstance(stored, int | float):
+    if key in _unit_keys()[1] and isinstance(stored, int | float):
         try:
             return math.isclose(parse_duration(wanted), stored, rel_tol=1e-9)
         except ValueError:
@@ -497,17 +591,17 @@ def compare_results(
     """The comparison of one study's results (`fslab.store.query.study_results`): no
     database, no I/O. Raises `ResultsError` or `CompareError` with a hint."""
     filters = parse_where(where)
-    points = [_ordered(p) for p in results.points]
+    points = list(results.points)
     if not points:
         raise ResultsError(f"study `{study}` has no points yet", hint=RUN_HINT)
     targets = tuple(dict.fromkeys(p.target for p in points))
     base = _pick_baseline(targets, baseline, study)
     points = _filter_points(points, filters)
-    by_id = {p.id: p for p in points}
+    kept = {p.id for p in points}
     skipped: dict[str, int] = {}
     ok_runs: dict[int, str] = {}
     for run in results.runs:
-        if run.point_id not in by_id:
+        if run.point_id not in kept:
             continue
         if run.status == "ok":
             ok_runs[run.id] = run.point_id
@@ -535,11 +629,14 @@ def compare_results(
     )
 
 
-def _ordered(p: PointRow) -> PointRow:
-    params = {k: v for k, v in p.params.items() if k != "target"}
-    first = [k for k in _PARAM_ORDER if k in params]
-    params = {k: params[k] for k in [*first, *(k for k in params if k not in first)]}
-    return replace(p, params=params)
+def _ordered(params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple((k, params[k]) for k in _key_order(tuple(params)))
+
+
+@functools.cache
+def _key_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    first = [k for k in _PARAM_ORDER if k in keys]
+    return (*first, *(k for k in keys if k not in first))
 
 
 class _Grouping:
@@ -555,7 +652,7 @@ class _Grouping:
     ) -> None:
         self.targets, self.baseline, self.results = targets, baseline, results
         # (workload, params) -> group; dicts keep first-appearance order.
-        keyed: dict[tuple[str, str], int] = {}
+        keyed: dict[tuple[str, bytes], int] = {}
         self.group_points: list[list[PointRow]] = []
         point_cell: dict[str, tuple[int, int]] = {}
         t_of = {t: i for i, t in enumerate(targets)}
@@ -565,50 +662,60 @@ class _Grouping:
                 self.group_points.append([])
             self.group_points[g].append(p)
             point_cell[p.id] = (g, t_of[p.target])
-        self.run_cell = {r: point_cell[pid] for r, pid in ok_runs.items()}
         self.runs_of: dict[str, list[int]] = {}
         for run_id, point_id in sorted(ok_runs.items()):
             self.runs_of.setdefault(point_id, []).append(run_id)
+        # Each completed run's group and target, in run order.
+        ids = np.fromiter(ok_runs, dtype=np.int64, count=len(ok_runs))
+        order = np.argsort(ids)
+        self.run_ids = ids[order]
+        cell = np.array([point_cell[p] for p in ok_runs.values()], dtype=np.int64)
+        cell = cell.reshape(-1, 2)[order]
+        self.run_group, self.run_target = cell[:, 0], cell[:, 1]
 
     def build(self, confidence: float, alpha: float) -> tuple[Group, ...]:
+        n_t = len(self.targets)
         keys: dict[tuple[str, str], int] = {}
         layout_of: dict[int, int] = {}
         layout_ops: list[tuple[str, ...]] = []
-        parts_g, parts_k, parts_t, parts_v, parts_r = [], [], [], [], []
-        n_t = len(self.targets)
+        for block in self.results.values:
+            for key in block.keys:
+                keys.setdefault(key, len(keys))
+        n_k = max(1, len(keys))
+        # One entry per stored value: its cell ((group * n_k + key) * n_t + target), its
+        # value and its run.
+        parts_c, parts_v, parts_r = [], [], []
         for li, block in enumerate(self.results.values):
-            kid = np.array([keys.setdefault(k, len(keys)) for k in block.keys], dtype=np.int64)
+            kid = np.array([keys[k] for k in block.keys], dtype=np.int64)
             layout_ops.append(tuple(dict.fromkeys(op for op, _ in block.keys)))
-            cells = [self.run_cell.get(int(r)) for r in block.runs]
-            keep = np.array([c is not None for c in cells], dtype=bool)
+            pos = np.searchsorted(self.run_ids, block.runs)
+            pos = np.minimum(pos, max(0, len(self.run_ids) - 1))
+            keep = self.run_ids[pos] == block.runs if len(self.run_ids) else pos < 0
             if not keep.any():
                 continue
-            runs = block.runs[keep]
-            for r in runs.tolist():
-                layout_of[r] = li
-            gt = np.array([c for c in cells if c is not None], dtype=np.int64).reshape(-1, 2)
-            nk = len(kid)
-            parts_g.append(np.repeat(gt[:, 0], nk))
-            parts_t.append(np.repeat(gt[:, 1], nk))
-            parts_r.append(np.repeat(runs, nk))
-            parts_k.append(np.tile(kid, len(runs)))
-            parts_v.append(block.data[keep].ravel())
-        n_k = max(1, len(keys))
+            runs, at = block.runs[keep], pos[keep]
+            layout_of.update(dict.fromkeys(runs.tolist(), li))
+            data = block.data[keep]
+            present = ~np.isnan(data)
+            r_i, k_i = np.nonzero(present)
+            g, t = self.run_group[at], self.run_target[at]
+            parts_c.append((g[r_i] * n_k + kid[k_i]) * n_t + t[r_i])
+            parts_v.append(data[present])
+            parts_r.append(runs[r_i])
         if parts_v:
-            g_, k_, t_ = np.concatenate(parts_g), np.concatenate(parts_k), np.concatenate(parts_t)
+            cell_code = np.concatenate(parts_c)
             v_, r_ = np.concatenate(parts_v), np.concatenate(parts_r)
         else:
-            g_ = k_ = t_ = r_ = np.zeros(0, dtype=np.int64)
+            cell_code = r_ = np.zeros(0, dtype=np.int64)
             v_ = np.zeros(0, dtype=np.float64)
-        present = ~np.isnan(v_)
-        g_, k_, t_, v_, r_ = g_[present], k_[present], t_[present], v_[present], r_[present]
-        row_code = g_ * n_k + k_
-        order = np.lexsort((r_, t_, row_code))
-        row_code, t_, v_, r_ = row_code[order], t_[order], v_[order], r_[order]
-        cell_code = row_code * n_t + t_
+        del parts_c, parts_v, parts_r
+        order = np.lexsort((r_, cell_code))
+        cell_code, v_, r_ = cell_code[order], v_[order], r_[order]
+        del order
         cell_codes, cell_start, cell_count = np.unique(
             cell_code, return_index=True, return_counts=True
         )
+        del cell_code
         row_codes, row_of_cell = np.unique(cell_codes // n_t, return_inverse=True)
         n_rows = len(row_codes)
         t_of_cell = cell_codes % n_t
@@ -616,17 +723,19 @@ class _Grouping:
             cell_mean = np.add.reduceat(v_, cell_start) / cell_count
             dev = v_ - np.repeat(cell_mean, cell_count)
             ss = np.add.reduceat(dev * dev, cell_start)
+            del dev
             # Equal samples have their value as the mean and no spread, exactly (a sum
             # divided by n can be off in the last bit).
             low, high = np.minimum.reduceat(v_, cell_start), np.maximum.reduceat(v_, cell_start)
             flat = low == high
             cell_mean = np.where(flat, low, cell_mean)
             ss = np.where(flat, 0.0, ss)
+            nonzero = np.add.reduceat((v_ != 0).astype(np.int64), cell_start)
         else:
             cell_mean = ss = np.zeros(0)
+            nonzero = np.zeros(0, dtype=np.int64)
         with np.errstate(invalid="ignore", divide="ignore"):
             cell_var = np.where(cell_count >= 2, ss / (cell_count - 1), np.nan)
-        nonzero = np.add.reduceat((v_ != 0).astype(np.int64), cell_start) if len(v_) else cell_mean
         row_nonzero = np.zeros(n_rows, dtype=np.int64)
         np.add.at(row_nonzero, row_of_cell, nonzero)
 
@@ -640,14 +749,13 @@ class _Grouping:
             dense(cell_start, 0, np.int64), dense(cell_count, 0, np.int64),
             dense(cell_mean, np.nan, np.float64), dense(cell_var, np.nan, np.float64),
         )  # fmt: skip
-        row_index = {int(c): i for i, c in enumerate(row_codes.tolist())}
-        groups: list[Group] = []
-        tested: list[int] = []
-        specs: list[MetricSpec] = []
-        noise_rows: list[tuple[int, str]] = []
-        plans: dict[tuple[str, tuple[str, ...]], list[_Planned]] = {}
-        nonzero_rows: list[int] = row_nonzero.tolist()
-        for g, group_points in enumerate(self.group_points):
+
+        # Each group's facts, and its shape: the rows it may have.
+        metas: list[tuple[PointRow, dict[str, int], list[StatWarning], dict[str, float]]] = []
+        shape_of: list[int] = []
+        shapes: dict[tuple[str, tuple[str, ...]], int] = {}
+        facts, limits = self.results.facts, self.results.limits
+        for group_points in self.group_points:
             first = group_points[0]
             n_runs = dict.fromkeys(self.targets, 0)
             ops: dict[str, None] = {}
@@ -656,48 +764,91 @@ class _Grouping:
             seen: set[int] = set()
             for p in group_points:
                 ids = self.runs_of.get(p.id, [])
-                known = [self.results.facts[r] for r in ids if r in self.results.facts]
+                known = [facts[r] for r in ids if r in facts]
                 if known:
                     warnings += run_warnings(p.target, p.kind, p.params, known)
                 n_runs[p.target] += len(ids)
                 for run_id in ids:
-                    judged_by.update(self.results.limits.get(run_id, {}))
+                    if limits and (judged := limits.get(run_id)):
+                        judged_by.update(judged)
                     layout = layout_of.get(run_id)
                     if layout is not None and layout not in seen:
                         seen.add(layout)
                         ops.update(dict.fromkeys(layout_ops[layout]))
             if not ops:
+                shape_of.append(-1)
                 continue
-            rows: list[Row] = []
-            shape = (first.kind, tuple(ops))
-            plan = plans.get(shape)
-            if plan is None:
-                plan = plans[shape] = _row_plan(first.kind, tuple(ops), keys)
-            base = g * n_k
-            for op, metric, k, verdict, what in plan:
-                r = row_index.get(base + k)
-                if r is None or (not verdict and not nonzero_rows[r]):
-                    continue  # nothing, or all zero (bytes of a chmod): no row
-                rows.append(Row(op, metric, stats, r))
-                if not verdict:
-                    tested.append(r)
-                    specs.append(metric)
-                if what is not None:
-                    noise_rows.append((r, what))
+            shape_of.append(shapes.setdefault((first.kind, tuple(ops)), len(shapes)))
+            metas.append((first, n_runs, warnings, judged_by))
+
+        # Per shape at once: which planned rows each of its groups has.
+        group_ids = np.arange(len(shape_of), dtype=np.int64)
+        shape_arr = np.array(shape_of, dtype=np.int64)
+        planned: list[tuple[list[_Planned], npt.NDArray[np.int64]]] = []
+        tested: list[npt.NDArray[np.int64]] = []
+        direction: list[npt.NDArray[np.int8]] = []
+        min_abs: list[npt.NDArray[np.float64]] = []
+        noise_r: list[npt.NDArray[np.int64]] = []
+        noise_what: list[str] = []
+        noise_w: list[npt.NDArray[np.int64]] = []
+        code = {Direction.HIGHER: 1, Direction.LOWER: 0, Direction.NEITHER: -1}
+        for (kind, ops_), s in shapes.items():
+            plan = _row_plan(kind, ops_, keys)
+            gs = group_ids[shape_arr == s]
+            if not plan:
+                planned.append((plan, np.full((len(gs), 0), -1, dtype=np.int64)))
+                continue
+            k = np.array([x[2] for x in plan], dtype=np.int64)
+            want = gs[:, None] * n_k + k[None, :]
+            pos = np.minimum(np.searchsorted(row_codes, want), max(0, n_rows - 1))
+            found = row_codes[pos] == want if n_rows else np.zeros(want.shape, dtype=bool)
+            verdict_col = np.array([x[3] for x in plan], dtype=bool)
+            # All zero (bytes of a chmod): no row.
+            found &= verdict_col[None, :] | (row_nonzero[pos] > 0)
+            rows_of = np.where(found, pos, -1)
+            planned.append((plan, rows_of))
+            judged = found & ~verdict_col[None, :]
+            cols = np.nonzero(judged)[1]
+            tested.append(rows_of[judged])
+            direction.append(np.array([code[x[1].direction] for x in plan], np.int8)[cols])
+            min_abs.append(np.array([x[1].min_abs for x in plan], np.float64)[cols])
+            for j, x in enumerate(plan):
+                if x[4] is not None:
+                    r = rows_of[:, j]
+                    noise_r.append(r[r >= 0])
+                    noise_w.append(np.full(int((r >= 0).sum()), len(noise_what), np.int64))
+                    noise_what.append(x[4])
+        if tested:
+            stats.compare(
+                np.concatenate(tested), np.concatenate(direction), np.concatenate(min_abs)
+            )
+        if noise_r:
+            _noise(stats, np.concatenate(noise_r), np.concatenate(noise_w), noise_what)
+
+        groups: list[Group] = []
+        local = np.zeros(len(shape_of), dtype=np.int64)
+        for s in range(len(shapes)):
+            local[shape_arr == s] = np.arange(int((shape_arr == s).sum()))
+        metas_it = iter(metas)
+        for g, s in enumerate(shape_of):
+            if s < 0:
+                continue
+            first, n_runs, warnings, judged_by = next(metas_it)
+            plan, rows_of = planned[s]
+            ids = rows_of[local[g]]
+            cols = np.flatnonzero(ids >= 0)
+            rows = _PlannedRows(stats, plan, cols, ids[cols])
             groups.append(
                 Group(
                     workload=first.workload,
                     kind=first.kind,
-                    params=tuple(first.params.items()),
+                    params=_ordered(first.params),
                     runs=n_runs,
-                    rows=tuple(rows),
+                    rows=rows,
                     warnings=tuple(warnings),
                     limits=judged_by,
                 )
             )
-        if tested:
-            stats.compare(np.array(tested, dtype=np.int64), specs)
-        _noise(stats, noise_rows)
         return tuple(groups)
 
 
@@ -727,35 +878,72 @@ def _row_plan(
     return out
 
 
-def _noise(stats: _Stats, rows: list[tuple[int, str]]) -> None:
-    """Noise and outlier warnings on the cells of these rows: the cells a vectorized
-    screen cannot clear (CV over `NOISY_CV`, or a modified z-score over `OUTLIER_Z`) are
-    judged by `sample_warnings`, which says what it found."""
-    if not rows:
-        return
-    r = np.array([x[0] for x in rows], dtype=np.int64)
-    count, mean, stdev = stats.count[r], stats.mean[r], stats.stdev[r]
+_BORDER = 1e-3
+"""Relative margin around the noise and outlier thresholds inside which numpy's sums
+(which may differ from exact ones in the last bits) do not decide: `sample_warnings` does."""
+
+
+def _noise(
+    stats: _Stats,
+    rows: npt.NDArray[np.int64],
+    what_of: npt.NDArray[np.int64],
+    what: Sequence[str],
+) -> None:
+    """Noise and outlier warnings on the cells of these rows (`what[what_of[i]]` names
+    row i's metric for people), worked out for all cells at once; the few cells within
+    `_BORDER` of a threshold are judged by `sample_warnings`, the one definition."""
+    count, mean, stdev = stats.count[rows], stats.mean[rows], stats.stdev[rows]
     with np.errstate(invalid="ignore", divide="ignore"):
-        cv = np.where(mean != 0, stdev / np.abs(mean), 0.0)
-    suspect = (count >= 2) & (np.nan_to_num(cv) > NOISY_CV * 0.999)
+        cv = np.nan_to_num(np.where(mean != 0, stdev / np.abs(mean), 0.0))
+    two = count >= 2
+    noisy = two & (cv > NOISY_CV * (1 + _BORDER))
+    border = two & ~noisy & (cv > NOISY_CV * (1 - _BORDER))
+    found: dict[tuple[int, int], list[StatWarning]] = {}
+    outliers: list[tuple[int, int, int, float, float, float, int]] = []
     for n in np.unique(count[count >= 3]).tolist():
         where = np.argwhere(count == n)
-        starts = stats.start[r][where[:, 0], where[:, 1]]
-        samples = stats.values[starts[:, None] + np.arange(n)[None, :]]
+        starts = stats.start[rows[where[:, 0]], where[:, 1]]
+        at = starts[:, None] + np.arange(n)[None, :]
+        samples = stats.values[at]
         med = np.median(samples, axis=1, keepdims=True)
         mad = np.median(np.abs(samples - med), axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
-            z = np.where(mad > 0, 0.6745 * np.abs(samples - med) / mad, 0.0)
-        far = (z > OUTLIER_Z * 0.999).any(axis=1)
-        suspect[where[far, 0], where[far, 1]] = True
-    for i, t in np.argwhere(suspect).tolist():
-        row, what = rows[i][0], rows[i][1]
-        found = sample_warnings(
-            stats.targets[t], what, stats.samples(row, t), stats.sample_runs(row, t)
+            z = np.where(mad > 0, 0.6745 * (samples - med) / mad, 0.0)
+        far = np.abs(z) > OUTLIER_Z * (1 + _BORDER)
+        near = np.any((np.abs(z) > OUTLIER_Z * (1 - _BORDER)) & ~far, axis=1)
+        border[where[near, 0], where[near, 1]] = True
+        cells, i = np.nonzero(far & ~near[:, None])
+        x, t = where[cells, 0], where[cells, 1]
+        keep = ~border[x, t]
+        cells, i, x, t = cells[keep], i[keep], x[keep], t[keep]
+        outliers.extend(
+            zip(
+                x.tolist(), t.tolist(), i.tolist(), samples[cells, i].tolist(),
+                med[cells, 0].tolist(), z[cells, i].tolist(), stats.runs[at[cells, i]].tolist(),
+                strict=True,
+            )
+        )  # fmt: skip
+    targets, row_l, what_l = stats.targets, rows.tolist(), [what[w] for w in what_of.tolist()]
+    x, t = np.nonzero(noisy & ~border)
+    for xi, ti, n, v in zip(
+        x.tolist(), t.tolist(), count[x, t].tolist(), cv[x, t].tolist(), strict=True
+    ):
+        found[(xi, ti)] = [noisy_warning(targets[ti], what_l[xi], n, v)]
+    n_of = count.tolist()
+    for xi, ti, j, value, m, zz, run in outliers:
+        w = outlier_warning(targets[ti], what_l[xi], j, n_of[xi][ti], value, m, zz, run)
+        found.setdefault((xi, ti), []).append(w)
+    for xi, ti in np.argwhere(border).tolist():
+        row = row_l[xi]
+        exact = sample_warnings(
+            targets[ti], what_l[xi], stats.samples(row, ti), stats.sample_runs(row, ti)
         )
-        if found:
-            stats.noise[(row, t)] = tuple(found)
-            stats.noisy_rows.add(row)
+        if exact:
+            found[(xi, ti)] = exact
+    for (xi, ti), ws in found.items():
+        row = row_l[xi]
+        stats.noise[(row, ti)] = tuple(ws)
+        stats.noisy_rows.add(row)
 
 
 def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
@@ -788,7 +976,7 @@ def _filter_points(points: list[PointRow], filters: tuple[tuple[str, str], ...])
     if not filters:
         return points
     # `workload` is not a parameter but names what people filter by first.
-    keys = ("workload", *dict.fromkeys(k for p in points for k in p.params))
+    keys = ("workload", *_key_order(tuple(dict.fromkeys(k for p in points for k in p.params))))
     wanted: dict[str, list[str]] = {}
     for key, wanted_value in filters:
         if key not in keys:
@@ -824,8 +1012,10 @@ def _filter_points(points: list[PointRow], filters: tuple[tuple[str, str], ...])
     return kept
 
 
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True) if value is not _MISSING else "\0missing"
+def _canonical(value: Any) -> bytes:
+    if value is _MISSING:
+        return b"\0missing"
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
 
 
 def _suggest(name: str, choices: Sequence[str], what: str) -> str:

@@ -12,7 +12,8 @@ import click
 
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, keep_ops
-from fslab.report.render import render_csv, render_json, render_markdown, render_table
+from fslab.report.render import render_csv, render_markdown, render_table
+from fslab.report.render.json import write_json
 from fslab.safe_text import safe_text
 
 
@@ -27,7 +28,8 @@ from fslab.safe_text import safe_text
     type=click.Choice(["table", "md", "csv", "json"]),
     default="table",
     show_default=True,
-    help="table for people; md, csv and json (one row per group, target, op and metric).",
+    help="table for people; md (the tables), csv (one row per group, target, op and "
+    "metric), json (every group with its rows: indented at a terminal, one line otherwise).",
 )
 @click.option(
     "--op", "ops", multiple=True, metavar="OP",
@@ -58,7 +60,12 @@ def compare(
     elif fmt == "csv":
         text = render_csv(comparison)
     elif fmt == "json":
-        text = render_json(comparison)
+        # Streamed as bytes: hundreds of MB for a large study. Indented for people at a
+        # terminal, one line for programs (as `gh --json` does): half the bytes.
+        sys.stdout.flush()
+        write_json(comparison, sys.stdout.buffer, indent=sys.stdout.isatty())
+        sys.stdout.buffer.flush()
+        return
     else:
         tty = sys.stdout.isatty()
         text = render_table(

@@ -110,6 +110,30 @@ def modified_z_scores(samples: Sequence[float]) -> list[float] | None:
     return [0.6745 * (x - med) / mad for x in samples]
 
 
+def noisy_warning(target: str, what: str, n: int, cv: float) -> StatWarning:
+    """`what`'s `n` repetitions on `target` spread with coefficient of variation `cv`."""
+    return StatWarning(
+        WarningKind.NOISY,
+        target,
+        f"{what}: the {n} runs spread widely (CV {cv:.0%}, over {NOISY_CV:.0%})",
+        "repeat more (`repeat = N`) or quiet the machine; verdicts here are weak",
+    )
+
+
+def outlier_warning(
+    target: str, what: str, i: int, n: int, value: float, median: float, z: float, run: int | None
+) -> StatWarning:
+    """Repetition `i` (from 0) of `n`, of run `run`, is far from the median: modified z `z`."""
+    return StatWarning(
+        WarningKind.OUTLIER,
+        target,
+        f"{what}: run {i + 1} of {n} is an outlier ({value:.4g} against a "
+        f"median of {median:.4g}; modified z {z:+.1f})",
+        "look at that run's telemetry for what disturbed it; re-run the point",
+        runs=(run,) if run is not None else (),
+    )
+
+
 def sample_warnings(
     target: str, what: str, samples: Sequence[float], runs: Sequence[int] = ()
 ) -> list[StatWarning]:
@@ -122,28 +146,14 @@ def sample_warnings(
     stdev = math.sqrt(math.fsum((x - mean) ** 2 for x in samples) / (n - 1))
     cv = stdev / abs(mean) if mean else 0.0
     if cv > NOISY_CV:
-        out.append(
-            StatWarning(
-                WarningKind.NOISY,
-                target,
-                f"{what}: the {n} runs spread widely (CV {cv:.0%}, over {NOISY_CV:.0%})",
-                "repeat more (`repeat = N`) or quiet the machine; verdicts here are weak",
-            )
-        )
+        out.append(noisy_warning(target, what, n, cv))
     z = modified_z_scores(samples)
     if z is not None:
-        far = [i for i, v in enumerate(z) if abs(v) > OUTLIER_Z]
-        for i in far:
-            out.append(
-                StatWarning(
-                    WarningKind.OUTLIER,
-                    target,
-                    f"{what}: run {i + 1} of {n} is an outlier ({samples[i]:.4g} against a "
-                    f"median of {statistics.median(samples):.4g}; modified z {z[i]:+.1f})",
-                    "look at that run's telemetry for what disturbed it; re-run the point",
-                    runs=(runs[i],) if i < len(runs) else (),
-                )
-            )
+        med = statistics.median(samples)
+        for i, v in enumerate(z):
+            if abs(v) > OUTLIER_Z:
+                run = runs[i] if i < len(runs) else None
+                out.append(outlier_warning(target, what, i, n, samples[i], med, v, run))
     return out
 
 
@@ -210,7 +220,9 @@ def run_warnings(
         wk = WarningKind.SHORT if k == "short_run" else WarningKind.ENGINE
         out.append(StatWarning(wk, target, said, hint or "", runs=ids_))
     if kind == "block" and "short_run" not in engine:
-        short = runs_of(lambda f: f.runtime_s is not None and f.runtime_s < SHORT_RUN_S)
+        short = tuple(
+            f.run_id for f in facts if f.runtime_s is not None and f.runtime_s < SHORT_RUN_S
+        )
         if short:
             out.append(
                 StatWarning(
@@ -222,11 +234,11 @@ def run_warnings(
                 )
             )
 
-    drifting: list[tuple[int, float]] = []
-    for f in facts:
-        t = f.trend
-        if t is not None and abs(t[0]) > UNSTEADY_DRIFT and t[1] < 0.05:
-            drifting.append((f.run_id, t[0]))
+    drifting = [
+        (f.run_id, t[0])
+        for f in facts
+        if (t := f.trend) is not None and abs(t[0]) > UNSTEADY_DRIFT and t[1] < 0.05
+    ]
     if drifting:
         ids = tuple(r for r, _ in drifting)
         worst = max((d for _, d in drifting), key=abs)
@@ -242,12 +254,12 @@ def run_warnings(
             )
         )
 
-    dirty = runs_of(lambda f: f.contaminated_intervals > 0)
+    dirty = tuple(f.run_id for f in facts if f.contaminated_intervals)
     if dirty:
         share = sum(f.contaminated_intervals for f in facts) / max(
-            1, sum(f.intervals for f in facts if f.run_id in dirty)
+            1, sum(f.intervals for f in facts if f.contaminated_intervals)
         )
-        why = sorted({r for f in facts for r in f.reasons})
+        why = sorted(set().union(*(f.reasons for f in facts)))
         out.append(
             StatWarning(
                 WarningKind.CONTAMINATED,

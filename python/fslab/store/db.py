@@ -21,10 +21,8 @@ from typing import Any
 from fslab.engine import Report
 from fslab.errors import ExitStatus, FslabError
 from fslab.store.derive import derive
-from fslab.store.migrations import MIGRATIONS
+from fslab.store.migrations import MIGRATIONS, SCHEMA_VERSION
 from fslab.study.model import APP_KINDS
-
-SCHEMA_VERSION = 3
 
 # (field of an engine series point, op stored): the series of an application model use
 # its results' names (`data_read`, ...), as the `metric` table does.

@@ -65,3 +65,6 @@ def _to_3(con: sqlite3.Connection) -> None:
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2, 3: _to_3}
+
+SCHEMA_VERSION = max(MIGRATIONS)
+"""The layout this fslab writes and reads (`PRAGMA user_version`)."""

@@ -14,11 +14,14 @@ Version 1 was one object per cell repeating the study and every parameter: 141 M
 
 from __future__ import annotations
 
-from typing import Any
+import io
+from collections.abc import Sequence
+from itertools import islice
+from typing import Any, BinaryIO
 
 import orjson
 
-from fslab.compare import Comparison
+from fslab.compare import Comparison, Group, planned_numbers, row_numbers
 
 JSON_SCHEMA_VERSION = 2
 """Version of the `render_json` document; bumped when a field changes meaning or goes."""
@@ -34,18 +37,48 @@ METHOD = (
 
 def comparison_doc(comparison: Comparison) -> dict[str, Any]:
     """The document `render_json` writes, as Python data (NaN stands for none)."""
-    groups: list[dict[str, Any]] = []
-    for g in comparison.groups:
-        rows: list[dict[str, Any]] = []
-        for row in g.rows:
-            metric = row.metric
-            n, mean, stdev, ci_half, delta_pct, p_value, verdict = row.numbers()
-            rows.append(
+    return {**_head(comparison), "groups": group_docs(comparison.groups)}
+
+
+def _head(comparison: Comparison) -> dict[str, Any]:
+    return {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "study": comparison.study,
+        "baseline": comparison.baseline,
+        "targets": list(comparison.targets),
+        "where": [f"{k}={v}" for k, v in comparison.where],
+        "confidence": comparison.confidence,
+        "alpha": comparison.alpha,
+        "method": METHOD,
+        "skipped_runs": dict(comparison.skipped_runs),
+    }
+
+
+def group_docs(groups: Sequence[Group]) -> list[dict[str, Any]]:
+    """The elements of the document's `groups` for these groups (of one comparison)."""
+    planned = planned_numbers(groups)
+    if planned is None:
+        rows = [r for g in groups for r in g.rows]
+        heads = [(r.op, r.metric) for r in rows]
+        numbers = zip(heads, *row_numbers(rows), strict=True)
+    else:
+        numbers = zip(planned[0], *planned[1], strict=True)
+    words: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+    out: list[dict[str, Any]] = []
+    for g in groups:
+        docs: list[dict[str, Any]] = []
+        for (op, m), n, mean, stdev, ci_half, delta_pct, p_value, verdict in islice(
+            numbers, len(g.rows)
+        ):
+            head = words.get((op, m.name))
+            if head is None:
+                head = words[(op, m.name)] = (op, m.name, m.unit, m.direction.value)
+            docs.append(
                 {
-                    "op": row.op,
-                    "metric": metric.name,
-                    "unit": metric.unit,
-                    "direction": metric.direction.value,
+                    "op": head[0],
+                    "metric": head[1],
+                    "unit": head[2],
+                    "direction": head[3],
                     "n": n,
                     "mean": mean,
                     "stdev": stdev,
@@ -55,13 +88,13 @@ def comparison_doc(comparison: Comparison) -> dict[str, Any]:
                     "verdict": verdict,
                 }
             )
-        groups.append(
+        out.append(
             {
                 "workload": g.workload,
                 "kind": g.kind,
                 "params": dict(g.params),
                 "runs": dict(g.runs),
-                "rows": rows,
+                "rows": docs,
                 "warnings": [
                     {
                         "target": w.target,
@@ -74,23 +107,41 @@ def comparison_doc(comparison: Comparison) -> dict[str, Any]:
                 ],
             }
         )
-    return {
-        "schema_version": JSON_SCHEMA_VERSION,
-        "study": comparison.study,
-        "baseline": comparison.baseline,
-        "targets": list(comparison.targets),
-        "where": [f"{k}={v}" for k, v in comparison.where],
-        "confidence": comparison.confidence,
-        "alpha": comparison.alpha,
-        "method": METHOD,
-        "skipped_runs": dict(comparison.skipped_runs),
-        "groups": groups,
-    }
+    return out
 
 
-def render_json(comparison: Comparison) -> str:
-    """The comparison as a JSON document (indented; absent values are null)."""
-    data = orjson.dumps(
-        comparison_doc(comparison), option=orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY
-    )
-    return data.decode() + "\n"
+_CHUNK = 1024
+"""Groups serialized at once by `write_json`."""
+
+
+def write_json(comparison: Comparison, out: BinaryIO, *, indent: bool = True) -> None:
+    """Writes the comparison as a JSON document (absent values are null), `_CHUNK`
+    groups at a time: a study of 100,000 runs makes hundreds of MB of it. `indent`
+    puts one value per line, indented by two spaces per level (twice the bytes);
+    without it the document is one line."""
+    opt = orjson.OPT_INDENT_2 if indent else 0
+    nl, pad = (b"\n", b"  ") if indent else (b"", b"")
+    colon = b": " if indent else b":"
+    head = orjson.dumps(_head(comparison), option=opt)
+    out.write(head[: -len(nl + b"}")])  # the document goes on: "groups" comes last
+    groups = comparison.groups
+    out.write(b"," + nl + pad + b'"groups"' + colon + b"[")
+    # Dumped inside a `{"groups": [...]}` of their own, the groups come out indented as
+    # in the whole document; the wrapper's first and last lines are cut.
+    opening = len(b"{" + nl + pad + b'"groups"' + colon + b"[")
+    closing = len(nl + pad + b"]" + nl + b"}")
+    for start in range(0, len(groups), _CHUNK):
+        chunk = group_docs(groups[start : start + _CHUNK])
+        text = memoryview(orjson.dumps({"groups": chunk}, option=opt))
+        if start:
+            out.write(b",")
+        out.write(text[opening:-closing])
+    out.write((nl + pad if groups else b"") + b"]" + nl + b"}\n")
+
+
+def render_json(comparison: Comparison, *, indent: bool = True) -> str:
+    """The comparison as a JSON document (absent values are null); `write_json` says
+    what `indent` does."""
+    buf = io.BytesIO()
+    write_json(comparison, buf, indent=indent)
+    return buf.getvalue().decode()
