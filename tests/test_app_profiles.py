@@ -13,9 +13,9 @@ import pytest
 from conftest import fslab
 
 from fslab.compare import build_comparison
-from fslab.engine import run_job
+from fslab.engine import IntervalOp, SeriesPoint, run_job
 from fslab.kinds.app import app_metrics
-from fslab.run import live_summary
+from fslab.report.job_summary import live_summary, progress_line
 from fslab.study.load import StudyError, parse_study
 from fslab.study.plan import expand
 
@@ -218,20 +218,33 @@ def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -
 
 
 def test_progress_of_a_model_names_its_transactions(tmp_path: Path) -> None:
-    """The engine's progress lines carry the transaction rate and the log's writes; the
-    runner's live line shows the rate first."""
-    lines: list[str] = []
+    """The engine's progress (JSON lines) carries the transaction rate and the log's
+    writes; the runner's live line shows the rate first."""
+    points: list[SeriesPoint] = []
     job = {"kind": "mailstore", "directory": str(tmp_path), "ioengine": "sync",
            "direct": False, "data_size": "16MiB", "log_size": "1MiB", "cache_size": "1MiB",
            "runtime": "1s", "interval": "250ms"}  # fmt: skip
-    run = run_job(job, progress_cb=lines.append)
+    run = run_job(job, progress_cb=points.append)
     assert run.exit_code == 0, run.stderr
-    measured = [line for line in lines if " txn " in line]
-    assert measured and all(" log " in line for line in measured), lines
+    assert "t_s" not in run.stderr  # progress lines are not kept as messages
+    measured = [p for p in points if p.txn is not None]
+    assert measured and all(p.log is not None for p in measured), points
     # An interval whose reads all hit the cache has no `read` part: take one with reads.
-    with_reads = [line for line in measured if " read " in line]
-    assert with_reads, lines
+    with_reads = [p for p in measured if p.read is not None]
+    assert with_reads, points
     live = live_summary(with_reads[-1])
     assert live.startswith("txn ") and "/s  read " in live and " log " in live, live
-    block = "[    1.0s]  read 9890 IOPS 309.1 MiB/s mean 280.0us p99 1220.6us"
+    # The report's series has the same intervals (its last one takes in the sliver past
+    # the last boundary, which the live lines do not show).
+    series = run.report.series.points
+    assert len(points) == len(series) and tuple(points[:-1]) == series[:-1]
+
+
+def test_the_live_line_of_a_block_interval() -> None:
+    read = IntervalOp(
+        ios=9890, bytes=9890 * 32768, iops=9890.4, bw_bytes=309.1 * (1 << 20),
+        lat_mean_ns=280000.0, lat_p99_ns=1220600,
+    )  # fmt: skip
+    block = SeriesPoint(t_s=1.0, dur_s=1.0, ramp=False, read=read)
     assert live_summary(block) == "read 9,890 IOPS 309 MiB/s"
+    assert progress_line(block) == "[    1.0s]  read 9,890 IOPS 309 MiB/s"

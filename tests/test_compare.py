@@ -28,10 +28,10 @@ from fslab.compare import (
     build_comparison,
     compare_results,
     keep_ops,
-    param_matches,
     parse_where,
 )
 from fslab.errors import ExitStatus, FslabError
+from fslab.params import param_matches
 from fslab.report.format import format_stat
 from fslab.report.render import render_csv, render_json, render_markdown, render_table
 from fslab.stats.summary import Verdict, compare_samples, summarize, t_quantile, welch_p_value

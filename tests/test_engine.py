@@ -13,6 +13,7 @@ from fslab.engine import (
     SCHEMA_VERSION,
     EngineRun,
     Report,
+    SeriesPoint,
     decode_hist,
     find_engine,
     hist_percentile,
@@ -75,12 +76,17 @@ def test_run_job_returns_a_typed_report(null_run: EngineRun) -> None:
     assert report.series.points and report.series.points[-1].read is not None
 
 
-def test_run_job_streams_progress_lines_to_the_callback() -> None:
-    lines: list[str] = []
-    run = run_job({**NULL_JOB, "runtime": "350ms", "interval": "100ms"}, progress_cb=lines.append)
-    assert len(lines) >= 3
-    assert all(line.startswith("[") and "IOPS" in line for line in lines)
-    assert "IOPS" not in run.stderr
+def test_run_job_streams_each_interval_to_the_callback() -> None:
+    points: list[SeriesPoint] = []
+    run = run_job({**NULL_JOB, "runtime": "350ms", "interval": "100ms"}, progress_cb=points.append)
+    assert len(points) >= 3
+    assert all(p.read is not None and p.read.ios > 0 for p in points)
+    # The same intervals as the report's series, and none of them among the messages.
+    # The report's series has the same intervals (its last one takes in the sliver past
+    # the last boundary, which the live lines do not show).
+    series = run.report.series.points
+    assert len(points) == len(series) and tuple(points[:-1]) == series[:-1]
+    assert "t_s" not in run.stderr
 
 
 def test_run_job_raises_job_error_with_the_engines_words() -> None:

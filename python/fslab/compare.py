@@ -44,6 +44,7 @@ from fslab.metrics import (
     op_metrics,
     pseudo_metrics,
 )
+from fslab.params import format_param, param_matches
 from fslab.stats.summary import (
     ALPHA,
     CONFIDENCE,
@@ -73,14 +74,13 @@ from fslab.store.query import (
     studies,
     study_results,
 )
-from fslab.units import format_bytes, parse_duration, parse_size
 
 __all__ = [
     "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "FILES_METRICS", "JETSTRESS_METRICS",
     "JETSTRESS_OP", "METRICS", "PGBENCH_METRICS", "TELEMETRY_METRICS", "TELEMETRY_OP",
     "VERDICT_UNIT", "BadResultsError", "Cell", "CompareError", "Comparison", "Group",
-    "MetricSpec", "ResultsError", "Row", "build_comparison", "compare_results", "format_param",
-    "keep_ops", "op_metrics", "param_matches", "parse_where", "pseudo_metrics", "row_numbers",
+    "MetricSpec", "ResultsError", "Row", "build_comparison", "compare_results",
+    "keep_ops", "op_metrics", "parse_where", "pseudo_metrics", "row_numbers",
 ]  # fmt: skip
 
 # Operations in the order people expect them; others follow in order of appearance.
@@ -456,36 +456,6 @@ class Comparison:
 _MISSING = object()
 
 
-@functools.cache
-def _unit_keys() -> tuple[frozenset[str], frozenset[str]]:
-    """The keys whose values are sizes and durations, as the kinds declare them. Imported
-    when first needed: the kinds bring the study's and the engine's models, which a JSON
-    comparison never needs (a tenth of a second)."""
-    from fslab.study.plan import DURATION_KEYS, SIZE_KEYS
-
-    return frozenset(SIZE_KEYS), frozenset(DURATION_KEYS)
-
-
-def _is_size_key(key: str) -> bool:
-    return key in _unit_keys()[0] or key.endswith("_size")
-
-
-def format_param(key: str, value: Any) -> str:
-    """A parameter value for people: sizes as `8KiB`, durations as `10s`, booleans as
-    `true`, lists with commas (the plan stores sizes in bytes, durations in seconds)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if key == "size_buckets" and isinstance(value, list):
-        return " ".join(f"{format_bytes(int(s))}:{w:g}" for s, w in value)
-    if isinstance(value, int) and _is_size_key(key):
-        return format_bytes(value)
-    if isinstance(value, int | float) and key in _unit_keys()[1]:
-        return f"{value:g}s"
-    if isinstance(value, list):
-        return ",".join(format_param(key, v) for v in value)
-    return str(value)
-
-
 def parse_where(exprs: Iterable[str | tuple[str, str]]) -> tuple[tuple[str, str], ...]:
     """`["bs=8k", "rw=randread"]` -> `(("bs", "8k"), ("rw", "randread"))`."""
     out: list[tuple[str, str]] = []
@@ -505,42 +475,6 @@ def parse_where(exprs: Iterable[str | tuple[str, str]]) -> tuple[tuple[str, str]
             )
         out.append((key, value))
     return tuple(out)
-
-
-def param_matches(key: str, stored: Any, wanted: str) -> bool:
-    """Whether the stored value of parameter `key` equals a `--where` value.
-
-    Sizes are compared in bytes when both sides read as sizes (`8k`, `8KiB` and `8192` are
-    one value); durations in seconds (`runtime=30s` matches a stored 30.0); booleans accept
-    `true/false/1/0/yes/no`; anything else compares as text."""
-    if isinstance(stored, bool):
-        truthy, falsy = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
-        return wanted.lower() in (truthy if stored else falsy)
-    a, b = _as_size(stored), _as_size(wanted)
-    if a is not None and b is not None:
-        return a == b
-    if key in _unit_keys()[1] and isinstance(stored, int | float):
-        try:
-            return math.isclose(parse_duration(wanted), stored, rel_tol=1e-9)
-        except ValueError:
-            return False
-    if isinstance(stored, float):
-        try:
-            return float(wanted) == stored
-        except ValueError:
-            return False
-    if isinstance(stored, list):
-        return ",".join(map(str, stored)) == wanted
-    return str(stored) == wanted
-
-
-def _as_size(value: Any) -> int | None:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        return None
-    try:
-        return parse_size(value)
-    except ValueError:
-        return None
 
 
 def build_comparison(

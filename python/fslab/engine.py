@@ -37,8 +37,9 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 EXIT_KILLED = 131
 
-# `--progress` lines start like `[    0.5s]` (engine/src/main.rs `progress_line`).
-_PROGRESS_PREFIX = "["
+# `--progress=jsonl` lines are JSON objects (`fslab-engine schema progress`); nothing else
+# the engine says on stderr starts with a brace.
+_PROGRESS_PREFIX = "{"
 
 Status = Literal["ok", "interrupted", "failed"]
 
@@ -109,6 +110,8 @@ class _Model(BaseModel):
 _T = TypeVar("_T")
 _Items = Annotated[tuple[_T, ...], Field(strict=False)]
 """A JSON list (strict tuples would take only Python tuples); its items stay strict."""
+_Pair = Annotated[tuple[int, float], Field(strict=False)]
+"""A JSON `[integer, number]`."""
 
 
 class EngineInfo(_Model):
@@ -153,6 +156,8 @@ class Job(_Model):
     file_size: int | None = None
     size_dist: str | None = None
     size_sigma: float | None = None
+    size_buckets: _Items[_Pair] | None = None
+    """`size_dist = "buckets"`: (bytes, weight) pairs."""
     files_per_dir: int | None = None
     dup_share: float | None = None
     mutate_share: float | None = None
@@ -259,6 +264,8 @@ class SeriesPoint(_Model):
     """An application model's transactions."""
     background: IntervalOp | None = None
     """The mailstore's maintenance reads."""
+    files: IntervalOp | None = None
+    """A files job's operation: files handled (`ios`), their bytes read + written."""
 
 
 class Series(_Model):
@@ -415,6 +422,32 @@ class App(_Model):
     """mailstore: PASS or FAIL against the job's thresholds."""
 
 
+class ScanTotal(_Model):
+    bytes: int
+    """As `du -sb` counts them: files and directories."""
+    files: int
+
+
+class FilesResult(_Model):
+    """What a files job found and did, beside its rates in `results`."""
+
+    op: str
+    files: int
+    """Files (every entry that is not a directory) the operation handled."""
+    bytes: int
+    dirs: int
+    created: int
+    deleted: int
+    copied: int
+    scan_totals: dict[str, ScanTotal] | None = None
+    """`scan`: per top-level directory (`.` for the root's own entries)."""
+    dupe_groups: _Items[_Items[str]] | None = None
+    """`dupes`: groups of paths with equal content (at most 1000 groups)."""
+    dupe_group_count: int | None = None
+    dupe_files: int | None = None
+    dupe_wasted_bytes: int | None = None
+
+
 class Report(_Model):
     """The whole output of one engine job (`fslab-engine schema report`)."""
 
@@ -438,6 +471,8 @@ class Report(_Model):
     warnings: _Items[EngineWarning]
     app: App | None = None
     """An application model's answers; absent for block and files jobs."""
+    files: FilesResult | None = None
+    """A files job's answers; absent for block jobs and application models."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
@@ -574,14 +609,15 @@ class EngineRun:
 def run_job(
     job: Mapping[str, Any] | Path,
     *,
-    progress_cb: Callable[[str], None] | None = None,
+    progress_cb: Callable[[SeriesPoint], None] | None = None,
     engine: Path | None = None,
 ) -> EngineRun:
     """Runs one job in `fslab-engine` and returns its report.
 
     `job` is a job file (`.toml`, `.json`; `Path("-")` reads this process's stdin) or a
     mapping of job keys, sent to the engine as JSON on its stdin. With `progress_cb`, the
-    engine prints a progress line per interval and each is handed to it as it comes.
+    engine reports each interval as it completes (`--progress=jsonl`), and the callback
+    gets it as a `SeriesPoint`.
 
     A first SIGINT or SIGTERM to this process is passed to the engine, which winds down
     and reports what ran (exit 130); a second one stops it at once.
@@ -592,7 +628,7 @@ def run_job(
     exe = engine or find_engine()
     cmd = [str(exe), "run"]
     if progress_cb is not None:
-        cmd.append("--progress")
+        cmd.append("--progress=jsonl")
     stdin_data: bytes | None = None
     stdin: int | None = subprocess.DEVNULL
     if isinstance(job, Path):
@@ -630,7 +666,7 @@ def run_job(
 def _communicate(
     proc: subprocess.Popen[bytes],
     stdin_data: bytes | None,
-    progress_cb: Callable[[str], None] | None,
+    progress_cb: Callable[[SeriesPoint], None] | None,
 ) -> tuple[str, str]:
     """Feeds stdin, collects stdout in a thread, and reads stderr line by line here so
     progress lines reach the callback while the job runs."""
@@ -649,8 +685,9 @@ def _communicate(
     said: list[str] = []
     for raw in proc.stderr:
         line = raw.decode(errors="replace").rstrip("\n")
-        if progress_cb is not None and line.startswith(_PROGRESS_PREFIX):
-            progress_cb(line)
+        point = _progress(line) if progress_cb is not None else None
+        if point is not None and progress_cb is not None:
+            progress_cb(point)
         else:
             said.append(line)
     reader.join()
@@ -658,6 +695,16 @@ def _communicate(
     stdout = b"".join(out_chunks).decode(errors="replace")
     stderr = "".join(f"{line}\n" for line in said)
     return stdout, stderr
+
+
+def _progress(line: str) -> SeriesPoint | None:
+    """The interval a `--progress=jsonl` line reports; None for any other line."""
+    if not line.startswith(_PROGRESS_PREFIX):
+        return None
+    try:
+        return SeriesPoint.model_validate(json.loads(line))
+    except (ValueError, ValidationError):
+        return None  # not a progress line after all: it is kept with the messages
 
 
 @contextlib.contextmanager

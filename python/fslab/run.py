@@ -13,7 +13,6 @@ signals are held off until it is complete; `fslab cleanup` undoes what a SIGKILL
 from __future__ import annotations
 
 import os
-import re
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,9 +22,10 @@ from types import FrameType
 from typing import Any
 
 from fslab.cleanup import undo_open
-from fslab.engine import Report, find_engine
+from fslab.engine import Report, SeriesPoint, find_engine
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
+from fslab.report.job_summary import live_summary
 from fslab.store.db import Results
 from fslab.study.plan import Plan, Point
 from fslab.targets.journal import JournalRef, make_dir, undo_refs
@@ -55,21 +55,6 @@ class Progress:
     point: Callable[[str], None] = lambda label: None
     live: Callable[[str], None] = lambda line: None
     advance: Callable[[str], None] = lambda status: None
-
-
-_LIVE = re.compile(r"(txn|files) (\d+)/s|(read|write|log) (\d+) IOPS ([\d.]+) MiB/s")
-
-
-def live_summary(line: str) -> str:
-    """`read 52,000 IOPS 203 MiB/s` (`txn 9,120/s  read ...` for an application model)
-    from an engine progress line."""
-    parts = [
-        f"{rate_op} {int(rate):,}/s"
-        if rate_op
-        else f"{op} {int(iops):,} IOPS {float(mib):.0f} MiB/s"
-        for rate_op, rate, op, iops, mib in _LIVE.findall(line)
-    ]
-    return "  ".join(parts)
 
 
 class _Signals:
@@ -258,8 +243,8 @@ class Runner:
     def live(self, line: str) -> None:
         self.progress.live(line)
 
-    def engine_live(self, prefix: str = "") -> Callable[[str], None]:
-        return lambda line: self.progress.live(prefix + live_summary(line))
+    def engine_live(self, prefix: str = "") -> Callable[[SeriesPoint], None]:
+        return lambda point: self.progress.live(prefix + live_summary(point))
 
     @contextmanager
     def other_target(self, name: str, run_id: int) -> Iterator[Provisioned]:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from fslab.engine import run_job
+from fslab.engine import SeriesPoint, run_job
 from fslab.errors import ExitStatus
-from fslab.report.job_summary import render_summary
+from fslab.report.job_summary import progress_line, render_summary
 
 
 @click.command()
@@ -37,8 +37,8 @@ def job(job_file: str, as_json: bool, progress: bool) -> ExitStatus | int:
     return run.exit_code
 
 
-def _echo_progress(line: str) -> None:
-    click.echo(line, err=True)
+def _echo_progress(point: SeriesPoint) -> None:
+    click.echo(progress_line(point), err=True)
 
 
 command = job

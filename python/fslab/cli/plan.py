@@ -10,8 +10,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from fslab.compare import format_param
 from fslab.errors import ExitStatus
+from fslab.params import format_param
 from fslab.safe_text import safe_text
 from fslab.store.db import made_filesystems
 from fslab.store.lock import waiting_for

@@ -27,7 +27,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fslab.engine import Report, run_job
+from fslab.engine import Report, SeriesPoint, run_job
 from fslab.environment import drop_caches
 from fslab.study.workload import SweepSpec, Value
 from fslab.units import parse_duration, parse_size
@@ -84,7 +84,7 @@ class RunContext(Protocol):
         """Shows what the run does now (one short line)."""
         ...
 
-    def engine_live(self, prefix: str = "") -> Callable[[str], None]:
+    def engine_live(self, prefix: str = "") -> Callable[[SeriesPoint], None]:
         """A progress callback for `run_job` that shows the engine's live rates."""
         ...
 

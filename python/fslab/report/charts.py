@@ -37,8 +37,8 @@ from fslab.compare import (
     Group,
     MetricSpec,
     Row,
-    format_param,
 )
+from fslab.params import format_param
 from fslab.report.context import ReportData, key_of
 from fslab.report.findings import limits
 from fslab.report.format import format_stat, ns_axis, slug

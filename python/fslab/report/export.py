@@ -22,7 +22,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from fslab.compare import DEFAULT_RESULTS, build_comparison, param_matches
+from fslab.compare import DEFAULT_RESULTS, build_comparison
+from fslab.params import param_matches
 from fslab.report.format import param_column
 from fslab.report.render.csv import csv_text
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-from fslab.compare import VERDICT_UNIT, Cell, Comparison, Group, MetricSpec, format_param
+from fslab.compare import VERDICT_UNIT, Cell, Comparison, Group, MetricSpec
+from fslab.params import format_param
 from fslab.safe_text import safe_text
 from fslab.stats.summary import MIN_EFFECT_PCT, Difference, Verdict
 from fslab.units import sig3

@@ -24,7 +24,7 @@ from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
 from fslab import __version__
-from fslab.compare import format_param
+from fslab.params import format_param
 from fslab.report.charts import (
     Chart,
     Panel,

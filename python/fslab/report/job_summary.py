@@ -8,7 +8,7 @@ and (mailstore) verdict. The engine's own JSON is `fslab job --json`.
 
 from __future__ import annotations
 
-from fslab.engine import App, Check, Job, LatNs, Report, Verdict
+from fslab.engine import App, Check, Job, LatNs, Report, SeriesPoint, Verdict
 from fslab.units import format_bytes, format_count, format_ns, format_rate, format_s
 
 
@@ -160,3 +160,24 @@ def _lat(lat: LatNs) -> str:
         f"lat mean={format_ns(lat.mean)} p50={format_ns(lat.p50)} p99={format_ns(lat.p99)} "
         f"p99.9={format_ns(lat.p999)} max={format_ns(lat.max)}"
     )
+
+
+def live_summary(point: SeriesPoint) -> str:
+    """`read 52,000 IOPS 203 MiB/s` (`txn 9,120/s  read ...` for an application model,
+    `files 3,100/s` for a files job): one interval of a running job, for its live line."""
+    parts = [
+        f"{name} {op.iops:,.0f}/s"
+        for name, op in (("txn", point.txn), ("files", point.files))
+        if op
+    ]
+    parts += [
+        f"{name} {op.iops:,.0f} IOPS {op.bw_bytes / (1 << 20):.0f} MiB/s"
+        for name, op in (("read", point.read), ("write", point.write), ("log", point.log))
+        if op
+    ]
+    return "  ".join(parts)
+
+
+def progress_line(point: SeriesPoint) -> str:
+    """`[    1.0s]  read 52,000 IOPS 203 MiB/s`: one interval, for `fslab job --progress`."""
+    return f"[{point.t_s:7.1f}s]{' ramp' if point.ramp else ''}  {live_summary(point)}"

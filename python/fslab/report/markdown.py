@@ -19,7 +19,7 @@ import matplotlib as mpl
 from matplotlib.figure import Figure
 from matplotlib.ticker import EngFormatter
 
-from fslab.compare import format_param
+from fslab.params import format_param
 from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
 from fslab.report.context import ReportData, methodology, target_facts
 from fslab.report.findings import (

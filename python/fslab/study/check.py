@@ -74,37 +74,48 @@ def engine_problems(plan: Plan, place: str) -> list[Problem]:
             continue
         seen.add(key)
         done = subprocess.run(
-            [str(engine), "check", "-"], input=key, capture_output=True, text=True, check=False
+            [str(engine), "check", "--format", "json", "-"],
+            input=key,
+            capture_output=True,
+            text=True,
+            check=False,
         )
         if done.returncode == EXIT_OK:
             continue
         if done.returncode != EXIT_USAGE:
             raise _engine_failed(engine, done, p)
-        problems += _refusals(done.stderr, study, index[p.workload], p, place)
+        problems += _refusals(_errors(engine, done, p), study, index[p.workload], p, place)
     return unique(problems)
 
 
-_ENGINE_PROBLEM = re.compile(r"^`([A-Za-z_][A-Za-z0-9_]*)`: (.*)$", re.DOTALL)
+def _errors(
+    engine: Path, done: subprocess.CompletedProcess[str], p: Point
+) -> list[tuple[str | None, str, str | None]]:
+    """(key or None, message, hint) of each error `check --format json` answered
+    (`fslab-engine schema check`)."""
+    try:
+        answer = json.loads(done.stdout)
+        return [(e["key"], str(e["message"]), e["hint"]) for e in answer["errors"]]
+    except (ValueError, KeyError, TypeError):
+        raise _engine_failed(engine, done, p) from None
+
+
 # serde's words for a negative number where the engine takes an unsigned one.
 _UNSIGNED = re.compile(r"invalid value: integer `(-\d+)`, expected u\d+(?: \(got -?\d+\))?")
 
 
-def _refusals(stderr: str, study: Study, i: int, p: Point, place: str) -> list[Problem]:
-    """The engine's `error: <stdin>: `key`: ...` / `  hint: ...` lines as problems of
-    workload `i`, in the study's words (`Kind.study_key`: the engine's `numjobs` is the
-    study's `threads`, its `size` a block workload's `file_size`), each key as the study
-    wrote it (`numjobs` where it says `numjobs`) and at its line."""
-    said: list[tuple[str, str | None]] = []
-    for line in stderr.splitlines():
-        text = line.strip()
-        if text.startswith("hint:") and said:
-            said[-1] = (said[-1][0], text.removeprefix("hint:").strip())
-        elif text:
-            said.append(
-                (text.removeprefix("error:").strip().removeprefix("<stdin>:").strip(), None)
-            )
-    if not said:
-        said = [("the engine refused the job without saying why", None)]
+def _refusals(
+    errors: list[tuple[str | None, str, str | None]],
+    study: Study,
+    i: int,
+    p: Point,
+    place: str,
+) -> list[Problem]:
+    """The engine's errors as problems of workload `i`, in the study's words
+    (`Kind.study_key`: the engine's `numjobs` is the study's `threads`, its `size` a block
+    workload's `file_size`), each key as the study wrote it (`numjobs` where it says
+    `numjobs`) and at its line."""
+    said = errors or [(None, "the engine refused the job without saying why", None)]
     kind = kind_of(p.kind)
     # The engine's key -> the key as the study wrote it.
     names = {
@@ -119,15 +130,14 @@ def _refusals(stderr: str, study: Study, i: int, p: Point, place: str) -> list[P
         return _UNSIGNED.sub(lambda m: f"{m.group(1)} is not a whole number of 0 or more", text)
 
     problems = []
-    for what, hint in said:
-        m = _ENGINE_PROBLEM.match(what)
-        key = kind.study_key(m.group(1)) if m else None
-        if m and key in p.params:
+    for engine_key, what, hint in said:
+        key = kind.study_key(engine_key) if engine_key else None
+        if key is not None and key in p.params:
             at = where(study, "workload", i, key, place=place)
-            what = m.group(2)
         else:
             # A key the lab sets itself (the file, the op): the point tells which job.
             at = where(study, "workload", i, place=place) + f", point `{p.label()}`"
+            what = f"`{engine_key}`: {what}" if engine_key else what
         problems.append(Problem(at, ours(what), ours(hint) if hint else None))
     return problems
 

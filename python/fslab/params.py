@@ -1,0 +1,77 @@
+"""A study's parameters as the results store them (sizes in bytes, durations in
+seconds): how they read for people (`format_param`) and how a `--where KEY=VALUE` filter
+matches them (`param_matches`). Compare, export, the reports and `fslab plan` share these."""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+from fslab.units import format_bytes, parse_duration, parse_size
+
+
+@functools.cache
+def _unit_keys() -> tuple[frozenset[str], frozenset[str]]:
+    """The keys whose values are sizes and durations, as the kinds declare them. Imported
+    when first needed: the kinds bring the study's and the engine's models, which a JSON
+    comparison never needs (a tenth of a second)."""
+    from fslab.study.plan import DURATION_KEYS, SIZE_KEYS
+
+    return frozenset(SIZE_KEYS), frozenset(DURATION_KEYS)
+
+
+def _is_size_key(key: str) -> bool:
+    return key in _unit_keys()[0] or key.endswith("_size")
+
+
+def format_param(key: str, value: Any) -> str:
+    """A parameter value for people: sizes as `8KiB`, durations as `10s`, booleans as
+    `true`, lists with commas (the plan stores sizes in bytes, durations in seconds)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if key == "size_buckets" and isinstance(value, list):
+        return " ".join(f"{format_bytes(int(s))}:{w:g}" for s, w in value)
+    if isinstance(value, int) and _is_size_key(key):
+        return format_bytes(value)
+    if isinstance(value, int | float) and key in _unit_keys()[1]:
+        return f"{value:g}s"
+    if isinstance(value, list):
+        return ",".join(format_param(key, v) for v in value)
+    return str(value)
+
+
+def param_matches(key: str, stored: Any, wanted: str) -> bool:
+    """Whether the stored value of parameter `key` equals a `--where` value.
+
+    Sizes are compared in bytes when both sides read as sizes (`8k`, `8KiB` and `8192` are
+    one value); durations in seconds (`runtime=30s` matches a stored 30.0); booleans accept
+    `true/false/1/0/yes/no`; anything else compares as text."""
+    if isinstance(stored, bool):
+        truthy, falsy = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+        return wanted.lower() in (truthy if stored else falsy)
+    a, b = _as_size(stored), _as_size(wanted)
+    if a is not None and b is not None:
+        return a == b
+    if key in _unit_keys()[1] and isinstance(stored, int | float):
+        try:
+            return math.isclose(parse_duration(wanted), stored, rel_tol=1e-9)
+        except ValueError:
+            return False
+    if isinstance(stored, float):
+        try:
+            return float(wanted) == stored
+        except ValueError:
+            return False
+    if isinstance(stored, list):
+        return ",".join(map(str, stored)) == wanted
+    return str(stored) == wanted
+
+
+def _as_size(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        return None
+    try:
+        return parse_size(value)
+    except ValueError:
+        return None
