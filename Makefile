@@ -1,6 +1,6 @@
 # One entry point for people and CI. `make demo` and `make test` set everything up first.
 VENV := .venv/bin
-.PHONY: setup demo test lint fmt schemas test-rust test-python bench
+.PHONY: setup demo test lint fmt schemas test-rust test-python test-unit fake-reports bench
 
 setup:
 	@scripts/setup
@@ -17,13 +17,23 @@ lint:
 	$(VENV)/ruff format --check python tests bench scripts
 	$(VENV)/mypy python/fslab
 	# One at a time: mypy takes each extensionless script for a module named __main__.
-	for f in scripts/demo.py bench/vs-fio bench/vs-tools bench/results-scale; do $(VENV)/mypy --strict $$f || exit 1; done
+	for f in scripts/demo.py bench/vs-fio bench/vs-tools bench/results-scale tests/fakes/fslab-engine tests/fakes/make-reports; do $(VENV)/mypy --strict $$f || exit 1; done
 
 test-rust:
 	cargo test --release --locked
 
 test-python:
 	FSLAB_TEST_OUTPUT=$(CURDIR)/test-output $(VENV)/pytest
+
+# The lab's tests that need neither the built engine nor root, against a fake engine
+# answering canned reports (tests/fakes/): a few minutes, and no engine build needed.
+test-unit:
+	FSLAB_ENGINE=$(CURDIR)/tests/fakes/fslab-engine $(VENV)/pytest -m "not engine and not root"
+
+# Regenerates the fake engine's canned reports with the real engine (after its report
+# changes; tests/test_contract.py says when).
+fake-reports:
+	$(VENV)/python tests/fakes/make-reports
 
 fmt:
 	cargo fmt

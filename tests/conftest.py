@@ -22,6 +22,15 @@ from fslab.errors import EngineError
 REPO = Path(__file__).resolve().parents[1]
 
 
+FAKE_ENGINE = REPO / "tests" / "fakes" / "fslab-engine"
+"""Answers `run` with canned reports and `check` with "valid" (see the file): for the
+lab's unit tests, `make test-unit`. Tests marked `engine` need the real one."""
+
+
+def _is_fake(engine: Path) -> bool:
+    return engine.resolve() == FAKE_ENGINE.resolve()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def engine() -> Path:
     """The engine under test; the suite fails at once, with the reason, without one."""
@@ -29,6 +38,20 @@ def engine() -> Path:
         return find_engine()
     except EngineError as e:
         pytest.exit(f"{e.message}\nhint: {e.hint}", returncode=2)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """With the fake engine, the tests that need the real one are skipped, saying so."""
+    try:
+        fake = _is_fake(find_engine())
+    except EngineError:
+        return  # the `engine` fixture says what is missing
+    if not fake:
+        return
+    skip = pytest.mark.skip(reason="needs the real fslab-engine (this run uses the fake)")
+    for item in items:
+        if item.get_closest_marker("engine"):
+            item.add_marker(skip)
 
 
 def fslab_command() -> list[str]:

@@ -123,6 +123,7 @@ def test_op_mix_is_one_value_and_a_list_of_them_a_sweep() -> None:
     assert mixes == [[40.0, 20.0, 5.0, 35.0], [0.0, 0.0, 0.0, 1.0]] * 2
 
 
+@pytest.mark.engine
 def test_app_metrics_keep_the_verdict_and_jetstress_in_base_units(tmp_path: Path) -> None:
     """What a real mailstore run reports becomes run metrics: latencies in ns, the
     verdict with its limits, the model's facts without the final flush."""
@@ -147,6 +148,7 @@ def test_app_metrics_keep_the_verdict_and_jetstress_in_base_units(tmp_path: Path
     assert m["app.checkpoint_iops_peak"] == max(c.iops for c in steady)
 
 
+@pytest.mark.engine
 def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -> None:
     """Two thresholds on one store: 20 ms, which these targets meet, and 1 ns, which no
     read meets; the verdicts come out PASS and FAIL per target, with every run counted."""

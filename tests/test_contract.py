@@ -6,6 +6,8 @@ instead of being dropped without a word."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import types
 import typing
 from collections.abc import Iterator
@@ -135,6 +137,7 @@ def test_the_walk_reaches_every_model_of_the_report() -> None:
     assert reached == models
 
 
+@pytest.mark.engine
 def test_a_files_job_report_reaches_the_lab_whole(tmp_path: Path) -> None:
     """The files section and the series' files field, read from real engine runs."""
     tree = tmp_path / "tree"
@@ -157,3 +160,36 @@ def test_a_files_job_report_reaches_the_lab_whole(tmp_path: Path) -> None:
     dupes = engine.run_job({**base, "op": "dupes"}).report.files
     assert dupes is not None and dupes.dupe_group_count and dupes.dupe_groups
     assert all(len(g) >= 2 for g in dupes.dupe_groups)
+
+
+FAKES = Path(__file__).resolve().parent / "fakes"
+
+
+def _shape(doc: Any, at: str = "") -> set[str]:
+    """Every key path of a JSON document (a list stands for its first item)."""
+    if isinstance(doc, dict):
+        return {p for k, v in doc.items() for p in {f"{at}.{k}", *_shape(v, f"{at}.{k}")}}
+    if isinstance(doc, list) and doc:
+        return _shape(doc[0], f"{at}[]")
+    return set()
+
+
+@pytest.mark.parametrize("kind", ["block", "files", "oltp", "mailstore"])
+def test_the_fake_engines_reports_are_reports_the_lab_reads(kind: str) -> None:
+    doc = json.loads((FAKES / "reports" / f"{kind}.json").read_text())
+    report = engine.Report.from_json(doc)
+    assert report.status == "ok" and report.series.points
+
+
+@pytest.mark.engine
+def test_the_fake_engines_reports_have_the_shape_of_the_real_engines(tmp_path: Path) -> None:
+    """When the engine's report changes, `make fake-reports` brings the fake along."""
+    done = subprocess.run(
+        [sys.executable, str(FAKES / "make-reports"), "--out", str(tmp_path)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for kind in ("block", "files", "oltp", "mailstore"):
+        fresh = json.loads((tmp_path / f"{kind}.json").read_text())
+        canned = json.loads((FAKES / "reports" / f"{kind}.json").read_text())
+        assert _shape(fresh) == _shape(canned), f"{kind}: run `make fake-reports`"

@@ -23,6 +23,8 @@ from fslab.errors import EngineError, ExitStatus, JobError
 
 NULL_JOB = {"ioengine": "null", "runtime": "200ms"}
 
+pytestmark = pytest.mark.engine  # they run the real engine: what it measures and says
+
 
 @pytest.fixture(scope="module")
 def null_run() -> EngineRun:

@@ -17,6 +17,8 @@ from fslab.units import format_bytes, format_count, format_ns, format_rate
 
 NULL_JOB = {"ioengine": "null", "runtime": "300ms"}
 
+pytestmark = pytest.mark.engine  # they run the real engine: what it measures and says
+
 
 def test_null_job_prints_a_summary(tmp_path: Path) -> None:
     done = run_fslab("job", write_job(tmp_path / "null.toml", NULL_JOB))

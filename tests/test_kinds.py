@@ -130,6 +130,7 @@ def refused(tmp_path: Path, text: str) -> list[str]:
     return [line for line in done.stderr.splitlines() if line.startswith("error: ")]
 
 
+@pytest.mark.engine
 def test_engine_refusals_name_the_keys_the_study_wrote_at_their_lines(tmp_path: Path) -> None:
     text = BLOCK.format(threads="threads = 5000", file_size='file_size = "1k"', data="{data}")
     said = "\n".join(refused(tmp_path, text))
@@ -138,6 +139,7 @@ def test_engine_refusals_name_the_keys_the_study_wrote_at_their_lines(tmp_path: 
     assert f"t.toml:{line_of(text, 'file_size')}: workload[0].file_size: 1024 is smaller" in said
 
 
+@pytest.mark.engine
 def test_engine_refusals_of_fio_words_name_the_fio_words(tmp_path: Path) -> None:
     text = BLOCK.format(threads="numjobs = 5000", file_size='size = "1k"', data="{data}")
     said = "\n".join(refused(tmp_path, text))

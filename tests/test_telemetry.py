@@ -43,6 +43,7 @@ from fslab.telemetry import (
     devices_under,
     statvfs_used_bytes,
 )
+from fslab.telemetry.devices import DeviceRoles
 from fslab.telemetry.procfs import (
     CpuTimes,
     DiskCounters,
@@ -56,14 +57,8 @@ from fslab.telemetry.procfs import (
     parse_pressure,
     parse_stat,
 )
-from fslab.telemetry.sampler import (
-    DeviceRoles,
-    ProcSnapshot,
-    Sample,
-    classify,
-    cpu_ticks_by_group,
-    make_point,
-)
+from fslab.telemetry.readings import ProcSnapshot, Sample, classify, cpu_ticks_by_group
+from fslab.telemetry.series import make_point
 
 REPO = Path(__file__).resolve().parents[1]
 MiB = 1 << 20
@@ -438,7 +433,7 @@ def fake_sysfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A sysfs with dm-0 on loop1 and loop2, whose images are on partition vdz1 of disk
     vdz, and loop3 on a file of tmpfs: the stacks this kernel (no dm, no md) cannot
     make."""
-    from fslab.telemetry import sampler
+    from fslab.telemetry import devices
 
     root = tmp_path / "sys"
     (root / "devices/vdz/vdz1").mkdir(parents=True)
@@ -459,8 +454,8 @@ def fake_sysfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / f"dev/block/{os.major(st_dev)}:{os.minor(st_dev)}").symlink_to(
         root / "devices/vdz/vdz1"
     )
-    monkeypatch.setattr(sampler, "_SYS_CLASS_BLOCK", block)
-    monkeypatch.setattr(sampler, "_SYS_DEV_BLOCK", root / "dev/block")
+    monkeypatch.setattr(devices, "_SYS_CLASS_BLOCK", block)
+    monkeypatch.setattr(devices, "_SYS_DEV_BLOCK", root / "dev/block")
     return root
 
 

@@ -16,8 +16,6 @@ from rich.progress import (
 )
 
 from fslab.cli.plan import (
-    Checked,
-    checked_plan,
     device_option,
     force_option,
     results_option,
@@ -30,6 +28,7 @@ from fslab.run import Runner
 from fslab.safe_text import safe_markup
 from fslab.store.db import Results
 from fslab.store.lock import exclusive, waiting_for
+from fslab.study.preflight import Checked, checked_plan
 
 
 def _log_lines(err: Console) -> RunProgress:

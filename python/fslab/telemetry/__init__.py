@@ -5,20 +5,20 @@ pressure) and whether something besides the workload spoiled the measurement.
 watch for a target; `statvfs_used_bytes` measures space for space amplification.
 """
 
-from fslab.telemetry.procfs import TelemetryError, TelemetryUsageError
-from fslab.telemetry.sampler import (
-    MAX_INTERVAL_S,
-    MIN_INTERVAL_S,
-    DeviceInterval,
+from fslab.telemetry.devices import (
     DeviceRoles,
-    PsiInterval,
-    Sampler,
-    Telemetry,
-    TelemetryPoint,
-    Thresholds,
     device_roles,
     devices_under,
     statvfs_used_bytes,
+)
+from fslab.telemetry.procfs import TelemetryError, TelemetryUsageError
+from fslab.telemetry.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
+from fslab.telemetry.series import (
+    DeviceInterval,
+    PsiInterval,
+    Telemetry,
+    TelemetryPoint,
+    Thresholds,
 )
 
 __all__ = [

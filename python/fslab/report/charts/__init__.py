@@ -1,0 +1,70 @@
+"""The charts of a report as data, drawn by `fslab.report.html` (plotly, interactive) and
+`fslab.report.markdown` (matplotlib, static SVG) alike.
+
+A `Chart` is one figure: one or more `Panel`s (small multiples), each with one `Trace`
+per target (one colour per target, the same in every chart, from `target_styles`).
+Values are already in the unit of the axis label (`MiB/s`, `µs`, ...); the hover texts
+are made here too, so both renderers show the same numbers.
+
+Which charts a study gets depends on its data:
+
+- **sweeps**: IOPS, MiB/s and latency against `iodepth` (or `threads` when only that is
+  swept), one line per target, one panel per combination of the other parameters;
+  files/s against `threads`, one panel per operation;
+- **bars**: each workload's points side by side, grouped by target, with the 95% CI;
+- an application model's workload (`oltp`, `mailstore`) gets, as sweeps and bars, the
+  few numbers that tell it (`APP_CHARTS`): transactions per second, the JetStress set
+  or the data reads and log writes, and the device IOPS peak (checkpoint bursts); never
+  its verdict (the summary's table) nor the other operations' rates;
+- **timeline**: device IOPS and MiB/s over time from the telemetry (the first completed
+  repetition of each target), its peak marked;
+- **amplification**: write and space amplification, grouped by target.
+"""
+
+from __future__ import annotations
+
+from fslab.report.charts.apps import APP_CHARTS, AppChart
+from fslab.report.charts.bars import _amplification, _bars
+from fslab.report.charts.layout import MAX_PANELS, _Ids
+from fslab.report.charts.model import (
+    PALETTE,
+    SYMBOLS,
+    Chart,
+    Panel,
+    Section,
+    TargetStyle,
+    Trace,
+    dodge,
+    target_styles,
+)
+from fslab.report.charts.sweeps import _sweeps
+from fslab.report.charts.timeline import _timelines
+from fslab.report.context import ReportData
+
+__all__ = [
+    "APP_CHARTS",
+    "MAX_PANELS",
+    "PALETTE",
+    "SYMBOLS",
+    "AppChart",
+    "Chart",
+    "Panel",
+    "Section",
+    "TargetStyle",
+    "Trace",
+    "build_charts",
+    "dodge",
+    "target_styles",
+]
+
+
+def build_charts(data: ReportData) -> tuple[Chart, ...]:
+    """Every chart the study's data supports, in report order."""
+    c = data.comparison
+    ids = _Ids()
+    charts: list[Chart] = []
+    charts += _sweeps(c, ids)
+    charts += _bars(c, ids)
+    charts += _timelines(data, ids)
+    charts += _amplification(c, ids)
+    return tuple(ch for ch in charts if ch.points())

@@ -1,0 +1,116 @@
+"""How a workload's groups are laid out into charts and panels, and what they are called.
+
+Every kind of chart sorts a comparison's groups the same way (by workload, split when a
+chart would hold too many panels, labelled by the parameters that vary) and gives each
+chart an id unique in the report; sharing this keeps the sweeps, bars and timelines of
+one workload titled and split alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from fslab.compare import TELEMETRY_OP, Group, MetricSpec, Row
+from fslab.params import format_param
+from fslab.report.format import format_stat, slug
+
+MAX_PANELS = 16
+"""More points than this in one chart are split by the first parameter that varies."""
+
+
+# -- ids and labels --------------------------------------------------------------------------
+
+
+class _Ids:
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def __call__(self, *parts: str) -> str:
+        base = slug("-".join(p for p in parts if p))
+        out, i = base, 2
+        while out in self.seen:
+            out, i = f"{base}-{i}", i + 1
+        self.seen.add(out)
+        return out
+
+
+def _by_workload(groups: Iterable[Group]) -> dict[str, list[Group]]:
+    out: dict[str, list[Group]] = {}
+    for g in groups:
+        out.setdefault(g.workload, []).append(g)
+    return out
+
+
+def _varying(groups: Sequence[Group]) -> list[str]:
+    """The parameters with more than one value among `groups`, in order of appearance."""
+    values: dict[str, set[str]] = {}
+    for g in groups:
+        for k, v in g.params:
+            values.setdefault(k, set()).add(repr(v))
+    keys = list(dict.fromkeys(k for g in groups for k, _ in g.params))
+    return [k for k in keys if len(values[k]) > 1 or any(k not in dict(g.params) for g in groups)]
+
+
+def _label(group: Group, keys: Sequence[str]) -> str:
+    params = dict(group.params)
+    return " ".join(f"{k}={format_param(k, params[k])}" for k in keys if k in params)
+
+
+def _engine_rows(group: Group, metric: str) -> list[Row]:
+    return [r for r in group.rows if r.metric.name == metric and not r.op.endswith(TELEMETRY_OP)]
+
+
+def _needs_op(groups: Sequence[Group]) -> bool:
+    """Whether the operation must be named: files workloads, or several ops in one group."""
+    return any(g.kind == "files" or len(_engine_ops(g)) > 1 for g in groups)
+
+
+def _engine_ops(group: Group) -> list[str]:
+    return [op for op in group.ops if not op.endswith(TELEMETRY_OP)]
+
+
+def _join(*parts: str) -> str:
+    return " · ".join(p for p in parts if p)
+
+
+def _split(
+    groups: Sequence[Group], size: Callable[[Sequence[Group]], int], keep: str = ""
+) -> list[list[Group]]:
+    """`groups` as is when `size` of them is at most MAX_PANELS, else split by the values
+    of the first parameter that varies, `keep` excepted (recursively)."""
+    if size(groups) <= MAX_PANELS:
+        return [list(groups)]
+    keys = [k for k in _varying(groups) if k != keep]
+    if not keys:
+        return [list(groups)]
+    parts: dict[str, list[Group]] = {}
+    for g in groups:
+        parts.setdefault(repr(dict(g.params).get(keys[0])), []).append(g)
+    if len(parts) == 1:
+        return [list(groups)]
+    return [piece for part in parts.values() for piece in _split(part, size, keep)]
+
+
+def _common_label(groups: Sequence[Group], within: Sequence[Group]) -> str:
+    """What a split-off part has in common that the whole workload does not (its title)."""
+    keys = [k for k in _varying(within) if k not in _varying(groups)]
+    return _label(groups[0], keys) if groups else ""
+
+
+def _stat_hover(metric: MetricSpec, target: str, where: str, row: Row) -> str:
+    cell = row.cell(target)
+    s = cell.summary
+    if s is None:
+        return ""
+    text = f"{target} · {where}: {format_stat(metric, s.mean, s.ci_half)} (n={s.n})"
+    if cell.diff is not None and cell.diff.delta_pct is not None:
+        text += f", {cell.diff.delta_pct:+.1f}% vs baseline ({cell.diff.verdict.label})"
+    return text
+
+
+def _metric_of(groups: Sequence[Group], name: str) -> MetricSpec | None:
+    for g in groups:
+        for r in g.rows:
+            if r.metric.name == name and not r.op.endswith(TELEMETRY_OP):
+                return r.metric
+    return None

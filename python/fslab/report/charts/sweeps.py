@@ -1,0 +1,216 @@
+"""Sweep charts: a metric against `iodepth` or `threads`, one line per target.
+
+A study that sweeps a parameter is read as curves, so these charts put it on the x axis
+and give every combination of the other parameters its own panel; an application
+model's sweeps draw its `APP_CHARTS` numbers the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import partial
+
+from fslab.compare import Comparison, Group, MetricSpec, Row
+from fslab.params import format_param
+from fslab.report.charts.apps import APP_CHARTS, _app_row, _app_unit, _sentences
+from fslab.report.charts.layout import (
+    _by_workload,
+    _common_label,
+    _engine_ops,
+    _engine_rows,
+    _Ids,
+    _join,
+    _label,
+    _metric_of,
+    _needs_op,
+    _split,
+    _stat_hover,
+    _varying,
+)
+from fslab.report.charts.model import Chart, Panel, Section, Trace, _Unit, _unit, _value, _words
+from fslab.study.model import APP_KINDS
+
+
+def _sweep_axis(groups: Sequence[Group]) -> str | None:
+    """The parameter drawn on the x axis: iodepth for block I/O, else threads."""
+    varying = _varying(groups)
+    files = groups[0].kind == "files"
+    for key in ("threads",) if files else ("iodepth", "threads"):
+        if key in varying and all(isinstance(dict(g.params).get(key), int | float) for g in groups):
+            return key
+    return None
+
+
+_SWEEP_METRICS = {"files": ("iops",), "block": ("iops", "bw_bytes", "lat_mean_ns", "lat_p99_ns")}
+
+
+def _facets(groups: Sequence[Group], axis: str) -> dict[tuple[str, str], list[tuple[float, Group]]]:
+    """(the other varying parameters, op) -> [(x, group)]: one panel each."""
+    others = [k for k in _varying(groups) if k != axis]
+    with_op = _needs_op(groups)
+    facets: dict[tuple[str, str], list[tuple[float, Group]]] = {}
+    for g in groups:
+        at = float(dict(g.params)[axis])
+        for op in _engine_ops(g):
+            facets.setdefault((_label(g, others), op if with_op else ""), []).append((at, g))
+    return facets
+
+
+def _facet_count(groups: Sequence[Group], axis: str) -> int:
+    return len(_facets(groups, axis))
+
+
+def _sweeps(c: Comparison, ids: _Ids) -> list[Chart]:
+    charts: list[Chart] = []
+    for workload, every in _by_workload(c.groups).items():
+        axis = _sweep_axis(every)
+        if axis is None:
+            continue
+        if every[0].kind in APP_KINDS:
+            charts += _app_sweeps(c, ids, workload, every, axis)
+            continue
+        parts = _split(every, partial(_facet_count, axis=axis), keep=axis)
+        for part in parts:
+            charts += _sweep_charts(c, ids, workload, part, every, axis, len(parts) > 1)
+    return charts
+
+
+def _sweep_charts(
+    c: Comparison,
+    ids: _Ids,
+    workload: str,
+    groups: Sequence[Group],
+    every: Sequence[Group],
+    axis: str,
+    split: bool,
+) -> list[Chart]:
+    charts: list[Chart] = []
+    sub = _common_label(groups, every) if split else ""
+    facets = _facets(groups, axis)
+    with_op = _needs_op(groups)
+    xs = sorted({at for pts in facets.values() for at, _ in pts})
+    log = min(xs) > 0 and max(xs) / min(xs) >= 8
+    for name in _SWEEP_METRICS.get(groups[0].kind, _SWEEP_METRICS["block"]):
+        metric = _metric_of(groups, name)
+        if metric is None:
+            continue
+        values = [
+            s.mean
+            for g in groups
+            for r in _engine_rows(g, name)
+            for cell in r.cells
+            if (s := cell.summary) is not None
+        ]
+        unit = _unit(metric, values)
+        panels: list[Panel] = []
+        for (label, op), pts in facets.items():
+            points: list[tuple[float, Row]] = []
+            for xv, g in sorted(pts, key=lambda p: p[0]):
+                try:
+                    points.append((xv, g.row(op or _engine_ops(g)[0], name)))
+                except KeyError:
+                    continue
+            traces = _sweep_traces(c.targets, points, metric, unit, axis)
+            if traces:
+                panels.append(Panel(_join(label, op), tuple(traces)))
+        charts.append(
+            Chart(
+                id=ids(workload, name, "vs", axis, sub),
+                section=Section.SWEEP,
+                kind="lines",
+                title=_join(f"{workload}: {_words(metric)} vs {axis}", sub),
+                x_label=axis,
+                y_label=unit.axis,
+                panels=tuple(panels),
+                x_log=log,
+                caption=f"Mean ± 95% CI of the completed runs; one panel per "
+                f"{'operation and ' if with_op else ''}combination of the other parameters.",
+            )
+        )
+    return charts
+
+
+def _sweep_traces(
+    targets: Sequence[str],
+    points: Sequence[tuple[float, Row]],
+    metric: MetricSpec,
+    unit: _Unit,
+    axis: str,
+) -> list[Trace]:
+    """One line per target through a sweep's points (x, the row there); none for a
+    target without a value anywhere."""
+    traces: list[Trace] = []
+    for t in targets:
+        x: list[float | str] = []
+        y: list[float | None] = []
+        err: list[float | None] = []
+        hover: list[str] = []
+        for xv, row in points:
+            mean, ci = _value(row, t, unit)
+            x.append(_num(xv))
+            y.append(mean)
+            err.append(ci)
+            hover.append(_stat_hover(metric, t, f"{axis}={format_param(axis, _num(xv))}", row))
+        if any(v is not None for v in y):
+            traces.append(Trace(t, tuple(x), tuple(y), tuple(err), tuple(hover)))
+    return traces
+
+
+def _num(x: float) -> float:
+    return int(x) if float(x).is_integer() else x
+
+
+def _app_sweeps(
+    c: Comparison, ids: _Ids, workload: str, every: Sequence[Group], axis: str
+) -> list[Chart]:
+    """One line chart per `APP_CHARTS` entry: the number against `axis`, a panel per
+    combination of the other parameters that vary."""
+
+    def panels_of(groups: Sequence[Group]) -> dict[str, list[Group]]:
+        others = [k for k in _varying(groups) if k != axis]
+        out: dict[str, list[Group]] = {}
+        for g in groups:
+            out.setdefault(_label(g, others), []).append(g)
+        return out
+
+    charts: list[Chart] = []
+    parts = _split(every, lambda gs: len(panels_of(gs)), keep=axis)
+    for part in parts:
+        sub = _common_label(part, every) if len(parts) > 1 else ""
+        facets = panels_of(part)
+        xs = sorted({float(dict(g.params)[axis]) for g in part})
+        log = min(xs) > 0 and max(xs) / min(xs) >= 8
+        for app in APP_CHARTS.get(part[0].kind, ()):
+            rows = {id(g): row for g in part if (row := _app_row(g, app)) is not None}
+            if not rows:
+                continue
+            metric = next(iter(rows.values())).metric
+            values = [s.mean for r in rows.values() for x in r.cells if (s := x.summary)]
+            unit = _app_unit(app, metric, values)
+            panels: list[Panel] = []
+            for label, groups in facets.items():
+                pts = sorted(
+                    ((float(dict(g.params)[axis]), rows[id(g)]) for g in groups if id(g) in rows),
+                    key=lambda p: p[0],
+                )
+                traces = _sweep_traces(c.targets, pts, metric, unit, axis)
+                if traces:
+                    panels.append(Panel(label, tuple(traces)))
+            charts.append(
+                Chart(
+                    id=ids(workload, app.op, app.metric, "vs", axis, sub),
+                    section=Section.SWEEP,
+                    kind="lines",
+                    title=_join(f"{workload}: {app.title} vs {axis}", sub),
+                    x_label=axis,
+                    y_label=unit.axis,
+                    panels=tuple(panels),
+                    x_log=log,
+                    caption=_sentences(
+                        "Mean ± 95% CI of the completed runs; one panel per combination of "
+                        "the other parameters.",
+                        app.caption(part),
+                    ),
+                )
+            )
+    return charts

@@ -1,0 +1,453 @@
+"""The telemetry series: what happened between samples, and what it adds up to.
+
+Two readings become one `TelemetryPoint` (rates, shares of CPU, stall time, and whether
+something besides the workload spoiled the interval); a `Telemetry` holds the series of a
+job and derives its metrics. Kept apart from the reading of /proc so a series stored with
+a result can be read back and summed again without the machine it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from fslab.telemetry.devices import DeviceRoles
+from fslab.telemetry.procfs import SECTOR_BYTES, DiskCounters, MemInfo, Pressure
+from fslab.telemetry.readings import _CLK_TCK, PSI_RESOURCES, Group, Sample, cpu_ticks_by_group
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """When an interval counts as contaminated: something besides the workload took a
+    share of the machine large enough to move the result (on this 2-core VM, foreign
+    processes were seen to cut a result by 4x)."""
+
+    foreign_cpu_pct: float = 10.0
+    """CPU of processes not the workload's, % of one CPU. At 100 ms intervals the
+    kernel's 10 ms tick makes one tick 10%: above 10% means at least two ticks."""
+    steal_pct: float = 5.0
+    """Time the hypervisor gave this VM's CPUs to others, % of all CPU time."""
+    memory_pressure_pct: float = 10.0
+    """Share of the interval some task waited for memory (PSI memory `some`)."""
+
+
+def _rate(n: float, dt_s: float) -> float:
+    return n / dt_s if dt_s > 0 else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInterval:
+    """What one block device did during one interval."""
+
+    reads: int
+    writes: int
+    read_bytes: int
+    written_bytes: int
+    read_time_ms: int
+    write_time_ms: int
+    read_iops: float
+    write_iops: float
+    read_bytes_per_s: float
+    write_bytes_per_s: float
+    util_pct: float
+    """Share of the interval with I/O in flight."""
+    queue_depth: float
+    """Average I/Os in flight."""
+
+    @classmethod
+    def between(cls, a: DiskCounters, b: DiskCounters, dt_s: float) -> DeviceInterval | None:
+        """None when a counter went back: the device was removed and made again."""
+        d = [
+            b.reads - a.reads,
+            b.writes - a.writes,
+            b.sectors_read - a.sectors_read,
+            b.sectors_written - a.sectors_written,
+            b.read_time_ms - a.read_time_ms,
+            b.write_time_ms - a.write_time_ms,
+            b.io_time_ms - a.io_time_ms,
+            b.weighted_io_time_ms - a.weighted_io_time_ms,
+        ]
+        if min(d) < 0:
+            return None
+        reads, writes, sectors_read, sectors_written, rt, wt, io_ms, weighted_ms = d
+        return cls(
+            reads=reads,
+            writes=writes,
+            read_bytes=sectors_read * SECTOR_BYTES,
+            written_bytes=sectors_written * SECTOR_BYTES,
+            read_time_ms=rt,
+            write_time_ms=wt,
+            read_iops=_rate(reads, dt_s),
+            write_iops=_rate(writes, dt_s),
+            read_bytes_per_s=_rate(sectors_read * SECTOR_BYTES, dt_s),
+            write_bytes_per_s=_rate(sectors_written * SECTOR_BYTES, dt_s),
+            util_pct=min(100.0, _rate(io_ms / 10, dt_s)),
+            queue_depth=_rate(weighted_ms / 1000, dt_s),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PsiInterval:
+    """Pressure on one resource: the kernel's 10 s averages at the end of the interval,
+    and the stall time within the interval itself (exact, where avg10 lags by seconds)."""
+
+    some_avg10: float
+    some_stall_us: int
+    some_pct: float
+    full_avg10: float | None
+    full_stall_us: int | None
+    full_pct: float | None
+
+    @classmethod
+    def between(cls, a: Pressure, b: Pressure, dt_s: float) -> PsiInterval:
+        some_us = max(0, b.some.total_us - a.some.total_us)
+        full_us = (
+            max(0, b.full.total_us - a.full.total_us)
+            if a.full is not None and b.full is not None
+            else None
+        )
+        return cls(
+            some_avg10=b.some.avg10,
+            some_stall_us=some_us,
+            some_pct=_rate(some_us / 1e4, dt_s),
+            full_avg10=b.full.avg10 if b.full is not None else None,
+            full_stall_us=full_us,
+            full_pct=_rate(full_us / 1e4, dt_s) if full_us is not None else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TelemetryPoint:
+    """One interval. CPU busy/iowait/steal are % of all CPUs' time; the per-process
+    figures (foreign, workload, kernel threads) are % of one CPU, as `top` shows them."""
+
+    t_s: float
+    """End of the interval, seconds after the first sample."""
+    dt_s: float
+    devices: Mapping[str, DeviceInterval]
+    """Devices present at both ends of the interval."""
+    cpu_busy_pct: float
+    cpu_iowait_pct: float
+    cpu_steal_pct: float
+    foreign_cpu_pct: float
+    workload_cpu_pct: float
+    kernel_cpu_pct: float
+    """Kernel threads: writeback, loop and dm-crypt workers, btrfs checksums; the
+    workload's I/O or another's, it cannot be told apart."""
+    cached_bytes: int
+    dirty_bytes: int
+    writeback_bytes: int
+    available_bytes: int | None
+    psi: Mapping[str, PsiInterval]
+    """By resource (`cpu`, `io`, `memory`); empty without /proc/pressure."""
+    contaminated: bool
+    reasons: tuple[str, ...]
+    """Why contaminated: `foreign_cpu`, `steal`, `memory_pressure`."""
+
+
+def make_point(prev: Sample, cur: Sample, t0_s: float, thresholds: Thresholds) -> TelemetryPoint:
+    dt_s = cur.t_s - prev.t_s
+    devices: dict[str, DeviceInterval] = {}
+    for name, b in cur.disks.items():
+        a = prev.disks.get(name)
+        d = DeviceInterval.between(a, b, dt_s) if a is not None else None
+        if d is not None:
+            devices[name] = d
+    c0, c1 = prev.cpu, cur.cpu
+    total = c1.total - c0.total
+
+    def cpu_pct(ticks: int) -> float:
+        return 100.0 * ticks / total if total > 0 else 0.0
+
+    proc_dt_s = (cur.procs.boot_ticks - prev.procs.boot_ticks) / _CLK_TCK
+    ticks = cpu_ticks_by_group(prev.procs, cur.procs)
+
+    def one_cpu_pct(group: Group) -> float:
+        # The scans' own tick-resolution clock, not t_s: their ticks are what is divided.
+        return 100.0 * _rate(ticks[group] / _CLK_TCK, proc_dt_s or dt_s)
+
+    psi = {r: PsiInterval.between(prev.psi[r], cur.psi[r], dt_s) for r in cur.psi}
+    foreign = one_cpu_pct("foreign")
+    steal = cpu_pct(c1.steal - c0.steal)
+    reasons: list[str] = []
+    if foreign > thresholds.foreign_cpu_pct:
+        reasons.append("foreign_cpu")
+    if steal > thresholds.steal_pct:
+        reasons.append("steal")
+    # The interval's own stall share, not avg10: that one would keep flagging intervals
+    # for ten seconds and more after the pressure ended.
+    if "memory" in psi and psi["memory"].some_pct > thresholds.memory_pressure_pct:
+        reasons.append("memory_pressure")
+    return TelemetryPoint(
+        t_s=cur.t_s - t0_s,
+        dt_s=dt_s,
+        devices=devices,
+        cpu_busy_pct=cpu_pct(c1.busy - c0.busy),
+        cpu_iowait_pct=cpu_pct(c1.iowait - c0.iowait),
+        cpu_steal_pct=steal,
+        foreign_cpu_pct=foreign,
+        workload_cpu_pct=one_cpu_pct("workload"),
+        kernel_cpu_pct=one_cpu_pct("kernel"),
+        cached_bytes=cur.memory.cached_bytes,
+        dirty_bytes=cur.memory.dirty_bytes,
+        writeback_bytes=cur.memory.writeback_bytes,
+        available_bytes=cur.memory.available_bytes,
+        psi=psi,
+        contaminated=bool(reasons),
+        reasons=tuple(reasons),
+    )
+
+
+def _device_value(p: TelemetryPoint, name: str, attr: str) -> float:
+    """A figure of device `name` in interval `p`; 0 when the device was missing then."""
+    d = p.devices.get(name)
+    return float(getattr(d, attr)) if d is not None else 0.0
+
+
+_REASON_TEXT = {
+    "foreign_cpu": "CPU used by other processes",
+    "steal": "CPU steal time",
+    "memory_pressure": "memory pressure",
+}
+
+Summary = dict[str, float | int | None]
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """What the machine did during one job: the series and its derived metrics."""
+
+    interval_s: float
+    series: list[TelemetryPoint]
+    roles: DeviceRoles
+    start_memory: MemInfo
+    """/proc/meminfo at the first sample (the series holds the end of each interval)."""
+    cpu_count: int
+    thresholds: Thresholds
+    sampler_cpu_s: float
+    """CPU time the sampler itself used, on its thread and for the first and last sample."""
+    started_unix_s: float
+
+    @property
+    def duration_s(self) -> float:
+        return self.series[-1].t_s if self.series else 0.0
+
+    def _peak_points(self) -> list[TelemetryPoint]:
+        # The last interval ends at stop(), often just after a scheduled sample: a few
+        # I/Os in a few milliseconds would make a peak rate no one saw. Peaks use the
+        # intervals at least half the nominal length (all of them if none is).
+        full = [p for p in self.series if p.dt_s >= self.interval_s / 2]
+        return full or list(self.series)
+
+    def _device_totals(self, names: Iterable[str]) -> dict[str, int]:
+        """Counts over the whole run, summed over the devices `names`."""
+        names = list(names)
+        totals = dict.fromkeys(
+            ("reads", "writes", "read_bytes", "written_bytes", "read_time_ms", "write_time_ms"),
+            0,
+        )
+        for p in self.series:
+            for n in names:
+                d = p.devices.get(n)
+                if d is not None:
+                    for k in totals:
+                        totals[k] += getattr(d, k)
+        return totals
+
+    def _peak(self, value: Callable[[TelemetryPoint], float]) -> float | None:
+        points = self._peak_points()
+        return max(value(p) for p in points) if points else None
+
+    def _avg(self, value: Callable[[TelemetryPoint], float]) -> float | None:
+        """Time-weighted mean over the intervals."""
+        dt = sum(p.dt_s for p in self.series)
+        return sum(value(p) * p.dt_s for p in self.series) / dt if dt > 0 else None
+
+    def summary(
+        self,
+        workload_written_bytes: int | None = None,
+        space_used_before: int | None = None,
+        space_used_after: int | None = None,
+        logical_bytes: int | None = None,
+    ) -> Summary:
+        """The derived metrics, flat, with units in the names. Device figures without a
+        prefix are summed over the target's members (`roles.members`); `backing_*` over
+        the disks holding loop images (which also carry the rest of the machine's I/O);
+        `device.<name>.*` are per device. Rates are per second, averages are over the
+        whole run, peaks are the highest interval (so they depend on `interval_s`).
+        A metric that cannot be computed (nothing written, no baseline given) is None.
+        """
+        out: Summary = {
+            "interval_s": self.interval_s,
+            "duration_s": self.duration_s,
+            "intervals": len(self.series),
+        }
+        duration = self.duration_s
+
+        def members_sum(p: TelemetryPoint, attr: str) -> float:
+            return sum(_device_value(p, n, attr) for n in self.roles.members)
+
+        t = self._device_totals(self.roles.members)
+        out["read_ios"] = t["reads"]
+        out["write_ios"] = t["writes"]
+        out["read_bytes"] = t["read_bytes"]
+        out["written_bytes"] = t["written_bytes"]
+        out["read_iops_avg"] = _rate(t["reads"], duration)
+        out["write_iops_avg"] = _rate(t["writes"], duration)
+        out["iops_avg"] = _rate(t["reads"] + t["writes"], duration)
+        out["read_iops_peak"] = self._peak(lambda p: members_sum(p, "read_iops"))
+        out["write_iops_peak"] = self._peak(lambda p: members_sum(p, "write_iops"))
+        out["iops_peak"] = self._peak(
+            lambda p: members_sum(p, "read_iops") + members_sum(p, "write_iops")
+        )
+        out["read_bytes_per_s_avg"] = _rate(t["read_bytes"], duration)
+        out["write_bytes_per_s_avg"] = _rate(t["written_bytes"], duration)
+        out["read_bytes_per_s_peak"] = self._peak(lambda p: members_sum(p, "read_bytes_per_s"))
+        out["write_bytes_per_s_peak"] = self._peak(lambda p: members_sum(p, "write_bytes_per_s"))
+        out["read_io_size_bytes"] = t["read_bytes"] / t["reads"] if t["reads"] else None
+        out["write_io_size_bytes"] = t["written_bytes"] / t["writes"] if t["writes"] else None
+        out["read_latency_ms_avg"] = t["read_time_ms"] / t["reads"] if t["reads"] else None
+        out["write_latency_ms_avg"] = t["write_time_ms"] / t["writes"] if t["writes"] else None
+        out["read_write_ratio"] = t["reads"] / t["writes"] if t["writes"] else None
+        out["read_write_bytes_ratio"] = (
+            t["read_bytes"] / t["written_bytes"] if t["written_bytes"] else None
+        )
+        out["write_amplification"] = (
+            t["written_bytes"] / workload_written_bytes if workload_written_bytes else None
+        )
+        if self.roles.backing:
+            b = self._device_totals(self.roles.backing)
+            out["backing_read_bytes"] = b["read_bytes"]
+            out["backing_written_bytes"] = b["written_bytes"]
+        else:
+            out["backing_read_bytes"] = out["backing_written_bytes"] = None
+        for name in self.roles.all:
+            d = self._device_totals([name])
+            prefix = f"device.{name}."
+            out[prefix + "read_ios"] = d["reads"]
+            out[prefix + "write_ios"] = d["writes"]
+            out[prefix + "read_bytes"] = d["read_bytes"]
+            out[prefix + "written_bytes"] = d["written_bytes"]
+
+            def iops(p: TelemetryPoint, n: str = name) -> float:
+                return _device_value(p, n, "read_iops") + _device_value(p, n, "write_iops")
+
+            def util(p: TelemetryPoint, n: str = name) -> float:
+                return _device_value(p, n, "util_pct")
+
+            out[prefix + "iops_peak"] = self._peak(iops)
+            out[prefix + "util_pct_avg"] = self._avg(util)
+
+        out["cpu_busy_pct_avg"] = self._avg(lambda p: p.cpu_busy_pct)
+        out["cpu_busy_pct_peak"] = self._peak(lambda p: p.cpu_busy_pct)
+        out["cpu_iowait_pct_avg"] = self._avg(lambda p: p.cpu_iowait_pct)
+        out["cpu_steal_pct_avg"] = self._avg(lambda p: p.cpu_steal_pct)
+        out["cpu_steal_pct_peak"] = self._peak(lambda p: p.cpu_steal_pct)
+        out["foreign_cpu_pct_avg"] = self._avg(lambda p: p.foreign_cpu_pct)
+        out["foreign_cpu_pct_peak"] = self._peak(lambda p: p.foreign_cpu_pct)
+        out["workload_cpu_pct_avg"] = self._avg(lambda p: p.workload_cpu_pct)
+        out["workload_cpu_pct_peak"] = self._peak(lambda p: p.workload_cpu_pct)
+        out["kernel_cpu_pct_avg"] = self._avg(lambda p: p.kernel_cpu_pct)
+
+        last = self.series[-1] if self.series else None
+        start = self.start_memory
+        out["cached_growth_bytes"] = last.cached_bytes - start.cached_bytes if last else None
+        out["dirty_peak_bytes"] = max([start.dirty_bytes, *(p.dirty_bytes for p in self.series)])
+        out["writeback_peak_bytes"] = max(
+            [start.writeback_bytes, *(p.writeback_bytes for p in self.series)]
+        )
+        available = [
+            a
+            for a in [start.available_bytes, *(p.available_bytes for p in self.series)]
+            if a is not None
+        ]
+        out["available_min_bytes"] = min(available) if available else None
+
+        for r in PSI_RESOURCES:
+            if last is None or r not in last.psi:
+                continue
+
+            def some(p: TelemetryPoint, r: str = r) -> float:
+                return p.psi[r].some_pct if r in p.psi else 0.0
+
+            def full(p: TelemetryPoint, r: str = r) -> float:
+                return (p.psi[r].full_pct or 0.0) if r in p.psi else 0.0
+
+            out[f"psi_{r}_some_pct_avg"] = self._avg(some)
+            out[f"psi_{r}_some_pct_peak"] = self._peak(some)
+            if last.psi[r].full_pct is not None:
+                out[f"psi_{r}_full_pct_avg"] = self._avg(full)
+
+        used: int | None = None
+        if space_used_before is not None and space_used_after is not None:
+            used = space_used_after - space_used_before
+        out["space_used_bytes"] = used
+        out["space_amplification"] = (
+            used / logical_bytes if used is not None and logical_bytes else None
+        )
+
+        out["contaminated"] = int(any(p.contaminated for p in self.series))
+        out["contaminated_intervals"] = sum(p.contaminated for p in self.series)
+        for reason in _REASON_TEXT:
+            out[f"contaminated_{reason}_intervals"] = sum(reason in p.reasons for p in self.series)
+        out["sampler_cpu_pct"] = 100.0 * _rate(self.sampler_cpu_s, duration)
+        return out
+
+    def contamination(self) -> list[str]:
+        """Why the run is contaminated, one line a reason, for people; empty when clean."""
+        n = len(self.series)
+        peaks: dict[str, tuple[Callable[[TelemetryPoint], float], float, str]] = {
+            "foreign_cpu": (
+                lambda p: p.foreign_cpu_pct,
+                self.thresholds.foreign_cpu_pct,
+                "of a CPU",
+            ),
+            "steal": (lambda p: p.cpu_steal_pct, self.thresholds.steal_pct, "of CPU time"),
+            "memory_pressure": (
+                lambda p: p.psi["memory"].some_pct if "memory" in p.psi else 0.0,
+                self.thresholds.memory_pressure_pct,
+                "of the time stalled",
+            ),
+        }
+        out: list[str] = []
+        for reason, (value, limit, unit) in peaks.items():
+            hit = [p for p in self.series if reason in p.reasons]
+            if hit:
+                out.append(
+                    f"{_REASON_TEXT[reason]} above {limit:g}% {unit} in {len(hit)} of {n} "
+                    f"intervals (peak {max(value(p) for p in hit):.0f}%)"
+                )
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data (JSON-ready); `from_dict` reads it back."""
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Telemetry:
+        def point(d: Mapping[str, Any]) -> TelemetryPoint:
+            return TelemetryPoint(
+                **{
+                    **d,
+                    "devices": {k: DeviceInterval(**v) for k, v in d["devices"].items()},
+                    "psi": {k: PsiInterval(**v) for k, v in d["psi"].items()},
+                    "reasons": tuple(d["reasons"]),
+                }
+            )
+
+        roles = data["roles"]
+        return cls(
+            interval_s=data["interval_s"],
+            series=[point(p) for p in data["series"]],
+            roles=DeviceRoles(
+                members=tuple(roles["members"]),
+                stacked=tuple(roles["stacked"]),
+                backing=tuple(roles["backing"]),
+            ),
+            start_memory=MemInfo(**data["start_memory"]),
+            cpu_count=data["cpu_count"],
+            thresholds=Thresholds(**data["thresholds"]),
+            sampler_cpu_s=data["sampler_cpu_s"],
+            started_unix_s=data["started_unix_s"],
+        )
