@@ -9,6 +9,7 @@ import json
 import math
 import sqlite3
 import statistics
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from conftest import fslab_command, fslab_env
 from scipy import stats  # type: ignore[import-untyped]
 
 import fslab
@@ -761,3 +763,16 @@ def test_noise_warnings_for_all_cells_at_once_match_the_one_definition() -> None
         assert list(cell.warnings) == expected, samples
         flagged += bool(expected)
     assert 30 < flagged < len(cells)
+
+
+def test_a_reader_that_goes_away_ends_compare_quietly(results: Path) -> None:
+    """`fslab compare --format json | head -c 10`: no trace, no "bug", exit 1."""
+    with subprocess.Popen(
+        [*fslab_command(), "compare", "--results", str(results), "--format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=fslab_env(),
+    ) as proc:  # fmt: skip
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()  # before it writes: its first write meets a closed pipe
+        stderr = proc.stderr.read().decode()
+        assert proc.wait(timeout=30) == 1
+    assert "Traceback" not in stderr and "bug" not in stderr and "Broken pipe" not in stderr

@@ -168,6 +168,13 @@ class FslabGroup(click.Group):
         except KeyboardInterrupt:
             print_error("interrupted")
             ctx.exit(int(ExitStatus.INTERRUPTED))
+        except BrokenPipeError:
+            # The reader went away (`fslab compare --format json | head`): nothing more
+            # can reach it. Quietly, as `cat` would, and without Python's own complaint
+            # when it flushes stdout at exit.
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            ctx.exit(int(ExitStatus.FAILED))
         except Exception:
             _bug(ctx)
         if isinstance(status, int) and status != ExitStatus.OK:
