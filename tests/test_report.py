@@ -8,7 +8,9 @@ Snapshots live in tests/snapshots/; after an intended change, regenerate them wi
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import io
 import json
 import os
 import re
@@ -27,13 +29,22 @@ from report_fixture import (
     EVIL,
     STUDY,
     TARGETS,
+    _Db,
     make_app_fixture_db,
     make_fixture_db,
 )
 
+from fslab.compare import build_comparison
 from fslab.report.charts import Chart, Section, build_charts, target_styles
 from fslab.report.context import ReportData, load_report
-from fslab.report.export import export_rows, render_export_csv, render_export_json
+from fslab.report.export import (
+    export_rows,
+    plan_export,
+    render_export_csv,
+    render_export_json,
+    write_export_csv,
+    write_export_json,
+)
 from fslab.report.findings import find, headlines, verdict_headlines, verdicts
 from fslab.report.format import code, md
 from fslab.report.html import code_spans, figure, render_html
@@ -242,6 +253,95 @@ def test_export_json_has_the_same_rows(fixture_db: Path) -> None:
     assert {r["workload"] for r in doc["rows"]} == {"sweep"}
     # one row per completed run x metric: 3 targets x 6 points x 3 reps x (14 + 6)
     assert len(rows) == 3 * 6 * 3 * (14 + 6)
+
+
+def test_export_filters_by_workload_as_compare_does(fixture_db: Path) -> None:
+    _, rows = export_rows(fixture_db, where=["workload=sweep"])
+    compared = {g.workload for g in build_comparison(fixture_db, where=["workload=sweep"]).groups}
+    assert rows and {r["workload"] for r in rows} == compared == {"sweep"}
+
+
+@pytest.fixture(scope="module")
+def odd_db(fixture_db: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fixture and points that test export's columns and quoting: a group whose only
+    run failed and one whose first point failed (each with a parameter of its own), and
+    values, names and metrics that CSV must quote and JSON must nest."""
+    path = tmp_path_factory.mktemp("export") / "odd.db"
+    shutil.copyfile(fixture_db, path)
+    db = _Db(path)
+    try:
+        db.seq = 1000
+        failed = db.point("ext4", "alone", "block", {"zeta": 1, "rw": "read", "bs": 4096})
+        db.run(failed, 0, "ext4", {}, None, {}, status="failed")
+        params = {
+            "omega": 2, "bs": [4096, 1], "opts": {"a": "x,y", "b": [1, {"c": None}]},
+            "label": 'say "hi",\nbye', "ünï": "ö", "direct": False, "none": None,
+        }  # fmt: skip
+        first = db.point("ext4", 'odd, "workload"', "files", params)
+        db.run(first, 0, "ext4", {}, None, {}, status="failed")
+        later = db.point("xfs", 'odd, "workload"', "files", params)
+        for rep in (0, 1):
+            db.run(
+                later, rep, "xfs", {'cre,ate"': (10.0, 0.0, 1e5)}, None,
+                {'cre,ate".files_per_s': 10.5 + rep, "stat.ms": float("-inf"), "x": 1e300},
+            )  # fmt: skip
+    finally:
+        db.results.close()
+    return path
+
+
+def test_export_orders_parameters_as_compare_does(odd_db: Path) -> None:
+    columns, rows = export_rows(odd_db)
+    keys = build_comparison(odd_db).param_keys
+    assert "zeta" not in keys and {"omega", "opts"} <= set(keys)  # as compare groups them
+    assert columns[4 : 4 + len(keys)] == list(keys)
+    assert columns[-10] == "zeta"  # only in a group without a completed run: last
+    assert any(r["workload"] == 'odd, "workload"' for r in rows)
+
+
+@pytest.mark.parametrize("where", [(), ("rw=randread", "rw=randwrite"), ("omega=2",)])
+def test_export_streams_what_export_rows_renders(odd_db: Path, where: tuple[str, ...]) -> None:
+    plan = plan_export(odd_db, where=where)
+    columns, rows = export_rows(odd_db, where=where)
+    assert plan.columns == columns and rows
+    out = io.BytesIO()
+    assert write_export_csv(plan, out) == len(rows)
+    assert out.getvalue() == render_export_csv(columns, rows).encode()
+    out = io.BytesIO()
+    assert write_export_json(plan, out) == len(rows)
+    assert out.getvalue() == render_export_json(columns, rows).encode()
+    none = dataclasses.replace(plan, points=())
+    out = io.BytesIO()
+    assert write_export_json(none, out) == 0
+    assert out.getvalue() == render_export_json(columns, []).encode()
+    out = io.BytesIO()
+    assert write_export_csv(none, out) == 0
+    assert out.getvalue() == render_export_csv(columns, []).encode()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("--study", "nope"), ("--where", "nokey=1"), ("--where", "rw=sideways"), ("--where", "bad")],
+)
+def test_export_refuses_what_compare_refuses(fixture_db: Path, args: tuple[str, ...]) -> None:
+    done = run_fslab("export", "--results", fixture_db, *args)
+    compare = run_fslab("compare", "--results", fixture_db, *args)
+    assert done.returncode == compare.returncode == 2
+    assert done.stderr == compare.stderr and "error: " in done.stderr
+    assert done.stdout == ""
+
+
+def test_export_refuses_a_filter_without_completed_runs(odd_db: Path) -> None:
+    done = run_fslab("export", "--results", odd_db, "--where", "zeta=1")
+    compare = run_fslab("compare", "--results", odd_db, "--where", "zeta=1")
+    assert done.returncode == compare.returncode == 1
+    assert done.stderr == compare.stderr and "no completed runs matching" in done.stderr
+
+
+def test_export_refuses_a_missing_database(tmp_path: Path) -> None:
+    done = run_fslab("export", "--results", tmp_path / "none.db")
+    assert done.returncode == 2 and "no results database here" in done.stderr
+    assert done.stdout == ""
 
 
 def test_markdown_escaping() -> None:

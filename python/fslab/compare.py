@@ -14,7 +14,6 @@ every target: the same job across file systems, which is what a column compariso
 from __future__ import annotations
 
 import difflib
-import functools
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -44,7 +43,7 @@ from fslab.metrics import (
     op_metrics,
     pseudo_metrics,
 )
-from fslab.params import format_param, param_matches
+from fslab.params import format_param, param_matches, param_order
 from fslab.stats.summary import (
     ALPHA,
     CONFIDENCE,
@@ -85,10 +84,6 @@ __all__ = [
 
 # Operations in the order people expect them; others follow in order of appearance.
 _OP_ORDER = ("jetstress", "txn", "read", "write")
-# The study's words first, in the order people read a job; others follow as stored.
-_PARAM_ORDER = (
-    "rw", "rwmixread", "bs", "threads", "iodepth", "file_size", "io_size", "runtime", "ramp_time",
-)  # fmt: skip
 
 
 class CompareError(FslabError):
@@ -564,13 +559,7 @@ def compare_results(
 
 
 def _ordered(params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple((k, params[k]) for k in _key_order(tuple(params)))
-
-
-@functools.cache
-def _key_order(keys: tuple[str, ...]) -> tuple[str, ...]:
-    first = [k for k in _PARAM_ORDER if k in keys]
-    return (*first, *(k for k in keys if k not in first))
+    return tuple((k, params[k]) for k in param_order(tuple(params)))
 
 
 class _Grouping:
@@ -910,7 +899,7 @@ def _filter_points(points: list[PointRow], filters: tuple[tuple[str, str], ...])
     if not filters:
         return points
     # `workload` is not a parameter but names what people filter by first.
-    keys = ("workload", *_key_order(tuple(dict.fromkeys(k for p in points for k in p.params))))
+    keys = ("workload", *param_order(tuple(dict.fromkeys(k for p in points for k in p.params))))
     wanted: dict[str, list[str]] = {}
     for key, wanted_value in filters:
         if key not in keys:

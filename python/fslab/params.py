@@ -10,6 +10,19 @@ from typing import Any
 
 from fslab.units import format_bytes, parse_duration, parse_size
 
+# The study's words first, in the order people read a job; others follow as stored.
+_ORDER = (
+    "rw", "rwmixread", "bs", "threads", "iodepth", "file_size", "io_size", "runtime", "ramp_time",
+)  # fmt: skip
+
+
+@functools.cache
+def param_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """These parameter names in the order people read a job (`rw`, `bs`, `threads`, ...),
+    others after them as given."""
+    first = [k for k in _ORDER if k in keys]
+    return (*first, *(k for k in keys if k not in first))
+
 
 @functools.cache
 def _unit_keys() -> tuple[frozenset[str], frozenset[str]]:

@@ -3,13 +3,16 @@ notebooks (pandas, polars, R). Data goes to FILE, or to stdout with `-o -`."""
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import IO
 
 import click
 
 from fslab.cli.options import output_option, results_db_option, study_option, where_option
-from fslab.report.export import export_rows, render_export_csv, render_export_json
-from fslab.report.output import check_output, on_stdout, write_text
+from fslab.report.export import ExportPlan, plan_export, write_export_csv, write_export_json
+from fslab.report.output import check_output, on_stdout, staged
 
 
 @click.command("export")
@@ -33,13 +36,19 @@ def export(
         fmt = "json" if output.suffix.lower() == ".json" else "csv"
     if not on_stdout(output):
         check_output(output, f"runs.{fmt}")
-    columns, rows = export_rows(results, study=study, where=where)
-    text = render_export_json(columns, rows) if fmt == "json" else render_export_csv(columns, rows)
+    # Checked whole before a row is written; the rows are written as they are read.
+    plan = plan_export(results, study=study, where=where)
+    write: Callable[[ExportPlan, IO[bytes]], int] = (
+        write_export_json if fmt == "json" else write_export_csv
+    )
     if on_stdout(output):
-        click.echo(text, nl=False)
+        sys.stdout.flush()
+        write(plan, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
     else:
-        write_text(output, text)
-        click.echo(f"export: wrote {output} ({len(rows)} rows)", err=True)
+        with staged(output) as part, part.open("wb") as f:
+            rows = write(plan, f)
+        click.echo(f"export: wrote {output} ({rows} rows)", err=True)
 
 
 command = export

@@ -15,12 +15,10 @@ Markdown reports, and the CSVs.
 
 from __future__ import annotations
 
-import sqlite3
 import tarfile
 import tempfile
 import zipfile
 from collections.abc import Iterable
-from contextlib import closing
 from datetime import datetime
 from pathlib import Path
 
@@ -28,12 +26,13 @@ from fslab import __version__
 from fslab.compare import DEFAULT_RESULTS
 from fslab.report.charts import build_charts
 from fslab.report.context import load_report
-from fslab.report.export import export_rows, render_export_csv
+from fslab.report.export import plan_export, write_export_csv
 from fslab.report.format import slug
 from fslab.report.html import render_html
 from fslab.report.markdown import write_markdown_report
 from fslab.report.output import OutputError, staged
 from fslab.report.render.csv import render_csv
+from fslab.store.query import backup, open_readonly
 
 FORMATS = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".zip": "zip"}
 
@@ -75,9 +74,9 @@ def make_bundle(
         (root / "report.html").write_text(render_html(data, charts), encoding="utf-8")
         write_markdown_report(data, charts, root / "report.md")
         (root / "summary.csv").write_text(render_csv(c), encoding="utf-8")
-        columns, rows = export_rows(db_path, c.study, where)
-        (root / "runs.csv").write_text(render_export_csv(columns, rows), encoding="utf-8")
-        (root / "README.md").write_text(_readme(c.study, c.baseline, len(rows)), encoding="utf-8")
+        with (root / "runs.csv").open("wb") as f:
+            rows = write_export_csv(plan_export(db_path, c.study, where), f)
+        (root / "README.md").write_text(_readme(c.study, c.baseline, rows), encoding="utf-8")
         files = sorted(p for p in root.rglob("*") if p.is_file())
         names = [str(p.relative_to(tmp)) for p in files]
         with staged(out) as part:
@@ -100,11 +99,8 @@ def _plain(info: tarfile.TarInfo) -> tarfile.TarInfo:
 
 def _copy_db(src: Path, dst: Path) -> None:
     """A consistent copy of a database that may be in WAL mode and in use."""
-    with (
-        closing(sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True)) as a,
-        closing(sqlite3.connect(dst)) as b,
-    ):
-        a.backup(b)
+    with open_readonly(src) as con:
+        backup(con, dst)
 
 
 def _readme(study: str, baseline: str, rows: int) -> str:

@@ -3,7 +3,7 @@
 file, the machine, each target's configuration as written and as in effect, and the
 telemetry series of one run per target and point.
 
-Read-only, like `fslab compare`: the database is opened with `mode=ro` and never changed.
+Read-only, like `fslab compare`, through `fslab.store.query`: the database is never changed.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping
-from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +18,14 @@ from typing import Any
 
 from fslab.compare import DEFAULT_RESULTS, Comparison, Group, build_comparison
 from fslab.stats.summary import MIN_EFFECT_PCT
+from fslab.store.query import (
+    completed_run_places,
+    environment,
+    open_readonly,
+    point_specs,
+    study_file,
+    telemetry_documents,
+)
 from fslab.units import format_bytes
 
 GroupKey = tuple[str, str]
@@ -102,44 +109,29 @@ def load_report(
     """The comparison of `study` (see `build_comparison`, which raises `ResultsError` or
     `CompareError` with a hint) and the rest of what a report shows."""
     comparison = build_comparison(db_path, study=study, baseline=baseline, where=where)
-    path = Path(db_path)
-    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
-        path_text, toml = con.execute(
-            "SELECT path, toml FROM study WHERE name = ?", (comparison.study,)
-        ).fetchone()
-        (study_id,) = con.execute(
-            "SELECT id FROM study WHERE name = ?", (comparison.study,)
-        ).fetchone()
+    with open_readonly(Path(db_path)) as con:
+        study_row = study_file(con, comparison.study)
         wanted = {key_of(g) for g in comparison.groups}
         # (point id) -> (group key, target, kind); only the points of compared groups
         points: dict[str, tuple[GroupKey, str, str]] = {}
         specs: dict[str, Mapping[str, Any]] = {}
-        for pid, target, workload, kind, spec, params in con.execute(
-            "SELECT id, target, workload, kind, target_spec, params FROM point"
-            " WHERE study_id = ? ORDER BY seq, id",
-            (study_id,),
-        ):
-            specs.setdefault(target, _json_object(spec))
-            key = group_key(workload, _json_object(params))
+        for p in point_specs(con, study_row.id):
+            specs.setdefault(p.target, _json_object(p.target_spec))
+            key = group_key(p.workload, _json_object(p.params))
             if key in wanted:
-                points[pid] = (key, target, kind)
-        runs = con.execute(
-            "SELECT run.id, run.point_id, run.rep, run.environment_id, run.effective FROM run"
-            " JOIN point ON point.id = run.point_id"
-            " WHERE point.study_id = ? AND run.status = 'ok' ORDER BY run.rep, run.id",
-            (study_id,),
-        ).fetchall()
-        runs = [r for r in runs if r[1] in points]
+                points[p.id] = (key, p.target, p.kind)
         effective: dict[str, Mapping[str, Any]] = {}
         first_run: dict[tuple[GroupKey, str], tuple[int, int, str]] = {}
         env_runs: dict[int, int] = {}
-        for run_id, point_id, rep, env_id, eff in runs:
-            key, target, kind = points[point_id]
-            if eff and target not in effective:
-                effective[target] = _json_object(eff)
-            first_run.setdefault((key, target), (int(run_id), int(rep), kind))
-            if env_id is not None:
-                env_runs[int(env_id)] = env_runs.get(int(env_id), 0) + 1
+        for run in completed_run_places(con, study_row.id):
+            if run.point_id not in points:
+                continue
+            key, target, kind = points[run.point_id]
+            if run.effective and target not in effective:
+                effective[target] = _json_object(run.effective)
+            first_run.setdefault((key, target), (run.id, run.rep, kind))
+            if run.environment_id is not None:
+                env_runs[run.environment_id] = env_runs.get(run.environment_id, 0) + 1
         environments = _environments(con, env_runs)
         telemetry = _telemetry(con, first_run)
 
@@ -149,8 +141,8 @@ def load_report(
     )
     return ReportData(
         comparison=comparison,
-        study_path=path_text,
-        study_toml=toml,
+        study_path=study_row.path,
+        study_toml=study_row.toml,
         environments=environments,
         targets=targets,
         telemetry=telemetry,
@@ -171,21 +163,18 @@ def _json_object(text: str | None) -> dict[str, Any]:
 def _environments(con: sqlite3.Connection, env_runs: Mapping[int, int]) -> tuple[Environment, ...]:
     out: list[Environment] = []
     for env_id, n in sorted(env_runs.items(), key=lambda kv: (-kv[1], kv[0])):
-        row = con.execute(
-            "SELECT kernel, cpu_model, cores, mem_bytes, tools FROM environment WHERE id = ?",
-            (env_id,),
-        ).fetchone()
+        row = environment(con, env_id)
         if row is None:
             continue
-        kernel, cpu, cores, mem, tools = row
         out.append(
             Environment(
-                kernel=kernel,
-                cpu_model=cpu,
-                cores=int(cores),
-                mem_bytes=int(mem),
+                kernel=row.kernel,
+                cpu_model=row.cpu_model,
+                cores=row.cores,
+                mem_bytes=row.mem_bytes,
                 tools={
-                    str(k): (None if v is None else str(v)) for k, v in _json_object(tools).items()
+                    str(k): (None if v is None else str(v))
+                    for k, v in _json_object(row.tools).items()
                 },
                 runs=n,
             )
@@ -196,33 +185,21 @@ def _environments(con: sqlite3.Connection, env_runs: Mapping[int, int]) -> tuple
 def _telemetry(
     con: sqlite3.Connection, first_run: Mapping[tuple[GroupKey, str], tuple[int, int, str]]
 ) -> dict[GroupKey, dict[str, RunTelemetry]]:
-    has = con.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'telemetry'"
-    ).fetchone()
-    if not has or not first_run:
-        return {}
     by_run = {
         run_id: (key, target, rep, kind) for (key, target), (run_id, rep, kind) in first_run.items()
     }
     out: dict[GroupKey, dict[str, RunTelemetry]] = {}
-    ids = sorted(by_run)
-    for chunk in (ids[i : i + 500] for i in range(0, len(ids), 500)):
-        marks = ",".join("?" * len(chunk))
-        for run_id, data in con.execute(
-            f"SELECT run_id, data FROM telemetry WHERE run_id IN ({marks})", chunk
-        ):
-            key, target, rep, kind = by_run[int(run_id)]
-            doc = _json_object(data)
-            if not doc:
-                continue
-            if "series" in doc:
-                parts: tuple[tuple[str, Mapping[str, Any]], ...] = (("", doc),)
-            else:  # a files run: one document per operation, in the order they ran
-                parts = tuple(
-                    (op, d) for op, d in doc.items() if isinstance(d, dict) and "series" in d
-                )
-            if parts:
-                out.setdefault(key, {})[target] = RunTelemetry(int(run_id), rep, kind, parts)
+    for run_id, data in telemetry_documents(con, by_run):
+        key, target, rep, kind = by_run[run_id]
+        doc = _json_object(data)
+        if not doc:
+            continue
+        if "series" in doc:
+            parts: tuple[tuple[str, Mapping[str, Any]], ...] = (("", doc),)
+        else:  # a files run: one document per operation, in the order they ran
+            parts = tuple((op, d) for op, d in doc.items() if isinstance(d, dict) and "series" in d)
+        if parts:
+            out.setdefault(key, {})[target] = RunTelemetry(run_id, rep, kind, parts)
     return out
 
 

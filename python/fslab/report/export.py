@@ -11,30 +11,49 @@ per-operation results, table `metric`; `telemetry`: what the sampler measured, t
 
 With pandas: `pd.read_csv("runs.csv").pivot_table(index=["target", "iodepth"],
 columns="metric", values="value")`; with polars: `pl.read_csv(...)`.
+
+The rows are written as they are read (`write_export_csv`, `write_export_json`), a few
+hundred runs at a time: a study of 100,000 runs (14 million rows) exports in constant
+memory. `export_rows` holds them all, for small studies and tests.
 """
 
 from __future__ import annotations
 
+import csv
+import functools
+import io
 import json
-import sqlite3
-from collections.abc import Iterable
-from contextlib import closing
+import math
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, NoReturn
 
-from fslab.compare import DEFAULT_RESULTS, build_comparison
-from fslab.params import param_matches
+from fslab.compare import DEFAULT_RESULTS, build_comparison, parse_where
+from fslab.params import param_matches, param_order
+from fslab.report.context import group_key
 from fslab.report.format import param_column
 from fslab.report.render.csv import csv_text
+from fslab.store.query import (
+    ENGINE_METRICS,
+    ExportRun,
+    PointRow,
+    export_runs,
+    open_readonly,
+    points,
+    runs_with_values,
+    studies,
+    study_runs,
+)
+
+__all__ = [
+    "ENGINE_METRICS", "EXPORT_SCHEMA_VERSION", "ExportPlan", "export_rows", "plan_export",
+    "render_export_csv", "render_export_json", "write_export_csv", "write_export_json",
+]  # fmt: skip
 
 EXPORT_SCHEMA_VERSION = 1
 """Version of the `render_export_json` document."""
 
-ENGINE_METRICS = (
-    "ios", "bytes", "iops", "bw_bytes", "lat_min_ns", "lat_mean_ns", "lat_stdev_ns",
-    "lat_max_ns", "lat_p50_ns", "lat_p90_ns", "lat_p95_ns", "lat_p99_ns", "lat_p999_ns",
-    "lat_p9999_ns",
-)  # fmt: skip
 _FIXED_HEAD = ("study", "workload", "kind", "target")
 _FIXED_TAIL = (
     "point_id",
@@ -50,86 +69,111 @@ _FIXED_TAIL = (
 
 
 _RESERVED = frozenset(_FIXED_HEAD + _FIXED_TAIL)
+_RUNS_PER_WRITE = 20
+"""Runs whose rows are joined into one write (a few MB)."""
 
 
-def export_rows(
+@dataclass(frozen=True)
+class ExportPlan:
+    """What an export writes, checked before a row is read: the study, the columns and
+    the points whose completed runs are the rows (in plan order)."""
+
+    db_path: Path
+    study: str
+    param_keys: tuple[str, ...]
+    points: tuple[PointRow, ...]
+
+    @property
+    def columns(self) -> list[str]:
+        return [
+            *_FIXED_HEAD,
+            *(param_column(k, _RESERVED) for k in self.param_keys),
+            *_FIXED_TAIL,
+        ]
+
+    def runs(self) -> Iterator[tuple[PointRow, ExportRun]]:
+        """The completed runs of the points, by point then repetition, with their
+        numbers; read as they are consumed."""
+        by_id = {p.id: p for p in self.points}
+        with open_readonly(self.db_path) as con:
+            for run in export_runs(con, by_id):
+                yield by_id[run.point_id], run
+
+
+def plan_export(
     db_path: Path | str = DEFAULT_RESULTS,
     study: str | None = None,
     where: Iterable[str | tuple[str, str]] = (),
-) -> tuple[list[str], list[dict[str, Any]]]:
-    """(columns, rows) of the study's completed runs (see the module docstring). Raises
-    `ResultsError` or `CompareError` (with hints) as `fslab compare` does."""
-    # The comparison checks the database, the study and the filter, with the same errors
-    # and hints as `fslab compare`.
-    c = build_comparison(db_path, study=study, where=where)
+) -> ExportPlan:
+    """The export of the study's completed runs matching `where`. Raises `ResultsError`
+    or `CompareError` (with hints) as `fslab compare` does, for the same inputs."""
     path = Path(db_path)
-    with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as con:
-        (study_id,) = con.execute("SELECT id FROM study WHERE name = ?", (c.study,)).fetchone()
-        points: dict[str, tuple[str, str, str, dict[str, Any]]] = {}
-        for pid, target, workload, kind, params_json in con.execute(
-            "SELECT id, target, workload, kind, params FROM point WHERE study_id = ?"
-            " ORDER BY seq, id",
-            (study_id,),
-        ):
-            params = json.loads(params_json)
-            params.pop("target", None)
-            if all(
-                k in params and any(param_matches(k, params[k], v) for v in values)
-                for k, values in _grouped(c.where).items()
-            ):
-                points[pid] = (target, workload, kind, params)
-        runs = [
-            r
-            for r in con.execute(
-                "SELECT run.id, run.point_id, run.rep, run.started_at, run.runtime_s FROM run"
-                " JOIN point ON point.id = run.point_id"
-                " WHERE point.study_id = ? AND run.status = 'ok' ORDER BY point.seq, run.rep",
-                (study_id,),
-            )
-            if r[1] in points
-        ]
-        engine = _by_run(
-            con,
-            "SELECT metric.run_id, metric.op, "
-            + ", ".join(f"metric.{m}" for m in ENGINE_METRICS)
-            + " FROM metric JOIN run ON run.id = metric.run_id"
-            " JOIN point ON point.id = run.point_id"
-            " WHERE point.study_id = ? AND run.status = 'ok' ORDER BY metric.run_id, metric.op",
-            study_id,
-        )
-        telemetry = _by_run(
-            con,
-            "SELECT rm.run_id, rm.name, rm.value FROM run_metric rm"
-            " JOIN run ON run.id = rm.run_id JOIN point ON point.id = run.point_id"
-            " WHERE point.study_id = ? AND run.status = 'ok' ORDER BY rm.run_id, rm.name",
-            study_id,
-        )
+    where = tuple(where)
+    with open_readonly(path) as con:
+        chosen = next((s for s in studies(con) if study is None or s.name == study), None)
+        if chosen is None:
+            _refused(path, study, where)
+        pts = points(con, chosen.id, path)
+        filters = parse_where(where)
+        compared = _compared_points(pts, filters)
+        if compared is None:
+            _refused(path, study, where)
+        ok = {r.id: r.point_id for r in study_runs(con, chosen.id) if r.status == "ok"}
+        kept_ids = {p.id for p in compared}
+        ok = {run_id: pid for run_id, pid in ok.items() if pid in kept_ids}
+        if not ok:
+            _refused(path, study, where)
+        with_values = {ok[r] for r in runs_with_values(con, set(ok))}
+    wanted = _grouped(filters)
+    exported = [p for p in pts if all(_matches(p, k, vs) for k, vs in wanted.items())]
+    # In the order `fslab compare` shows them (rw, bs, threads, iodepth, ...): first the
+    # parameters of the groups it compares (those with a completed run that has values),
+    # then any other.
+    first: dict[tuple[str, str], PointRow] = {}
+    has_values: set[tuple[str, str]] = set()
+    for p in compared:
+        key = group_key(p.workload, p.params)
+        first.setdefault(key, p)
+        if p.id in with_values:
+            has_values.add(key)
+    compared_keys = [
+        k for key, p in first.items() if key in has_values for k in param_order(tuple(p.params))
+    ]
+    param_keys = dict.fromkeys([*compared_keys, *(k for p in exported for k in p.params)])
+    return ExportPlan(path, chosen.name, tuple(param_keys), tuple(exported))
 
-    # In the order `fslab compare` shows them (rw, bs, threads, iodepth, ...).
-    param_keys = list(dict.fromkeys([*c.param_keys, *(k for *_, p in points.values() for k in p)]))
-    columns = [*_FIXED_HEAD, *(param_column(k, _RESERVED) for k in param_keys), *_FIXED_TAIL]
-    rows: list[dict[str, Any]] = []
-    for run_id, point_id, rep, started_at, runtime_s in runs:
-        target, workload, kind, params = points[point_id]
-        head: dict[str, Any] = {
-            "study": c.study,
-            "workload": workload,
-            "kind": kind,
-            "target": target,
-        }
-        head.update({param_column(k, _RESERVED): params.get(k) for k in param_keys})
-        head.update(
-            point_id=point_id, run_id=run_id, rep=rep, started_at=started_at, runtime_s=runtime_s
-        )
-        for op, *values in engine.get(run_id, []):
-            for name, value in zip(ENGINE_METRICS, values, strict=True):
-                rows.append({**head, "source": "engine", "op": op, "metric": name, "value": value})
-        for name, value in telemetry.get(run_id, []):
-            op, metric = "", str(name)
-            if kind == "files":
-                op, _, metric = metric.partition(".")
-            rows.append({**head, "source": "telemetry", "op": op, "metric": metric, "value": value})
-    return columns, rows
+
+def _compared_points(
+    pts: list[PointRow], filters: tuple[tuple[str, str], ...]
+) -> list[PointRow] | None:
+    """The points `fslab compare` keeps for these filters (`workload` is one too), or
+    None where it refuses them (no points, an unknown key, nothing matches)."""
+    if not pts:
+        return None
+    if not filters:
+        return pts
+    keys = {"workload", *(k for p in pts for k in p.params)}
+    wanted = _grouped(filters)
+    if not wanted.keys() <= keys:
+        return None
+
+    kept = [p for p in pts if all(_matches(p, k, vs) for k, vs in wanted.items())]
+    return kept or None
+
+
+def _matches(p: PointRow, k: str, values: list[str]) -> bool:
+    """Whether point `p` matches any of a `--where` key's values (`workload` included)."""
+    if k == "workload":
+        return any(param_matches(k, p.workload, v) for v in values)
+    return k in p.params and any(param_matches(k, p.params[k], v) for v in values)
+
+
+def _refused(
+    db_path: Path, study: str | None, where: tuple[str | tuple[str, str], ...]
+) -> NoReturn:
+    """Raises the error `fslab compare` gives for these inputs (with its hint)."""
+    build_comparison(db_path, study=study, where=where)
+    raise AssertionError(f"{db_path}: compare accepts what export refused")
 
 
 def _grouped(where: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
@@ -140,11 +184,51 @@ def _grouped(where: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     return out
 
 
-def _by_run(con: sqlite3.Connection, sql: str, study_id: int) -> dict[int, list[tuple[Any, ...]]]:
-    out: dict[int, list[tuple[Any, ...]]] = {}
-    for run_id, *rest in con.execute(sql, (study_id,)):
-        out.setdefault(int(run_id), []).append(tuple(rest))
-    return out
+# -- rows ------------------------------------------------------------------------------------
+
+
+def export_rows(
+    db_path: Path | str = DEFAULT_RESULTS,
+    study: str | None = None,
+    where: Iterable[str | tuple[str, str]] = (),
+) -> tuple[list[str], list[dict[str, Any]]]:
+    """(columns, rows) of the study's completed runs (see the module docstring), all in
+    memory. Raises `ResultsError` or `CompareError` (with hints) as `fslab compare` does."""
+    plan = plan_export(db_path, study, where)
+    columns = plan.columns
+    rows = [dict(zip(columns, row, strict=True)) for row in _records(plan)]
+    return columns, rows
+
+
+def _records(plan: ExportPlan) -> Iterator[list[Any]]:
+    """Each row's values, in the order of `plan.columns`."""
+    for point, run in plan.runs():
+        head = [
+            plan.study,
+            point.workload,
+            point.kind,
+            point.target,
+            *(point.params.get(k) for k in plan.param_keys),
+            run.point_id,
+            run.id,
+            run.rep,
+            run.started_at,
+            run.runtime_s,
+        ]
+        for op, values in run.engine:
+            for name, value in zip(ENGINE_METRICS, values, strict=True):
+                yield [*head, "engine", op, name, value]
+        for name, value in run.telemetry:
+            op, metric = _telemetry_op(point.kind, name)
+            yield [*head, "telemetry", op, metric, value]
+
+
+def _telemetry_op(kind: str, name: str) -> tuple[str, str]:
+    """(op, metric) of a stored run metric: a files run's are `op.metric`."""
+    if kind == "files":
+        op, _, metric = name.partition(".")
+        return op, metric
+    return "", name
 
 
 def render_export_csv(columns: list[str], rows: list[dict[str, Any]]) -> str:
@@ -158,3 +242,163 @@ def render_export_json(columns: list[str], rows: list[dict[str, Any]]) -> str:
         "rows": rows,
     }
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+# -- streaming -------------------------------------------------------------------------------
+
+
+def write_export_csv(plan: ExportPlan, out: IO[bytes]) -> int:
+    """Writes what `render_export_csv` makes of the plan's rows (the same bytes, UTF-8)
+    to `out` as they are read; returns how many rows it wrote."""
+    out.write(_csv_line(plan.columns).encode())
+    rows = 0
+    texts: list[str] = []
+    heads: dict[str, str] = {}
+    # The fields after a run's head but for the value, made once: per op its metrics', per
+    # kind and stored run metric name its own.
+    engine = _Fields(lambda op: [f"engine,{_csv_field(op)},{m}," for m in ENGINE_METRICS])
+    telemetry = _Fields(lambda kind: _Fields(functools.partial(_telemetry_fields, kind)))
+    for n, (point, run) in enumerate(plan.runs(), 1):
+        head = heads.get(point.id)
+        if head is None:
+            head = heads[point.id] = _csv_line(
+                [plan.study, point.workload, point.kind, point.target,
+                 *(_csv_value(point.params.get(k)) for k in plan.param_keys), point.id, ""]
+            )[:-1]  # fmt: skip
+        runtime = "" if run.runtime_s is None else run.runtime_s
+        head = f"{head}{run.id},{run.rep},{run.started_at},{runtime},"
+        # Every row of the run is its head and a tail: joined with "\n" + head.
+        tails: list[str] = []
+        for op, values in run.engine:
+            tails += [f"{f}{v}" for f, v in zip(engine[op], values, strict=True)]
+        fields = telemetry[point.kind]
+        tails += [f"{fields[name]}{value}" for name, value in run.telemetry]
+        if tails:
+            texts.append(head + ("\n" + head).join(tails) + "\n")
+            rows += len(tails)
+        if n % _RUNS_PER_WRITE == 0:
+            out.write("".join(texts).encode())
+            texts.clear()
+        if len(heads) > 4 * _RUNS_PER_WRITE:  # a point's runs come together
+            heads.clear()
+    out.write("".join(texts).encode())
+    return rows
+
+
+def _telemetry_fields(kind: str, name: str) -> str:
+    return "telemetry,{},{},".format(*map(_csv_field, _telemetry_op(kind, name)))
+
+
+class _Fields(dict[str, Any]):
+    """Made once per key by `make` (a dict that fills itself)."""
+
+    def __init__(self, make: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key: str) -> Any:
+        value = self[key] = self.make(key)
+        return value
+
+
+def _csv_line(fields: list[Any]) -> str:
+    """One CSV line (with its newline) as `csv_text` writes it."""
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerow(fields)
+    return buf.getvalue()
+
+
+@functools.cache
+def _csv_field(text: str) -> str:
+    """`text` as a field of a CSV line of several fields (quoted where it must be)."""
+    return _csv_line([text, ""])[:-2]
+
+
+def _csv_value(value: Any) -> Any:
+    """A parameter's value as `csv_text` writes it: absent as empty, a list, a dict or a
+    bool as JSON."""
+    if value is None:
+        return ""
+    return json.dumps(value) if isinstance(value, list | dict | bool) else value
+
+
+def write_export_json(plan: ExportPlan, out: IO[bytes]) -> int:
+    """Writes what `render_export_json` makes of the plan's rows (the same document,
+    UTF-8) to `out` as they are read; returns how many rows it wrote."""
+    doc = {"schema_version": EXPORT_SCHEMA_VERSION, "columns": plan.columns, "rows": []}
+    top = json.dumps(doc, indent=1, ensure_ascii=False)
+    assert top.endswith("[]\n}")
+    out.write(top[:-4].encode())
+    # Each row as json.dumps(doc, indent=1) writes it, two levels deep: `  {`, its items
+    # at three spaces, `  }`; rows after the first follow a `,`.
+    columns = plan.columns
+    n_params = len(plan.param_keys)
+    item = [f"   {_json(c)}: " for c in columns]
+    rows = 0
+    parts: list[str] = []
+    sep = "[\n  {\n"
+    heads: dict[str, str] = {}
+    for n, (point, run) in enumerate(plan.runs(), 1):
+        head = heads.get(point.id)
+        if head is None:
+            fields = [plan.study, point.workload, point.kind, point.target,
+                      *(point.params.get(k) for k in plan.param_keys), point.id]  # fmt: skip
+            head = heads[point.id] = "".join(
+                f"{item[i]}{_json_nested(v)},\n" for i, v in enumerate(fields)
+            )
+        at = 5 + n_params
+        head = (
+            f"{head}{item[at]}{run.id},\n{item[at + 1]}{run.rep},\n"
+            f"{item[at + 2]}{_json_number(run.started_at)},\n"
+            f"{item[at + 3]}{_json_number(run.runtime_s)},\n"
+        )
+        engine = f'{item[at + 4]}"engine",\n{item[at + 5]}'
+        telemetry = f'{item[at + 4]}"telemetry",\n{item[at + 5]}'
+        metric, value = f",\n{item[at + 6]}", f",\n{item[at + 7]}"
+        for op, values in run.engine:
+            prefix = f"{head}{engine}{_json(op)}{metric}"
+            for name, v in zip(ENGINE_METRICS, values, strict=True):
+                parts.append(f'{sep}{prefix}"{name}"{value}{_json_number(v)}\n  }}')
+                sep = ",\n  {\n"
+            rows += len(values)
+        for name, v in run.telemetry:
+            op, metric_name = _telemetry_op(point.kind, name)
+            parts.append(
+                f"{sep}{head}{telemetry}{_json(op)}{metric}{_json(metric_name)}"
+                f"{value}{_json_number(v)}\n  }}"
+            )
+            sep = ",\n  {\n"
+        rows += len(run.telemetry)
+        if n % _RUNS_PER_WRITE == 0:
+            out.write("".join(parts).encode())
+            parts.clear()
+        if len(heads) > 4 * _RUNS_PER_WRITE:
+            heads.clear()
+    parts.append("\n ]\n}\n" if rows else "[]\n}\n")
+    out.write("".join(parts).encode())
+    return rows
+
+
+@functools.cache
+def _json(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _json_nested(value: Any) -> str:
+    """A value as `json.dumps(..., indent=1)` writes it three levels deep."""
+    flat = json.dumps(value, ensure_ascii=False)
+    return _json_indented(flat) if isinstance(value, list | dict) else flat
+
+
+@functools.cache
+def _json_indented(flat: str) -> str:
+    # Once per distinct value: the indenting encoder is pure Python, its closures a cycle
+    # that only the collector frees (the reading commands run without it).
+    return json.dumps(json.loads(flat), indent=1, ensure_ascii=False).replace("\n", "\n   ")
+
+
+def _json_number(value: float | None) -> str:
+    """A number from the database as `json.dumps` writes it (`NaN`, `Infinity`, `null`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return json.dumps(value)
+    return "null" if value is None else repr(value)
