@@ -328,18 +328,19 @@ def row_numbers(rows: Sequence[Row]) -> tuple[list[list[Any]], ...]:
 
 def planned_numbers(
     groups: Sequence[Group],
-) -> tuple[list[tuple[str, MetricSpec]], tuple[list[list[Any]], ...]] | None:
-    """`row_numbers` of all these groups' rows at once, with each row's (op, metric),
-    without making the rows; None unless `_Grouping.build` made every group."""
+) -> tuple[list[tuple[str, MetricSpec, int, bool, str | None]], tuple[list[list[Any]], ...]] | None:
+    """`row_numbers` of all these groups' rows at once, with each row's plan entry (op,
+    metric, ...: one shared tuple per planned row, never a copy), without making the
+    rows; None unless `_Grouping.build` made every group."""
     planned = [g.rows for g in groups]
     if not all(isinstance(r, _PlannedRows) for r in planned):
         return None
     rows = cast(list[_PlannedRows], planned)
     if not rows:
         return [], ([], [], [], [], [], [], [])
-    heads = [r.plan[j][:2] for r in rows for j in r.cols.tolist()]
+    heads = [r.plan[j] for r in rows for j in r.cols.tolist()]
     idx = np.concatenate([r.ids for r in rows])
-    return cast(list[tuple[str, MetricSpec]], heads), _numbers(rows[0].stats, idx)
+    return heads, _numbers(rows[0].stats, idx)
 
 
 def _numbers(st: _Stats, idx: npt.NDArray[np.int64]) -> tuple[list[list[Any]], ...]:

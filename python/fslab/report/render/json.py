@@ -21,7 +21,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from fslab.compare import Comparison, Group, planned_numbers, row_numbers
+from fslab.compare import Comparison, Group, MetricSpec, planned_numbers, row_numbers
 
 JSON_SCHEMA_VERSION = 2
 """Version of the `render_json` document; bumped when a field changes meaning or goes."""
@@ -59,20 +59,22 @@ def group_docs(groups: Sequence[Group]) -> list[dict[str, Any]]:
     planned = planned_numbers(groups)
     if planned is None:
         rows = [r for g in groups for r in g.rows]
-        heads = [(r.op, r.metric) for r in rows]
+        heads: Sequence[tuple[str, MetricSpec, Any]] = [(r.op, r.metric, None) for r in rows]
         numbers = zip(heads, *row_numbers(rows), strict=True)
     else:
         numbers = zip(planned[0], *planned[1], strict=True)
-    words: dict[tuple[str, str], tuple[str, str, str, str]] = {}
+    # A row's words, once per planned row (the same tuple object for every group).
+    words: dict[int, tuple[str, str, str, str]] = {}
     out: list[dict[str, Any]] = []
     for g in groups:
         docs: list[dict[str, Any]] = []
-        for (op, m), n, mean, stdev, ci_half, delta_pct, p_value, verdict in islice(
+        for entry, n, mean, stdev, ci_half, delta_pct, p_value, verdict in islice(
             numbers, len(g.rows)
         ):
-            head = words.get((op, m.name))
+            head = words.get(id(entry))
             if head is None:
-                head = words[(op, m.name)] = (op, m.name, m.unit, m.direction.value)
+                op, m = entry[0], entry[1]
+                head = words[id(entry)] = (op, m.name, m.unit, m.direction.value)
             docs.append(
                 {
                     "op": head[0],
