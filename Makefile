@@ -26,7 +26,8 @@ test-python:
 	FSLAB_TEST_OUTPUT=$(CURDIR)/test-output $(VENV)/pytest
 
 # The lab's tests that need neither the built engine nor root, against a fake engine
-# answering canned reports (tests/fakes/): a few minutes, and no engine build needed.
+# answering canned reports (tests/fakes/): a few minutes. It needs .venv (`make setup`),
+# not a working engine.
 test-unit:
 	FSLAB_ENGINE=$(CURDIR)/tests/fakes/fslab-engine $(VENV)/pytest -m "not engine and not root"
 
