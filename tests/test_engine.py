@@ -14,6 +14,7 @@ from fslab.engine import (
     EngineRun,
     Report,
     SeriesPoint,
+    check_job,
     decode_hist,
     find_engine,
     hist_percentile,
@@ -254,3 +255,25 @@ def test_run_job_reads_an_application_models_answers(tmp_path: Path) -> None:
 def test_block_and_files_reports_have_no_app_section(null_run: EngineRun) -> None:
     assert null_run.report.app is None
     assert null_run.report.job.kind == "block" and null_run.report.job.op is None
+
+
+def test_check_job_answers_every_problem_with_its_key() -> None:
+    assert check_job(NULL_JOB) == ()
+    [depth] = check_job({**NULL_JOB, "iodepth": 0})
+    assert depth.key == "iodepth" and "out of range" in depth.message and depth.hint
+    [rw] = check_job({**NULL_JOB, "rw": "randomread"})
+    assert rw.key == "rw" and rw.hint == "did you mean `randread`?"
+    [missing] = check_job({"runtime": "1s"})
+    assert missing.key is None and "target" in missing.message
+
+
+def test_check_job_of_an_engine_without_the_json_answer_is_an_engine_error(
+    tmp_path: Path,
+) -> None:
+    fake = tmp_path / "engine.sh"
+    fake.write_text("#!/bin/sh\necho 'error: nope' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    with pytest.raises(EngineError) as e:
+        check_job(NULL_JOB, engine=fake, what="the job `x`")
+    assert "refused the job without the JSON answer" in e.value.message
+    assert "while checking the job `x`" in e.value.message and "error: nope" in e.value.message

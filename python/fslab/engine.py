@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
@@ -661,6 +661,77 @@ def run_job(
             proc.kill()  # e.g. the callback raised: leave no engine running on its own
             raise
     return _finish(exe, proc.returncode, stdout, stderr)
+
+
+class JobProblem(NamedTuple):
+    """One thing the engine's checks refuse in a job (`check --format json`)."""
+
+    key: str | None
+    """The job key at fault; None for the job as a whole (`missing target`, ...)."""
+    message: str
+    hint: str | None
+
+
+def check_job(
+    job: Mapping[str, Any], *, engine: Path | None = None, what: str = "a job"
+) -> tuple[JobProblem, ...]:
+    """The engine's own checks of a job, without running it (`check --format json`):
+    nothing when the job is valid, else every problem at once.
+
+    Raises `EngineError` when the engine cannot answer: it does not start, crashes, exits
+    otherwise than 0 (valid) or 2 (refused), or answers something that is not a check.
+    `what` names the job in that message (`the job of workload `w` (...)`)."""
+    exe = engine or find_engine()
+    try:
+        done = subprocess.run(
+            [str(exe), "check", "--format", "json", "-"],
+            input=json.dumps(dict(job), sort_keys=True),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError as e:
+        raise EngineError(
+            f"cannot start `{exe}`: {e.strerror or e}",
+            hint=f"check that it is a `{ENGINE_NAME}` built for this machine (`make setup`)",
+        ) from e
+    if done.returncode == EXIT_OK:
+        return ()
+    if done.returncode == EXIT_USAGE:
+        try:
+            answer = json.loads(done.stdout)
+            return tuple(
+                JobProblem(e["key"], str(e["message"]), e["hint"]) for e in answer["errors"]
+            )
+        except (ValueError, KeyError, TypeError):
+            pass  # not the check document: the engine is not one this lab can use
+    raise _check_failed(exe, done, what)
+
+
+def _check_failed(exe: Path, done: subprocess.CompletedProcess[str], what: str) -> EngineError:
+    rc = done.returncode
+    if rc < 0:
+        try:
+            name = signal.Signals(-rc).name
+        except ValueError:
+            name = "unknown"
+        how = f"crashed (killed by signal {-rc} ({name}))"
+    elif rc == EXIT_USAGE:
+        how = "refused the job without the JSON answer `check --format json` gives"
+    else:
+        how = f"exited with status {rc} (neither 0, ok, nor 2, job refused)"
+    tail = [line for line in done.stderr.splitlines() if line.strip()][-5:]
+    said = "; the last lines it wrote:\n" + "\n".join(f"  {line}" for line in tail) if tail else ""
+    named = os.environ.get(ENGINE_ENV)
+    return EngineError(
+        f"{exe}: the engine {how} while checking {what}{said}",
+        hint=(
+            f"${ENGINE_ENV} is `{named}`: point it at a working `{ENGINE_NAME}` built for "
+            "this machine (`make setup` builds one), or unset it"
+            if named
+            else "rebuild the engine (`make setup`) and try again"
+        ),
+    )
 
 
 def _communicate(

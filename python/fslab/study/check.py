@@ -6,12 +6,9 @@ from __future__ import annotations
 import json
 import os
 import re
-import signal
-import subprocess
 from pathlib import Path
 
-from fslab.engine import ENGINE_ENV, EXIT_OK, EXIT_USAGE, find_engine
-from fslab.errors import EngineError
+from fslab.engine import JobProblem, check_job, find_engine
 from fslab.kinds import kind_of
 from fslab.study.load import written
 from fslab.study.model import Study, TargetSpec
@@ -73,31 +70,11 @@ def engine_problems(plan: Plan, place: str) -> list[Problem]:
         if key in seen:
             continue
         seen.add(key)
-        done = subprocess.run(
-            [str(engine), "check", "--format", "json", "-"],
-            input=key,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode == EXIT_OK:
-            continue
-        if done.returncode != EXIT_USAGE:
-            raise _engine_failed(engine, done, p)
-        problems += _refusals(_errors(engine, done, p), study, index[p.workload], p, place)
+        what = f"the job of workload `{p.workload}` ({p.label()})"
+        refused = check_job(job, engine=engine, what=what)
+        if refused:
+            problems += _refusals(refused, study, index[p.workload], p, place)
     return unique(problems)
-
-
-def _errors(
-    engine: Path, done: subprocess.CompletedProcess[str], p: Point
-) -> list[tuple[str | None, str, str | None]]:
-    """(key or None, message, hint) of each error `check --format json` answered
-    (`fslab-engine schema check`)."""
-    try:
-        answer = json.loads(done.stdout)
-        return [(e["key"], str(e["message"]), e["hint"]) for e in answer["errors"]]
-    except (ValueError, KeyError, TypeError):
-        raise _engine_failed(engine, done, p) from None
 
 
 # serde's words for a negative number where the engine takes an unsigned one.
@@ -105,7 +82,7 @@ _UNSIGNED = re.compile(r"invalid value: integer `(-\d+)`, expected u\d+(?: \(got
 
 
 def _refusals(
-    errors: list[tuple[str | None, str, str | None]],
+    errors: tuple[JobProblem, ...],
     study: Study,
     i: int,
     p: Point,
@@ -115,7 +92,7 @@ def _refusals(
     (`Kind.study_key`: the engine's `numjobs` is the study's `threads`, its `size` a block
     workload's `file_size`), each key as the study wrote it (`numjobs` where it says
     `numjobs`) and at its line."""
-    said = errors or [(None, "the engine refused the job without saying why", None)]
+    said = errors or (JobProblem(None, "the engine refused the job without saying why", None),)
     kind = kind_of(p.kind)
     # The engine's key -> the key as the study wrote it.
     names = {
@@ -140,31 +117,6 @@ def _refusals(
             what = f"`{engine_key}`: {what}" if engine_key else what
         problems.append(Problem(at, ours(what), ours(hint) if hint else None))
     return problems
-
-
-def _engine_failed(engine: Path, done: subprocess.CompletedProcess[str], p: Point) -> EngineError:
-    rc = done.returncode
-    if rc < 0:
-        try:
-            name = signal.Signals(-rc).name
-        except ValueError:
-            name = "unknown"
-        how = f"crashed (killed by signal {-rc} ({name}))"
-    else:
-        how = f"exited with status {rc} (neither 0, ok, nor 2, job refused)"
-    tail = [line for line in done.stderr.splitlines() if line.strip()][-5:]
-    said = "; the last lines it wrote:\n" + "\n".join(f"  {line}" for line in tail) if tail else ""
-    named = os.environ.get(ENGINE_ENV)
-    return EngineError(
-        f"{engine}: the engine {how} while checking the job of workload `{p.workload}` "
-        f"({p.label()}){said}",
-        hint=(
-            f"${ENGINE_ENV} is `{named}`: point it at a working `fslab-engine` built for "
-            "this machine (`make setup` builds one), or unset it"
-            if named
-            else "rebuild the engine (`make setup`) and try again"
-        ),
-    )
 
 
 def target_problems(
