@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import math
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -33,9 +34,11 @@ from fslab.compare import (
     parse_where,
 )
 from fslab.errors import ExitStatus, FslabError
+from fslab.metrics import MetricKind
 from fslab.params import param_matches
 from fslab.report.format import format_stat
 from fslab.report.render import render_csv, render_json, render_markdown, render_table
+from fslab.stats.decision import Decision, decide, log_stats
 from fslab.stats.summary import Verdict, compare_samples, summarize, t_quantile, welch_p_value
 from fslab.stats.warnings import sample_warnings
 from fslab.store.db import SCHEMA_VERSION
@@ -776,3 +779,38 @@ def test_a_reader_that_goes_away_ends_compare_quietly(results: Path) -> None:
         stderr = proc.stderr.read().decode()
         assert proc.wait(timeout=30) == 1
     assert "Traceback" not in stderr and "bug" not in stderr and "Broken pipe" not in stderr
+
+
+def test_the_decision_rule_over_all_cells_matches_it_cell_by_cell(tmp_path: Path) -> None:
+    """compare's arrays (made when asked for) give what `decide` gives one cell at a
+    time from the samples, for every row of a study of real runs of every kind."""
+    db = tmp_path / "v2.db"
+    shutil.copyfile(Path(__file__).parent / "data" / "results-v2.db", db)
+    comparison = build_comparison(db)
+    base = comparison.targets.index(comparison.baseline)
+    judged = 0
+    for group in comparison.groups:
+        for row in group.rows:
+            cells = row.cells
+            b = cells[base]
+            for t, (cell, got) in enumerate(zip(cells, row.decisions(), strict=True)):
+                if t == base or not cell.samples or not b.samples:
+                    assert got[3] is Decision.NONE
+                    continue
+                nb, mb, vb = log_stats(b.samples)
+                nt, mt, vt = log_stats(cell.samples)
+                rule = row.metric.kind in (MetricKind.RATE, MetricKind.LATENCY)
+                rule = rule and row.metric.higher_is_better is not None
+                one = np.ones(1)
+                want = decide(
+                    np.array([nb]), mb * one, vb * one, np.array([nt]), mt * one, vt * one,
+                    higher_is_better=np.array([1 if row.metric.higher_is_better else 0], np.int8),
+                    min_abs=row.metric.min_abs * one, base_mean=float(np.mean(b.samples)) * one,
+                    judged=np.array([rule and row.metric.unit != "verdict"]),
+                )  # fmt: skip
+                assert got[3] == Decision(int(want[3][0])), (group.workload, row)
+                if got[3] is not Decision.NONE:
+                    judged += 1
+                    assert got[0] == pytest.approx(float(want[0][0]), rel=1e-9)
+                    assert got[4] == int(want[4][0])
+    assert judged > 20

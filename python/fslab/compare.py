@@ -17,6 +17,7 @@ import difflib
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any, cast, overload
 
@@ -38,12 +39,14 @@ from fslab.metrics import (
     TELEMETRY_OP,
     VERDICT_UNIT,
     Direction,
+    MetricKind,
     MetricSpec,
     noise_op,
     op_metrics,
     pseudo_metrics,
 )
 from fslab.params import format_param, param_matches, param_order
+from fslab.stats.decision import Decision, decide
 from fslab.stats.summary import (
     ALPHA,
     CONFIDENCE,
@@ -84,6 +87,9 @@ __all__ = [
 
 # Operations in the order people expect them; others follow in order of appearance.
 _OP_ORDER = ("jetstress", "txn", "read", "write")
+
+
+_Floats = npt.NDArray[np.float64]
 
 
 class CompareError(FslabError):
@@ -140,16 +146,25 @@ class _Stats:
         self.verdict = np.full(shape, -1, dtype=np.int8)
         self.noise: dict[tuple[int, int], tuple[StatWarning, ...]] = {}
         self.noisy_rows: set[int] = set()
+        # Per row, for the decision rule: its metric's direction (1 higher is better, 0
+        # lower, -1 neither), minimum effect, and whether the rule judges it at all.
+        self.direction_of = np.full(shape[0], -1, dtype=np.int8)
+        self.min_abs_of = np.zeros(shape[0])
+        self.judged_of = np.zeros(shape[0], dtype=bool)
 
     def compare(
         self,
         rows: npt.NDArray[np.int64],
         direction: npt.NDArray[np.int8],
         min_abs: npt.NDArray[np.float64],
+        judged: npt.NDArray[np.bool_],
     ) -> None:
         """Tests the cells of these rows against the baseline; `direction` per row is 1
         (higher is better), 0 (lower) or -1 (neither), `min_abs` its metric's minimum
-        effect in its own unit."""
+        effect in its own unit, `judged` whether the decision rule judges its metric (a
+        rate or a latency with a better direction)."""
+        self.direction_of[rows], self.min_abs_of[rows] = direction, min_abs
+        self.judged_of[rows] = judged & (direction >= 0)
         b = self.baseline
         for t in range(len(self.targets)):
             if t == b:
@@ -162,6 +177,66 @@ class _Stats:
             self.delta_pct[rows, t] = d
             self.p_value[rows, t] = p
             self.verdict[rows, t] = v
+
+    @cached_property
+    def log_stats(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per cell (row, target): mean and variance (ddof=1) of the logs of its samples;
+        NaN where it has none, a sample is not positive, or (the variance) n < 2. Worked
+        out when first asked for: compare's output does not need it yet."""
+        shape = self.count.shape
+        mean, var = np.full(shape, np.nan), np.full(shape, np.nan)
+        present = self.count > 0
+        if not present.any():
+            return mean, var
+        # Cells lie in `values` one after another in row-major order of (row, target).
+        starts, counts = self.start[present], self.count[present]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            logs = np.log(np.where(self.values > 0, self.values, np.nan))
+            m = np.add.reduceat(logs, starts) / counts
+            dev = logs - np.repeat(m, counts)
+            ss = np.add.reduceat(dev * dev, starts)
+        mean[present] = m
+        var[present] = np.where(counts >= 2, ss / (counts - 1), np.nan)
+        return mean, var
+
+    @cached_property
+    def decisions(
+        self,
+    ) -> tuple[_Floats, _Floats, _Floats, npt.NDArray[np.int8], npt.NDArray[np.int64]]:
+        """`fslab.stats.decision.decide` for every cell against the baseline's cell of its
+        row: (ratio, low, high, `Decision` code, more repetitions), one array each of
+        shape (rows, targets); the baseline's column has no verdict. Validity warnings
+        do not suppress verdicts here yet."""
+        mean_log, var_log = self.log_stats
+        b = self.baseline
+        n_t = self.count.shape[1]
+
+        def per_cell(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+            return np.repeat(a[:, None], n_t, axis=1)
+
+        judged = per_cell(self.judged_of)
+        judged[:, b] = False
+        shape = self.count.shape
+        ratio, low, high = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+        verdict = np.full(shape, int(Decision.NONE), dtype=np.int8)
+        more = np.full(shape, -1, dtype=np.int64)
+        # Only the cells the rule can judge (both sides with 2 runs or more): scipy's t
+        # quantiles for half a million cells cost seconds.
+        r, t = np.nonzero(judged & (self.count >= 2) & (per_cell(self.count[:, b]) >= 2))
+        if len(r):
+            got = decide(
+                self.count[r, b], mean_log[r, b], var_log[r, b],
+                self.count[r, t], mean_log[r, t], var_log[r, t],
+                higher_is_better=self.direction_of[r], min_abs=self.min_abs_of[r],
+                base_mean=self.mean[r, b], judged=np.ones(len(r), dtype=bool), alpha=self.alpha,
+            )  # fmt: skip
+            for out, value in zip((ratio, low, high, verdict, more), got, strict=True):
+                out[r, t] = value
+        # A ratio without a verdict is still a ratio (n = 1 on a side).
+        with np.errstate(invalid="ignore", over="ignore"):
+            plain = np.exp(mean_log - per_cell(mean_log[:, b]))
+        ratio = np.where(np.isnan(ratio) & judged, plain, ratio)
+        return ratio, low, high, verdict, more
 
     def samples(self, r: int, t: int) -> tuple[float, ...]:
         s = int(self.start[r, t])
@@ -231,6 +306,16 @@ class Row:
                 )
             )
         return tuple(out)
+
+    def decisions(self) -> tuple[tuple[float, float, float, Decision, int], ...]:
+        """Per target, the decision rule against the baseline (`fslab.stats.decision`):
+        (ratio, low, high, verdict, more repetitions); NaN and `Decision.NONE` where there
+        is none (the baseline itself, n < 2, a metric the rule does not judge)."""
+        ratio, low, high, verdict, more = (a[self._i] for a in self._stats.decisions)
+        return tuple(
+            (float(r), float(lo), float(hi), Decision(int(v)), int(m))
+            for r, lo, hi, v, m in zip(ratio, low, high, verdict, more, strict=True)
+        )
 
     def cell(self, target: str) -> Cell:
         for c in self.cells:
@@ -712,6 +797,7 @@ class _Grouping:
         tested: list[npt.NDArray[np.int64]] = []
         direction: list[npt.NDArray[np.int8]] = []
         min_abs: list[npt.NDArray[np.float64]] = []
+        judges: list[npt.NDArray[np.bool_]] = []
         noise_r: list[npt.NDArray[np.int64]] = []
         noise_what: list[str] = []
         noise_w: list[npt.NDArray[np.int64]] = []
@@ -736,6 +822,7 @@ class _Grouping:
             tested.append(rows_of[judged])
             direction.append(np.array([code[x[1].direction] for x in plan], np.int8)[cols])
             min_abs.append(np.array([x[1].min_abs for x in plan], np.float64)[cols])
+            judges.append(np.array([x[1].kind in _JUDGED for x in plan], dtype=bool)[cols])
             for j, x in enumerate(plan):
                 if x[4] is not None:
                     r = rows_of[:, j]
@@ -744,7 +831,10 @@ class _Grouping:
                     noise_what.append(x[4])
         if tested:
             stats.compare(
-                np.concatenate(tested), np.concatenate(direction), np.concatenate(min_abs)
+                np.concatenate(tested),
+                np.concatenate(direction),
+                np.concatenate(min_abs),
+                np.concatenate(judges),
             )
         if noise_r:
             _noise(stats, np.concatenate(noise_r), np.concatenate(noise_w), noise_what)
@@ -775,6 +865,10 @@ class _Grouping:
             )
         return tuple(groups)
 
+
+_JUDGED = (MetricKind.RATE, MetricKind.LATENCY)
+"""The sorts of metric the decision rule judges; work (bytes, counts) and ratios of the
+machine's behaviour (amplification, shares) are described, not judged."""
 
 _Planned = tuple[str, MetricSpec, int, bool, str | None]
 """(op, metric, key, whether it is a pass/fail verdict, what a noise warning calls it
