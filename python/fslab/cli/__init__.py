@@ -23,7 +23,24 @@ from fslab.safe_text import safe_text
 # The subcommands, each a module of `fslab.cli` with a `command`, in the order `--help`
 # lists them. A command's module is imported when it runs: `fslab compare` does not pay
 # for the report's plotting libraries, nor `fslab plan` for the statistics.
-_COMMANDS = ("job", "plan", "run", "compare", "report", "export", "bundle", "cleanup")
+_COMMANDS: dict[str, str] = {
+    "job": "Run one engine job (a .toml or .json file, or - for stdin) and summarize it.",
+    "plan": "Check a study and show its points, time estimate and side effects; touch nothing.",
+    "run": "Run a study (resuming: finished runs are skipped) and store the results.",
+    "compare": "Compare the targets of a study: one table per workload point, one column per "
+    "target.",
+    "report": "Write a report of a study: the conclusions the statistics support, charts, the "
+    "comparison tables, each target's configuration, the machine and the method.",
+    "export": "Export a study's results as one row per completed run and metric, with every "
+    "parameter as a column (values in base units: bytes, ns, per second).",
+    "bundle": "Bundle a study into one archive: the study file, the results database, the HTML "
+    "and Markdown reports, the comparison and the per-run CSV, and a README.",
+    "cleanup": "Unmount, detach and delete what fslab's journal says is still there, where this "
+    "machine proves fslab made it; anything else is reported and left alone.",
+}
+"""Each command and the first sentence of its help, for `fslab --help` without importing
+every command (numpy, scipy, pydantic: a second). tests/test_cli.py holds them to the
+commands' own docstrings."""
 _READERS = frozenset({"compare", "report", "export", "bundle"})
 """The commands that only read the results database and exit."""
 
@@ -127,6 +144,21 @@ class FslabGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [*_COMMANDS, *(n for n in super().list_commands(ctx) if n not in _COMMANDS)]
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names), default=0)
+        rows: list[tuple[str, str]] = []
+        for name in names:
+            if name in _COMMANDS:
+                # click's own shortening, on the sentence instead of the imported command.
+                short = click.Command(name, help=_COMMANDS[name]).get_short_help_str(limit)
+                rows.append((name, short))
+            elif (cmd := self.get_command(ctx, name)) is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in _COMMANDS:
