@@ -230,8 +230,8 @@ class _Stats:
                 higher_is_better=self.direction_of[r], min_abs=self.min_abs_of[r],
                 base_mean=self.mean[r, b], judged=np.ones(len(r), dtype=bool), alpha=self.alpha,
             )  # fmt: skip
-            for out, value in zip((ratio, low, high, verdict, more), got, strict=True):
-                out[r, t] = value
+            ratio[r, t], low[r, t], high[r, t] = got[0], got[1], got[2]
+            verdict[r, t], more[r, t] = got[3], got[4]
         # A ratio without a verdict is still a ratio (n = 1 on a side).
         with np.errstate(invalid="ignore", over="ignore"):
             plain = np.exp(mean_log - per_cell(mean_log[:, b]))
