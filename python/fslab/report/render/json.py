@@ -35,11 +35,6 @@ METHOD = (
 )
 
 
-def comparison_doc(comparison: Comparison) -> dict[str, Any]:
-    """The document `render_json` writes, as Python data (NaN stands for none)."""
-    return {**_head(comparison), "groups": group_docs(comparison.groups)}
-
-
 def _head(comparison: Comparison) -> dict[str, Any]:
     return {
         "schema_version": JSON_SCHEMA_VERSION,
