@@ -207,7 +207,7 @@ def test_a_study_of_both_models_gives_pass_and_fail_in_compare(tmp_path: Path) -
         )
     )
     verdict_rows = [r for r in rows if r["metric"] == "verdict_pass"]
-    assert len(verdict_rows) == 4 and all(r["delta_pct"] == "" for r in verdict_rows)
+    assert len(verdict_rows) == 4 and all(r["ratio"] == "" for r in verdict_rows)
     oltp = {(r["op"], r["metric"]) for r in rows if r["kind"] == "oltp"}
     assert {("txn", "iops"), ("data_read", "iops"), ("log_write", "lat_p99_ns")} <= oltp
     assert ("app", "checkpoints") in oltp

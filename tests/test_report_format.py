@@ -15,14 +15,18 @@ from fslab.report.format import (
     param_column,
     slug,
 )
-from fslab.stats.summary import Verdict
+from fslab.stats.decision import Decision, Judgement, NoVerdict
 
 
-def test_every_verdict_has_a_mark_and_only_same_has_none() -> None:
-    assert set(MARKS) == set(Verdict)
-    assert [v for v in Verdict if not mark(v)] == [Verdict.SAME]
+def test_every_verdict_has_a_mark_and_a_flagged_cell_says_so() -> None:
+    assert set(MARKS) == {d for d in Decision if d is not Decision.NONE}
+    assert len(set(MARKS.values())) == len(MARKS)
     assert mark(None) == ""
-    assert mark(Verdict.UNTESTED) == "?"
+    assert mark(Judgement(1.2, 1.1, 1.3, Decision.BETTER)) == "better"
+    assert mark(Judgement(0.9, 0.8, 1.1, Decision.INCONCLUSIVE, more_runs=3)) == "?"
+    assert mark(Judgement(0.5, None, None, Decision.NONE, why=NoVerdict.SINGLE_RUN)) == ""
+    flagged = Judgement(0.5, 0.4, 0.6, Decision.NONE, why=NoVerdict.FLAGGED, flags="cached")
+    assert mark(flagged) == "!" and flagged.reason == "its runs are flagged (cached)"
 
 
 def test_a_slug_is_lowercase_words_joined_by_dashes_and_never_empty() -> None:
@@ -47,7 +51,7 @@ def test_plain_text_is_escaped_for_markdown_and_markup_is_kept_for_compare() -> 
 
 def test_text_says_us_and_chart_axes_say_micro_seconds() -> None:
     lat = MetricSpec("lat_mean_ns", "mean lat", "ns", Direction.LOWER, MetricKind.LATENCY)
-    assert format_stat(lat, 85_300, 2_100) == "85.3us ± 2.10us"
+    assert format_stat(lat, 85_300, 2_100) == "85.3us ± 2.1us"
     assert ns_axis([85_300, 90_000, 70_000]) == (1e3, "µs")
     assert ns_axis([500.0]) == (1.0, "ns")
     assert ns_axis([]) == (1e3, "µs")

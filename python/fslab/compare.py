@@ -46,19 +46,12 @@ from fslab.metrics import (
     pseudo_metrics,
 )
 from fslab.params import format_param, param_matches, param_order
-from fslab.stats.decision import Decision, decide
-from fslab.stats.summary import (
-    ALPHA,
-    CONFIDENCE,
-    VERDICT_CODES,
-    Difference,
-    Summary,
-    compare_many,
-    t_quantiles,
-)
+from fslab.stats.decision import Decision, Judgement, NoVerdict, decide, log_error
+from fslab.stats.summary import ALPHA, CONFIDENCE, Summary, t_quantiles
 from fslab.stats.warnings import (
     NOISY_CV,
     OUTLIER_Z,
+    SUPPRESSING,
     StatWarning,
     noisy_warning,
     outlier_warning,
@@ -90,6 +83,16 @@ _OP_ORDER = ("jetstress", "txn", "read", "write")
 
 
 _Floats = npt.NDArray[np.float64]
+_Ints = npt.NDArray[np.int64]
+_Codes = npt.NDArray[np.int8]
+
+_WHY_OF: tuple[NoVerdict | None, ...] = (None, *NoVerdict)
+"""A `_WHY` code -> why a cell has no verdict (0: it has one, or needs no reason)."""
+_WHY = {w: i for i, w in enumerate(_WHY_OF) if w is not None}
+_INTERVAL_KEPT = np.array(
+    [_WHY[w] for w in (NoVerdict.WORK, NoVerdict.NO_DIRECTION, NoVerdict.FLAGGED,
+                       NoVerdict.BASELINE_FLAGGED)], dtype=np.int8)  # fmt: skip
+"""Cells without a verdict that still show the interval of their ratio."""
 
 
 class CompareError(FslabError):
@@ -102,13 +105,13 @@ class CompareError(FslabError):
 @dataclass(frozen=True)
 class Cell:
     """One target's repetitions of one metric. `summary` is None when no completed run of
-    the target has this operation; `diff` is None for the baseline and when either side
-    has no data."""
+    the target has this operation; `vs` (the decision rule against the baseline) is None
+    for the baseline, a pass/fail row, and when either side has no data."""
 
     target: str
     samples: tuple[float, ...]
     summary: Summary | None
-    diff: Difference | None
+    vs: Judgement | None
     warnings: tuple[StatWarning, ...] = ()
     """What makes these numbers doubtful (noise, outliers, ...); see `fslab.stats.warnings`."""
 
@@ -141,42 +144,44 @@ class _Stats:
             self.stdev = np.where(count >= 2, np.sqrt(var), np.nan)
             self.ci_half = t_quantiles(confidence, count) * self.stdev / np.sqrt(count)
         shape = count.shape
-        self.delta_pct = np.full(shape, np.nan)
-        self.p_value = np.full(shape, np.nan)
-        self.verdict = np.full(shape, -1, dtype=np.int8)
         self.noise: dict[tuple[int, int], tuple[StatWarning, ...]] = {}
         self.noisy_rows: set[int] = set()
         # Per row, for the decision rule: its metric's direction (1 higher is better, 0
-        # lower, -1 neither), minimum effect, and whether the rule judges it at all.
+        # lower, -1 neither), minimum effect, why the rule does not judge it (a `_WHY`
+        # code, 0 where it does) and whether it was described at all (a pass/fail row is
+        # not: it has no ratio).
         self.direction_of = np.full(shape[0], -1, dtype=np.int8)
         self.min_abs_of = np.zeros(shape[0])
-        self.judged_of = np.zeros(shape[0], dtype=bool)
+        self.why_of = np.zeros(shape[0], dtype=np.int8)
+        self.described = np.zeros(shape[0], dtype=bool)
+        # Per cell: a `_WHY` code where validity warnings suppress its verdict; per
+        # flagged (row, target), the warnings' kinds.
+        self.suppress = np.zeros(shape, dtype=np.int8)
+        self.flags: dict[tuple[int, int], str] = {}
 
-    def compare(
+    def describe(
         self,
         rows: npt.NDArray[np.int64],
         direction: npt.NDArray[np.int8],
         min_abs: npt.NDArray[np.float64],
-        judged: npt.NDArray[np.bool_],
+        why: npt.NDArray[np.int8],
     ) -> None:
-        """Tests the cells of these rows against the baseline; `direction` per row is 1
-        (higher is better), 0 (lower) or -1 (neither), `min_abs` its metric's minimum
-        effect in its own unit, `judged` whether the decision rule judges its metric (a
-        rate or a latency with a better direction)."""
+        """Says what these rows' metrics are: `direction` per row 1 (higher is better), 0
+        (lower) or -1 (neither), `min_abs` the minimum effect in the metric's unit, `why`
+        the `_WHY` code of why the rule does not judge the metric (0: it does)."""
         self.direction_of[rows], self.min_abs_of[rows] = direction, min_abs
-        self.judged_of[rows] = judged & (direction >= 0)
-        b = self.baseline
-        for t in range(len(self.targets)):
-            if t == b:
-                continue
-            d, p, v = compare_many(
-                self.count[rows, b], self.mean[rows, b], self.var[rows, b],
-                self.count[rows, t], self.mean[rows, t], self.var[rows, t],
-                higher_is_better=direction, min_abs=min_abs, alpha=self.alpha,
-            )  # fmt: skip
-            self.delta_pct[rows, t] = d
-            self.p_value[rows, t] = p
-            self.verdict[rows, t] = v
+        self.why_of[rows] = why
+        self.described[rows] = True
+
+    def flag(self, rows: npt.NDArray[np.int64], target: int, flags: str) -> None:
+        """Suppresses the verdicts of a target's cells in these rows (one group's):
+        `flags` names the validity warnings of its runs (`cached`, ...). Flagging the
+        baseline suppresses every target's."""
+        code = _WHY[NoVerdict.BASELINE_FLAGGED if target == self.baseline else NoVerdict.FLAGGED]
+        cols = slice(None) if target == self.baseline else target
+        for r in rows.tolist():
+            self.flags[(r, target)] = flags
+        self.suppress[rows, cols] = np.maximum(self.suppress[rows, cols], code)
 
     @cached_property
     def log_stats(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -195,48 +200,78 @@ class _Stats:
             m = np.add.reduceat(logs, starts) / counts
             dev = logs - np.repeat(m, counts)
             ss = np.add.reduceat(dev * dev, starts)
+            var[present] = np.where(counts >= 2, ss / np.maximum(counts - 1, 1), np.nan)
         mean[present] = m
-        var[present] = np.where(counts >= 2, ss / (counts - 1), np.nan)
         return mean, var
 
     @cached_property
-    def decisions(
-        self,
-    ) -> tuple[_Floats, _Floats, _Floats, npt.NDArray[np.int8], npt.NDArray[np.int64]]:
-        """`fslab.stats.decision.decide` for every cell against the baseline's cell of its
-        row: (ratio, low, high, `Decision` code, more repetitions), one array each of
-        shape (rows, targets); the baseline's column has no verdict. Validity warnings
-        do not suppress verdicts here yet."""
+    def decisions(self) -> tuple[_Floats, _Floats, _Floats, _Codes, _Ints, _Codes]:
+        """`fslab.stats.decision.decide` for every described cell against the baseline's
+        cell of its row: (ratio, low, high, `Decision` code, more repetitions, `_WHY` code
+        of why there is no verdict), one array each of shape (rows, targets). The ratio
+        is there wherever both sides have positive values; the baseline's column has
+        none. Worked out when first asked for."""
         mean_log, var_log = self.log_stats
         b = self.baseline
         n_t = self.count.shape[1]
+        shape = self.count.shape
 
         def per_cell(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
             return np.repeat(a[:, None], n_t, axis=1)
 
-        judged = per_cell(self.judged_of)
-        judged[:, b] = False
-        shape = self.count.shape
-        ratio, low, high = np.full(shape, np.nan), np.full(shape, np.nan), np.full(shape, np.nan)
+        present = per_cell(self.described) & (self.count > 0) & (per_cell(self.count[:, b]) > 0)
+        present[:, b] = False
+        with np.errstate(invalid="ignore", over="ignore"):
+            ratio = np.where(present, np.exp(mean_log - per_cell(mean_log[:, b])), np.nan)
+        why = np.zeros(shape, dtype=np.int8)
+        why = np.where(present & ~np.isfinite(ratio), _WHY[NoVerdict.NOT_POSITIVE], why)
+        single = (self.count < 2) | (per_cell(self.count[:, b]) < 2)
+        why = np.where(present & (why == 0) & single, _WHY[NoVerdict.SINGLE_RUN], why)
+        why = np.where(present & (why == 0), per_cell(self.why_of), why)
+        why = np.where(present & (why == 0), self.suppress, why).astype(np.int8)
+        low, high = np.full(shape, np.nan), np.full(shape, np.nan)
         verdict = np.full(shape, int(Decision.NONE), dtype=np.int8)
         more = np.full(shape, -1, dtype=np.int64)
-        # Only the cells the rule can judge (both sides with 2 runs or more): scipy's t
-        # quantiles for half a million cells cost seconds.
-        r, t = np.nonzero(judged & (self.count >= 2) & (per_cell(self.count[:, b]) >= 2))
+        # Only the cells the rule can judge: scipy's t quantiles for half a million cells
+        # cost seconds. Flagged and single-run cells keep their interval where they have one.
+        judged = present & (why == 0)
+        interval = present & np.isin(why, _INTERVAL_KEPT)
+        r, t = np.nonzero(judged | interval)
         if len(r):
             got = decide(
                 self.count[r, b], mean_log[r, b], var_log[r, b],
                 self.count[r, t], mean_log[r, t], var_log[r, t],
                 higher_is_better=self.direction_of[r], min_abs=self.min_abs_of[r],
-                base_mean=self.mean[r, b], judged=np.ones(len(r), dtype=bool), alpha=self.alpha,
+                base_mean=self.mean[r, b], judged=judged[r, t], alpha=self.alpha,
             )  # fmt: skip
-            ratio[r, t], low[r, t], high[r, t] = got[0], got[1], got[2]
+            low[r, t], high[r, t] = got[1], got[2]
             verdict[r, t], more[r, t] = got[3], got[4]
-        # A ratio without a verdict is still a ratio (n = 1 on a side).
-        with np.errstate(invalid="ignore", over="ignore"):
-            plain = np.exp(mean_log - per_cell(mean_log[:, b]))
-        ratio = np.where(np.isnan(ratio) & judged, plain, ratio)
-        return ratio, low, high, verdict, more
+        return ratio, low, high, verdict, more, why
+
+    def judgement(self, r: int, t: int) -> Judgement | None:
+        """The cell's `Judgement`, or None where it has no ratio (the baseline, no data on
+        a side, a pass/fail row)."""
+        ratio, low, high, verdict, more, why = self.decisions
+        x = float(ratio[r, t])
+        code = int(why[r, t])
+        if math.isnan(x) and code != _WHY[NoVerdict.NOT_POSITIVE]:
+            return None
+        lo, hi, m = float(low[r, t]), float(high[r, t]), int(more[r, t])
+        reason = _WHY_OF[code]
+        flags = ""
+        if reason is NoVerdict.FLAGGED:
+            flags = self.flags.get((r, t), "")
+        elif reason is NoVerdict.BASELINE_FLAGGED:
+            flags = self.flags.get((r, self.baseline), "")
+        return Judgement(
+            ratio=None if math.isnan(x) else x,
+            low=None if math.isnan(lo) else lo,
+            high=None if math.isnan(hi) else hi,
+            decision=Decision(int(verdict[r, t])),
+            more_runs=m if m >= 0 else None,
+            why=reason,
+            flags=flags,
+        )
 
     def samples(self, r: int, t: int) -> tuple[float, ...]:
         s = int(self.start[r, t])
@@ -276,7 +311,7 @@ class Row:
         for t, name in enumerate(st.targets):
             n = int(st.count[r, t])
             if n == 0:
-                out.append(Cell(target=name, samples=(), summary=None, diff=None))
+                out.append(Cell(target=name, samples=(), summary=None, vs=None))
                 continue
             two = n >= 2
             summary = Summary(
@@ -286,36 +321,16 @@ class Row:
                 ci_half=float(st.ci_half[r, t]) if two else None,
                 confidence=st.confidence,
             )
-            diff = None
-            code = int(st.verdict[r, t])
-            if t != st.baseline and code >= 0 and self.metric.unit != VERDICT_UNIT:
-                delta, p = float(st.delta_pct[r, t]), float(st.p_value[r, t])
-                diff = Difference(
-                    delta_pct=None if math.isnan(delta) else delta,
-                    p_value=None if math.isnan(p) else p,
-                    verdict=VERDICT_CODES[code],
-                    alpha=st.alpha,
-                )
             out.append(
                 Cell(
                     target=name,
                     samples=st.samples(r, t),
                     summary=summary,
-                    diff=diff,
+                    vs=st.judgement(r, t) if t != st.baseline else None,
                     warnings=st.noise.get((r, t), ()),
                 )
             )
         return tuple(out)
-
-    def decisions(self) -> tuple[tuple[float, float, float, Decision, int], ...]:
-        """Per target, the decision rule against the baseline (`fslab.stats.decision`):
-        (ratio, low, high, verdict, more repetitions); NaN and `Decision.NONE` where there
-        is none (the baseline itself, n < 2, a metric the rule does not judge)."""
-        ratio, low, high, verdict, more = (a[self._i] for a in self._stats.decisions)
-        return tuple(
-            (float(r), float(lo), float(hi), Decision(int(v)), int(m))
-            for r, lo, hi, v, m in zip(ratio, low, high, verdict, more, strict=True)
-        )
 
     def cell(self, target: str) -> Cell:
         for c in self.cells:
@@ -400,13 +415,39 @@ class _PlannedRows(Sequence[Row]):
         ]
 
 
-def row_numbers(rows: Sequence[Row]) -> tuple[list[list[Any]], ...]:
-    """The numbers of these rows (of one comparison), for the data renderers, each a list
-    with one element per row holding one per target: n, mean, stdev, ci_half, delta_pct,
-    p_value (NaN where there is none) and the verdict (`baseline` for the baseline's cell,
-    None where there is none). One call per group: a large study has a million rows."""
+def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[_Floats, _Floats, _Floats]:
+    """Per row (of one comparison): the difference of the mean logs of `target`'s and
+    `other`'s samples (the log of their ratio of geometric means), its standard error and
+    Welch's df (`fslab.stats.decision.log_error`); NaN where a side has no positive
+    samples, NaN error where a side has a single run. What a summary over many points
+    combines (`fslab.stats.decision.combine`)."""
     if not rows:
-        return ([], [], [], [], [], [], [])
+        empty = np.zeros(0)
+        return empty, empty, empty
+    st = rows[0]._stats
+    idx = np.fromiter((r._i for r in rows), dtype=np.int64, count=len(rows))
+    a, b = st.targets.index(target), st.targets.index(other)
+    mean_log, var_log = st.log_stats
+    d = mean_log[idx, a] - mean_log[idx, b]
+    se, df = log_error(st.count[idx, b], var_log[idx, b], st.count[idx, a], var_log[idx, a])
+    return d, se, df
+
+
+NUMBERS = ("n", "mean", "stdev", "ci_half", "ratio", "ratio_low", "ratio_high", "verdict",
+           "more_runs", "no_verdict")  # fmt: skip
+"""The numbers `row_numbers` gives per row and target, in order: the summary (n, mean,
+stdev, ci_half) and the decision rule against the baseline (the ratio of geometric means
+target / baseline and its interval, the verdict: `baseline` for the baseline's cell, else
+better / worse / equivalent / inconclusive or None; the repetitions per side that would
+likely decide an inconclusive cell; why there is no verdict)."""
+
+
+def row_numbers(rows: Sequence[Row]) -> tuple[list[list[Any]], ...]:
+    """The `NUMBERS` of these rows (of one comparison), for the data renderers, each a
+    list with one element per row holding one per target (NaN or None where there is
+    none). One call per group: a large study has a million rows."""
+    if not rows:
+        return tuple([] for _ in NUMBERS)
     idx = np.fromiter((r._i for r in rows), dtype=np.int64, count=len(rows))
     return _numbers(rows[0]._stats, idx)
 
@@ -422,7 +463,7 @@ def planned_numbers(
         return None
     rows = cast(list[_PlannedRows], planned)
     if not rows:
-        return [], ([], [], [], [], [], [], [])
+        return [], tuple([] for _ in NUMBERS)
     heads = [r.plan[j] for r in rows for j in r.cols.tolist()]
     idx = np.concatenate([r.ids for r in rows])
     return heads, _numbers(rows[0].stats, idx)
@@ -430,24 +471,31 @@ def planned_numbers(
 
 def _numbers(st: _Stats, idx: npt.NDArray[np.int64]) -> tuple[list[list[Any]], ...]:
     count = st.count[idx]
-    verdict = _VERDICT_WORDS[st.verdict[idx].astype(np.int64) + 1]
+    ratio, low, high, code, more, why = (a[idx] for a in st.decisions)
+    verdict = _DECISION_WORDS[code.astype(np.int64)]
+    reason = _WHY_WORDS[why.astype(np.int64)]
     if len(st.targets):
-        has = count[:, st.baseline] > 0
-        verdict[:, st.baseline] = None
-        verdict[has, st.baseline] = "baseline"
+        b = st.baseline
+        verdict[:, b] = None
+        verdict[count[:, b] > 0, b] = "baseline"
     return (
         count.tolist(),
         np.where(count > 0, st.mean[idx], np.nan).tolist(),
         st.stdev[idx].tolist(),
         st.ci_half[idx].tolist(),
-        st.delta_pct[idx].tolist(),
-        st.p_value[idx].tolist(),
+        ratio.tolist(),
+        low.tolist(),
+        high.tolist(),
         verdict.tolist(),
+        [[m if m >= 0 else None for m in row] for row in more.tolist()],
+        reason.tolist(),
     )
 
 
-_VERDICT_WORDS = np.array([None, *(v.value for v in VERDICT_CODES)], dtype=object)
-"""Verdict code + 1 -> its word (code -1, none, is None)."""
+_DECISION_WORDS = np.array([None, *(d.word for d in Decision if d)], dtype=object)
+"""`Decision` code -> its word (NONE is None)."""
+_WHY_WORDS = np.array([None if w is None else w.name.lower() for w in _WHY_OF], dtype=object)
+"""`_WHY` code -> its name in data (`single_run`, `work`, `flagged`, ...)."""
 
 
 @dataclass(frozen=True)
@@ -797,7 +845,7 @@ class _Grouping:
         tested: list[npt.NDArray[np.int64]] = []
         direction: list[npt.NDArray[np.int8]] = []
         min_abs: list[npt.NDArray[np.float64]] = []
-        judges: list[npt.NDArray[np.bool_]] = []
+        whys: list[npt.NDArray[np.int8]] = []
         noise_r: list[npt.NDArray[np.int64]] = []
         noise_what: list[str] = []
         noise_w: list[npt.NDArray[np.int64]] = []
@@ -822,7 +870,7 @@ class _Grouping:
             tested.append(rows_of[judged])
             direction.append(np.array([code[x[1].direction] for x in plan], np.int8)[cols])
             min_abs.append(np.array([x[1].min_abs for x in plan], np.float64)[cols])
-            judges.append(np.array([x[1].kind in _JUDGED for x in plan], dtype=bool)[cols])
+            whys.append(np.array([_why_not(x[1]) for x in plan], np.int8)[cols])
             for j, x in enumerate(plan):
                 if x[4] is not None:
                     r = rows_of[:, j]
@@ -830,11 +878,11 @@ class _Grouping:
                     noise_w.append(np.full(int((r >= 0).sum()), len(noise_what), np.int64))
                     noise_what.append(x[4])
         if tested:
-            stats.compare(
+            stats.describe(
                 np.concatenate(tested),
                 np.concatenate(direction),
                 np.concatenate(min_abs),
-                np.concatenate(judges),
+                np.concatenate(whys),
             )
         if noise_r:
             _noise(stats, np.concatenate(noise_r), np.concatenate(noise_w), noise_what)
@@ -852,6 +900,8 @@ class _Grouping:
             ids = rows_of[local[g]]
             cols = np.flatnonzero(ids >= 0)
             rows = _PlannedRows(stats, plan, cols, ids[cols])
+            for target, flags in _flagged(warnings).items():
+                stats.flag(ids[cols], self.targets.index(target), flags)
             groups.append(
                 Group(
                     workload=first.workload,
@@ -866,9 +916,29 @@ class _Grouping:
         return tuple(groups)
 
 
-_JUDGED = (MetricKind.RATE, MetricKind.LATENCY)
-"""The sorts of metric the decision rule judges; work (bytes, counts) and ratios of the
-machine's behaviour (amplification, shares) are described, not judged."""
+_JUDGED = (MetricKind.RATE, MetricKind.LATENCY, MetricKind.EFFICIENCY)
+"""The sorts of metric the decision rule judges; work (bytes, counts) and shares of the
+machine (CPU busy) are described, not judged: they grow with the work a run did."""
+
+
+def _why_not(metric: MetricSpec) -> int:
+    """The `_WHY` code of why the decision rule does not judge this metric; 0 if it does."""
+    if metric.direction is Direction.NEITHER:
+        return _WHY[NoVerdict.NO_DIRECTION]
+    if metric.kind not in _JUDGED:
+        return _WHY[NoVerdict.WORK]
+    return 0
+
+
+def _flagged(warnings: Sequence[StatWarning]) -> dict[str, str]:
+    """Target -> the kinds of its validity warnings (`cached, unsteady`), for the targets
+    whose verdicts they suppress (`fslab.stats.warnings.SUPPRESSING`)."""
+    out: dict[str, dict[str, None]] = {}
+    for w in warnings:
+        if w.kind in SUPPRESSING:
+            out.setdefault(w.target, {})[w.kind.value] = None
+    return {t: ", ".join(kinds) for t, kinds in out.items()}
+
 
 _Planned = tuple[str, MetricSpec, int, bool, str | None]
 """(op, metric, key, whether it is a pass/fail verdict, what a noise warning calls it

@@ -45,9 +45,13 @@ class MetricKind(StrEnum):
     """An amount done or caused during a run (bytes written, page cache growth, checkpoints):
     it grows with the run's length and its speed, so it compares fairly only per unit of
     work (issue #13)."""
+    EFFICIENCY = "efficiency"
+    """Work caused per unit of work done (write amplification: device bytes per byte
+    written; a cache's hits per access): fair to compare whatever a run's length or speed,
+    so judged like a rate."""
     RATIO = "ratio"
-    """A dimensionless or per-operation number (amplification, hit rate, average size, CPU
-    share, a pass/fail verdict)."""
+    """Another dimensionless or per-operation number (average size, a read:write mix, a
+    CPU share that grows with the work done, a pass/fail verdict): described, not judged."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +80,7 @@ class MetricSpec:
 
 H, L, N = Direction.HIGHER, Direction.LOWER, Direction.NEITHER
 RATE, LAT, WORK, RATIO = MetricKind.RATE, MetricKind.LATENCY, MetricKind.WORK, MetricKind.RATIO
+EFF = MetricKind.EFFICIENCY
 _MiB = float(1 << 20)
 
 VERDICT_UNIT = "verdict"
@@ -145,7 +150,7 @@ JETSTRESS_METRICS: tuple[MetricSpec, ...] = (
 )
 APP_OP = "app"
 APP_METRICS: tuple[MetricSpec, ...] = (
-    MetricSpec("cache_hit_pct", "cache hits", "pct", H, RATIO, min_abs=1.0),
+    MetricSpec("cache_hit_pct", "cache hits", "pct", H, EFF, min_abs=1.0),
     MetricSpec("records_per_flush", "commits per log flush", "count", N, RATIO, min_abs=0.1),
     MetricSpec("checkpoints", "checkpoints", "count", N, WORK, min_abs=1.0),
     MetricSpec("checkpoint_iops_peak", "checkpoint IOPS peak", "count", N, RATE, min_abs=1.0),
@@ -154,8 +159,8 @@ TELEMETRY_OP = "device"
 TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("written_bytes", "MiB written", "bytes", L, WORK, min_abs=_MiB),
     MetricSpec("read_bytes", "MiB read", "bytes", L, WORK, min_abs=_MiB),
-    MetricSpec("write_amplification", "write amp", "ratio", L, RATIO, min_abs=0.01),
-    MetricSpec("space_amplification", "space amp", "ratio", L, RATIO, min_abs=0.01),
+    MetricSpec("write_amplification", "write amp", "ratio", L, EFF, min_abs=0.01),
+    MetricSpec("space_amplification", "space amp", "ratio", L, EFF, min_abs=0.01),
     # The seeds' OLTP finding was the peak IOPS of checkpoints; neither direction is better.
     MetricSpec("iops_avg", "IOPS avg", "count", N, RATE, min_abs=1.0),
     MetricSpec("iops_peak", "IOPS peak", "count", N, RATE, min_abs=1.0),

@@ -14,6 +14,7 @@ from fslab.cli.options import baseline_option, results_db_option, study_option, 
 from fslab.compare import Comparison, build_comparison, keep_ops
 from fslab.report.render import render_csv, render_markdown, render_table
 from fslab.report.render.json import write_json
+from fslab.report.render.terminal import DEFAULT_WIDTH
 from fslab.safe_text import safe_text
 
 
@@ -46,10 +47,13 @@ def compare(
 ) -> None:
     """Compare the targets of a study: one table per workload point, one column per target.
 
-    Each cell is the mean over the completed runs ± the half-width of its 95% confidence
-    interval (Student's t). For each target but the baseline, Δ is the change of the mean;
-    it is marked better or worse only when Welch's t-test finds it significant (p < 0.05),
-    and ? when a side has a single run and cannot be tested.
+    The summary comes first: per workload and sweep family, each target's geometric mean
+    ratio to the baseline over the family's points, with its 95% interval and how many
+    points were better, worse, equivalent (within 5%) or inconclusive; then the best
+    target. Then the tables: each cell is the mean over the completed runs ± the half-width
+    of its 95% confidence interval (Student's t), and for each target but the baseline its
+    ratio to the baseline, judged by the decision rule (docs/statistics.md). Runs flagged
+    as cached, contaminated or unsteady get no verdict.
     """
     comparison = keep_ops(
         build_comparison(results, study=study, baseline=baseline, where=where), ops
@@ -68,11 +72,9 @@ def compare(
         return
     else:
         tty = sys.stdout.isatty()
-        text = render_table(
-            comparison,
-            width=shutil.get_terminal_size().columns if tty else None,
-            color=tty and not os.environ.get("NO_COLOR"),
-        )
+        # A terminal's width; COLUMNS where set (for a pipe too), else 100 for a pipe.
+        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+        text = render_table(comparison, width=width, color=tty and not os.environ.get("NO_COLOR"))
     click.echo(text, nl=False)
 
 

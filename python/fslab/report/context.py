@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.compare import DEFAULT_RESULTS, Comparison, Group, build_comparison
+from fslab.stats.decision import EQUIVALENCE_MARGIN
 from fslab.stats.summary import MIN_EFFECT_PCT
 from fslab.store.query import (
     completed_run_places,
@@ -284,17 +285,21 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         f"A value is the mean over a point's completed runs (n), with the half-width of its "
         f"{c.confidence:.0%} confidence interval from Student's t distribution; one run gives "
         "no interval.",
-        f"Each target is compared with the baseline `{c.baseline}`: Δ is the change of the "
-        f"mean in percent of the baseline's. Welch's two-sided t-test decides whether a "
-        f"difference is real: better or worse when p < {c.alpha:g} and the change is at "
-        f'least {MIN_EFFECT_PCT:g}%, otherwise "no significant difference" (which does not '
-        "prove the two equal: more runs narrow it down). With a single run on either side "
-        "nothing is tested (?).",
-        "The conclusions name, per point, the target with the best mean of the headline "
-        "metric (IOPS, or files/s for file operations) and test its lead over the next best "
-        "the same way. Each cell is tested on its own, with no correction for multiple "
-        f"comparisons: in a table of 40 cells about {40 * c.alpha:.0f} can be marked by "
-        "chance alone when nothing differs.",
+        f"Each target is compared with the baseline `{c.baseline}` by its ratio: the "
+        "geometric mean of its runs over the baseline's, with Welch's interval on log values "
+        f"({1 - c.alpha:.0%}). Better or worse when the interval excludes 1 and the change is "
+        f"at least {MIN_EFFECT_PCT:g}%; equivalent when it lies within ±"
+        f"{EQUIVALENCE_MARGIN:.0%}; otherwise inconclusive, with the runs per side that would "
+        "likely decide it. No verdict for a single run, for amounts of work (bytes, counts, "
+        "CPU shares: compare those per unit of work, as write amplification does), or for "
+        "runs flagged as served from the cache, contaminated or unsteady.",
+        "The summary gathers, per workload and sweep family (one `rw` and operation), the "
+        "geometric mean of a target's ratios over the points with its interval, and how many "
+        "points were better, worse, equivalent or inconclusive; the best target is named with "
+        "its margin over the next best, decided only where that margin's interval excludes 1. "
+        "Each point is judged on its own, with no correction for multiple comparisons: in "
+        f"a table of 40 cells about {40 * c.alpha:.0f} can be marked by chance alone when "
+        "nothing differs.",
         "Write amplification is bytes the target's devices wrote per byte the workload wrote; "
         "space amplification is the space used on the file system per byte of data stored "
         "(from statvfs before and after). Device figures sum the target's own devices, not "

@@ -1,48 +1,52 @@
-"""The conclusions a report states: for each point of a study, which target has the best
-headline metric (IOPS, or files/s for file operations), by how much it leads the next
-best, and whether that lead is significant.
+"""The answers a study's author came for: per workload and sweep family, how each target
+compares with the baseline over all the family's points, which target is best and by how
+much, and how the gap moves along each swept axis. Then the mail store's PASS/FAIL
+verdicts, and the sentences that name who failed which limit.
 
-No statistics are made here: each lead is `fslab.stats.summary.compare_samples` of the
-runner-up's samples (as the baseline) against the leader's, the same test `fslab
-compare` applies against the study's baseline. A lead is only called a lead when that
-test says `better`; `same` is said as "no significant difference", `untested` (a side
-with one run) as such.
+No statistics are made here. A family's ratio is the geometric mean of its points' ratios
+(`fslab.stats.decision.combine` of `fslab.compare.log_ratios`), the count of better /
+worse / equivalent / inconclusive points is the decision rule's per point (the cells'
+`vs`), and a point whose runs are flagged (cached, contaminated, unsteady) is counted as
+such and left out of the mean.
 
-An application model's points (`oltp`, `mailstore`) are named by their transactions per
-second alone: their data and log I/O follows from them. A mailstore's verdicts (PASS or
-FAIL per run against its latency limits) are gathered in `verdicts`, and each point
-where a target fails gets a sentence of its own (`verdict_headlines`), with the means
-that broke the limits.
-
-The sentences are made of `Span`s (plain text, a target name, emphasis) so that the
-HTML and Markdown renderers escape and style them each in their own way.
+A *family* is one workload's points with one value of `rw` and one operation (random
+writes, the copies of a file set, a database's transactions), judged by its headline
+metric: IOPS for block I/O, files/s for file operations, transactions per second for the
+application models. The sentences are made of `Span`s (plain text, a target name,
+emphasis) so that the terminal, HTML and Markdown renderers style them each their way.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
+
+import numpy as np
 
 from fslab.compare import (
     JETSTRESS_OP,
     TELEMETRY_OP,
     VERDICT_UNIT,
-    Cell,
     Comparison,
     Group,
     MetricSpec,
     Row,
+    log_ratios,
 )
-from fslab.report.format import format_cell, format_stat, group_title, passed
-from fslab.stats.summary import Difference, Summary, Verdict, compare_samples
-from fslab.stats.warnings import StatWarning
+from fslab.params import format_param
+from fslab.report.format import format_cell, format_ratio, format_stat, group_title, passed
+from fslab.stats.decision import Decision, NoVerdict, combine
 from fslab.study.model import APP_KINDS
 
 HEADLINE_METRIC = "iops"
-"""The metric a point's winner is named by: IOPS for block I/O, files/s for files ops."""
+"""The metric a family is judged by: IOPS for block I/O, files/s for files ops, tps for
+the application models (all stored as `iops`)."""
 APP_HEADLINE_OP = "txn"
-"""An application model's headline operation: its transactions (tps)."""
+"""An application model's headline operation: its transactions."""
+AXIS_VALUES = 8
+"""At most this many values of a swept axis are spelled out in a summary line."""
 
 
 @dataclass(frozen=True)
@@ -56,211 +60,299 @@ class Span:
 
 Sentence = tuple[Span, ...]
 
-
-@dataclass(frozen=True)
-class Finding:
-    """The best target of one point (group and operation) by the headline metric."""
-
-    group: Group
-    title: str
-    """The group's title (`cached: rw=randread bs=8KiB`), as in the tables."""
-    op: str
-    metric: MetricSpec
-    best: str
-    best_summary: Summary
-    runner_up: str | None
-    runner_summary: Summary | None
-    margin: Difference | None
-    """The leader against the runner-up (delta in % of the runner-up's mean); None when
-    only one target has data."""
-    warnings: tuple[StatWarning, ...]
-    """Warnings on the cells of the two targets compared, and the group's about them."""
-
-    @property
-    def verdict(self) -> Verdict | None:
-        return self.margin.verdict if self.margin else None
-
-    @property
-    def significant(self) -> bool:
-        return self.margin is not None and self.margin.verdict is Verdict.BETTER
-
-    def sentence(self) -> Sentence:
-        """`xfs` has the highest IOPS, 99.0k ± 2.5k: +37.5% over `ext4` (significant,
-        p = 0.0036)."""
-        m = self.metric
-        label = _metric_words(m)
-        best = format_stat(m, self.best_summary.mean, self.best_summary.ci_half)
-        if self.runner_up is None or self.margin is None:
-            return (
-                Span(self.best, "target"),
-                Span(f" is the only target with {label} here: {best}."),
-            )
-        delta = _pct(self.margin.delta_pct)
-        if self.margin.verdict is Verdict.BETTER:
-            return (
-                Span(self.best, "target"),
-                Span(f" has the {_best_word(m)} {label}, {best}: "),
-                Span(f"{delta} over ", "strong"),
-                Span(self.runner_up, "target"),
-                Span(f" (significant, {_p(self.margin)})."),
-            )
-        if self.margin.verdict is Verdict.UNTESTED:
-            return (
-                Span(self.best, "target"),
-                Span(f" has the {_best_word(m)} mean {label}, {best}, {delta} over "),
-                Span(self.runner_up, "target"),
-                Span("; not tested: a side has a single run."),
-            )
-        return (
-            Span("No significant difference", "strong"),
-            Span(f" in {label} between "),
-            Span(self.best, "target"),
-            Span(" and "),
-            Span(self.runner_up, "target"),
-            Span(f" ({delta} in the mean, {_p(self.margin)})."),
-        )
+_RW_WORDS = {
+    "randread": "random reads", "randwrite": "random writes", "read": "sequential reads",
+    "write": "sequential writes", "randrw": "random mix", "rw": "sequential mix",
+    "readwrite": "sequential mix", "trim": "trims", "randtrim": "random trims",
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
-class Headline:
-    """A workload's conclusion over all its points for one operation."""
+class Gap:
+    """A ratio over several points: the geometric mean and its interval (None where a
+    point has a single run), over `points` points."""
+
+    ratio: float
+    low: float | None
+    high: float | None
+    points: int
+
+    @property
+    def decided(self) -> bool:
+        return self.low is not None and self.high is not None and (self.low > 1 or self.high < 1)
+
+
+def _gap(rows: Sequence[Row], target: str, other: str, alpha: float) -> Gap | None:
+    d, se, df = log_ratios(rows, target, other)
+    keep = np.isfinite(d)
+    got = combine(d[keep], se[keep], df[keep], alpha)
+    if got is None:
+        return None
+    ratio, low, high = got
+    return Gap(ratio, None if math.isnan(low) else low, None if math.isnan(high) else high,
+               int(keep.sum()))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TargetAnswer:
+    """One target against the baseline over a family's points."""
+
+    target: str
+    gap: Gap | None
+    """Over the points with a verdict or an inconclusive one: flagged points left out."""
+    measured: Gap | None
+    """Over every point with a ratio, flagged ones included: said when all are flagged."""
+    counts: dict[Decision, int]
+    """Points per verdict (NONE: no verdict for a single run or a non-positive value)."""
+    flagged: dict[str, int]
+    """Points without a verdict because of validity warnings, by their kinds."""
+    by_axis: tuple[tuple[str, tuple[tuple[str, Gap | None], ...]], ...]
+    """Per swept axis of the family, per value: the gap at that value."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A family's answer: each target against the baseline, and the best target."""
 
     workload: str
+    family: str
+    """`random writes`, `copy`, `transactions`: what the family's points do."""
     op: str
-    findings: tuple[Finding, ...]
+    metric: MetricSpec
+    baseline: str
+    points: int
+    targets: tuple[TargetAnswer, ...]
+    best: str
+    runner_up: str | None
+    margin: Gap | None
+    """The best target's geometric mean over the runner-up's, over their common points."""
 
-    def sentence(self) -> Sentence:
-        """One finding: its own sentence. Several: how many points each target leads
-        significantly, and how many show no significant difference."""
-        if len(self.findings) == 1:
-            return self.findings[0].sentence()
-        n = len(self.findings)
-        label = _metric_words(self.findings[0].metric)
-        sig = [f for f in self.findings if f.significant]
-        untested = sum(1 for f in self.findings if f.verdict is Verdict.UNTESTED)
-        spans: list[Span] = []
-        if sig:
-            spans.append(Span(f"Significantly best {label} in {len(sig)} of the {n} points: "))
-            spans += _tally(sig)
-            rest = n - len(sig)
-            if rest:
-                spans.append(
-                    Span(
-                        f". In the other {rest}, no significant difference between the top two"
-                        + (f" ({untested} not tested: a single run)" if untested else "")
-                        + "; highest mean there: "
-                    )
-                )
-                spans += _tally([f for f in self.findings if not f.significant])
-        else:
-            spans.append(Span("No significant difference", "strong"))
-            spans.append(
-                Span(
-                    f" between the top two in any of the {n} points"
-                    + (f" ({untested} not tested: a single run)" if untested else "")
-                    + f"; highest mean {label}: "
-                )
-            )
-            spans += _tally(list(self.findings))
-        spans.append(Span("."))
-        return tuple(spans)
+    @property
+    def title(self) -> str:
+        return f"{self.workload} · {self.family}" if self.family else self.workload
 
+    def headline(self) -> Sentence:
+        """`best: xfs, 1.08x ext4's IOPS (1.02-1.15x)` or `highest mean: ... not decided`."""
+        m = self.metric
+        label = m.label
+        if self.runner_up is None or self.margin is None:
+            return (Span("only "), Span(self.best, "target"), Span(f" has {label} here."))
+        lead = _lead(self.margin, m)
+        if self.margin.decided:
+            return (Span("best: ", "strong"), Span(self.best, "target"),
+                    Span(f", {lead} "), Span(self.runner_up, "target"),
+                    Span(f" in {label}{_interval(self.margin, m)}"))  # fmt: skip
+        return (Span(f"{_best_word(m)} mean {label}: "), Span(self.best, "target"),
+                Span(f", {lead} "), Span(self.runner_up, "target"),
+                Span(f"{_interval(self.margin, m)}: "), Span("not decided", "strong"),
+                Span(_more_hint(self.margin)))  # fmt: skip
 
-def _tally(findings: Sequence[Finding]) -> list[Span]:
-    """`xfs` in 8, `ext4` in 2: the leaders of `findings`, most often first."""
-    wins: dict[str, int] = {}
-    for f in findings:
-        wins[f.best] = wins.get(f.best, 0) + 1
-    spans: list[Span] = []
-    for i, (target, count) in enumerate(sorted(wins.items(), key=lambda kv: -kv[1])):
-        if i:
-            spans.append(Span(", "))
-        spans += [Span(target, "target"), Span(f" in {count}")]
-    return spans
-
-
-def _sig_count(findings: Sequence[Finding]) -> int:
-    return sum(f.significant for f in findings)
-
-
-def _metric_words(metric: MetricSpec) -> str:
-    return metric.label  # IOPS, or files/s for file operations
+    def lines(self) -> list[Sentence]:
+        """One sentence per target but the baseline: `btrfs: 7.7x lower IOPS than ext4
+        (7.1-8.4x), worse at 2 of 2 points; by bs: 4KiB 0.13x, 64KiB 0.5x`."""
+        out: list[Sentence] = []
+        m = self.metric
+        for t in self.targets:
+            spans: list[Span] = [Span(t.target, "target"), Span(": ")]
+            if t.gap is None and t.measured is not None:
+                spans.append(Span(f"{format_ratio(t.measured.ratio)} of "))
+                spans += [Span(self.baseline, "target"), Span(" as measured; no verdict")]
+            elif t.gap is None:
+                spans.append(Span("no ratio to " + self.baseline))
+            else:
+                change = _change(t.gap, m)
+                spans.append(Span(change, "strong"))
+                than = " as " if change.startswith("the same") else " than "
+                spans += [Span(than), Span(self.baseline, "target")]
+                spans.append(Span(_interval(t.gap, m)))
+            spans.append(Span(", " + _counts(t, self.points)))
+            for axis, values in t.by_axis:
+                shown = [f"{v}: {format_ratio(g.ratio)}" for v, g in values if g is not None]
+                if len(shown) > 1:
+                    spans.append(Span(f"; by {axis}: " + ", ".join(shown)))
+            out.append(tuple(spans))
+        return out
 
 
-def _best_word(metric: MetricSpec) -> str:
-    return "highest" if metric.higher_is_better else "lowest"
+def _best_word(m: MetricSpec) -> str:
+    return "highest" if m.higher_is_better else "lowest"
 
 
-def _pct(delta: float | None) -> str:
-    if delta is None:
-        return "n/a"
-    return f"{round(delta, 1) + 0.0:+.1f}%"
+def _better(m: MetricSpec, ratio: float) -> bool:
+    return ratio >= 1 if m.higher_is_better else ratio <= 1
 
 
-def _p(diff: Difference) -> str:
-    if diff.p_value is None:
-        return "not tested"
-    if diff.p_value < 0.0001:
-        return "p < 0.0001"
-    return f"p = {diff.p_value:.2g}" if diff.p_value < 0.01 else f"p = {diff.p_value:.2f}"
+def _change(gap: Gap, m: MetricSpec) -> str:
+    """`7.7x lower IOPS`, `8% higher IOPS`, `the same IOPS` (within 0.5%)."""
+    r = gap.ratio
+    word = "higher" if r >= 1 else "lower"
+    if abs(r - 1) < 0.005:
+        return f"the same {m.label}"
+    if r >= 1.5 or r <= 1 / 1.5:
+        times = r if r >= 1 else 1 / r
+        return f"{format_ratio(times)} {word} {m.label}"
+    return f"{_pct(r).lstrip('+-')} {word} {m.label}"
 
 
-def _ranked(row: Row) -> list[Cell]:
-    cells = [c for c in row.cells if c.summary is not None]
-    sign = -1.0 if row.metric.higher_is_better else 1.0
-    return sorted(cells, key=lambda c: sign * c.summary.mean if c.summary else 0.0)
+def _interval(gap: Gap, m: MetricSpec) -> str:
+    """` (7.1-8.4x)` in the words of `_change`; ` (no interval: single runs)`."""
+    if gap.low is None or gap.high is None:
+        return " (no interval: single runs)"
+    r, lo, hi = gap.ratio, gap.low, gap.high
+    if r >= 1.5 or r <= 1 / 1.5:
+        if r < 1:
+            lo, hi = 1 / hi, 1 / lo
+        return f" ({sig(lo)}-{sig(hi)}x)"
+    return f" ({_pct(lo)} to {_pct(hi)})"
 
 
-def find(comparison: Comparison) -> tuple[Finding, ...]:
-    """The best target of every (group, engine operation) by the headline metric."""
-    out: list[Finding] = []
+def _pct(ratio: float) -> str:
+    """A ratio as a signed change: `+24%`, `-0.2%` (a decimal under 10%)."""
+    x = (ratio - 1) * 100
+    return f"{round(x, 1) + 0.0:+.1f}%" if abs(x) < 9.95 else f"{x:+.0f}%"
+
+
+def sig(x: float) -> str:
+    return format_ratio(x).removesuffix("x")
+
+
+def _lead(gap: Gap, m: MetricSpec) -> str:
+    """How the best leads the runner-up: `1.4x the IOPS of`, `8% ahead of`."""
+    r = gap.ratio if m.higher_is_better else 1 / gap.ratio
+    if r >= 1.5:
+        return f"{format_ratio(r)} ahead of"
+    return f"{_pct(r).lstrip('+-')} ahead of"
+
+
+def _more_hint(gap: Gap) -> str:
+    return " (more runs would tell)" if gap.low is not None else " (single runs)"
+
+
+def _counts(t: TargetAnswer, points: int) -> str:
+    """`worse at 20 of 20 points`; `worse at 18, inconclusive at 2 of 20 points`."""
+    parts = [f"{d.word} at {t.counts[d]}" for d in _ORDER if t.counts.get(d)]
+    parts += [f"flagged ({k}) at {n}" for k, n in t.flagged.items()]
+    if t.counts.get(Decision.NONE):
+        parts.append(f"no verdict at {t.counts[Decision.NONE]}")
+    if not parts:
+        return f"{points} point{'s' if points != 1 else ''}"
+    if len(parts) == 1 and parts[0].endswith(f" at {points}"):
+        return f"{parts[0]} of {points} point{'s' if points != 1 else ''}"
+    return ", ".join(parts) + f" of {points} point{'s' if points != 1 else ''}"
+
+
+_ORDER = (Decision.WORSE, Decision.BETTER, Decision.EQUIVALENT, Decision.INCONCLUSIVE)
+
+
+def _headline_row(group: Group, row: Row) -> bool:
+    if row.metric.name != HEADLINE_METRIC or row.op.endswith(TELEMETRY_OP):
+        return False
+    return row.op == APP_HEADLINE_OP if group.kind in APP_KINDS else row.op != JETSTRESS_OP
+
+
+def _family(group: Group, op: str) -> str:
+    rw = dict(group.params).get("rw")
+    if group.kind in APP_KINDS or op == APP_HEADLINE_OP:
+        return "transactions"
+    if rw is None:
+        return op if group.kind == "files" else ""
+    words = _RW_WORDS.get(str(rw), f"rw={rw}")
+    mixed = str(rw) in ("randrw", "rw", "readwrite")
+    return f"{words}, {op}s" if mixed else words
+
+
+def answers(comparison: Comparison) -> tuple[Answer, ...]:
+    """The answer of every family of the comparison, in order of appearance."""
+    fams: dict[tuple[str, str, str], list[tuple[Group, Row]]] = {}
     for group in comparison.groups:
-        title = group_title(comparison, group)
         for row in group.rows:
-            if row.metric.name != HEADLINE_METRIC or row.op.endswith(TELEMETRY_OP):
-                continue
-            if group.kind in APP_KINDS and row.op != APP_HEADLINE_OP:
-                continue
-            ranked = _ranked(row)
-            if not ranked:
-                continue
-            best = ranked[0]
-            runner = ranked[1] if len(ranked) > 1 else None
-            assert best.summary is not None
-            margin = None
-            if runner is not None:
-                margin = compare_samples(
-                    runner.samples,
-                    best.samples,
-                    higher_is_better=row.metric.higher_is_better,
-                    alpha=comparison.alpha,
-                )
-            names = {best.target} | ({runner.target} if runner else set())
-            cell_warnings = (*best.warnings, *(runner.warnings if runner else ()))
-            group_warnings = tuple(w for w in group.warnings if w.target in names)
-            out.append(
-                Finding(
-                    group=group,
-                    title=title,
-                    op=row.op,
-                    metric=row.metric,
-                    best=best.target,
-                    best_summary=best.summary,
-                    runner_up=runner.target if runner else None,
-                    runner_summary=runner.summary if runner else None,
-                    margin=margin,
-                    warnings=tuple(dict.fromkeys((*group_warnings, *cell_warnings))),
-                )
-            )
-    return tuple(out)
+            if _headline_row(group, row):
+                key = (group.workload, _family(group, row.op), row.op)
+                fams.setdefault(key, []).append((group, row))
+    return tuple(
+        a
+        for (workload, family, op), members in fams.items()
+        if (a := _answer(comparison, workload, family, op, members)) is not None
+    )
 
 
-def headlines(findings: Sequence[Finding]) -> tuple[Headline, ...]:
-    """The findings gathered by workload and operation, in order of appearance."""
-    by: dict[tuple[str, str], list[Finding]] = {}
-    for f in findings:
-        by.setdefault((f.group.workload, f.op), []).append(f)
-    return tuple(Headline(w, op, tuple(fs)) for (w, op), fs in by.items())
+def _answer(
+    c: Comparison, workload: str, family: str, op: str, members: Sequence[tuple[Group, Row]]
+) -> Answer | None:
+    rows = [r for _, r in members]
+    metric = rows[0].metric
+    base = c.baseline
+    present = [t for t in c.targets if any(r.cell(t).summary is not None for r in rows)]
+    if not present:
+        return None
+    axes = _axes([g for g, _ in members])
+    targets: list[TargetAnswer] = []
+    for t in c.targets:
+        if t == base or t not in present:
+            continue
+        counts: dict[Decision, int] = {}
+        flagged: dict[str, int] = {}
+        fair: list[Row] = []
+        measured: list[Row] = []
+        for r in rows:
+            vs = r.cell(t).vs
+            if vs is None:
+                continue
+            measured.append(r)
+            if vs.why in (NoVerdict.FLAGGED, NoVerdict.BASELINE_FLAGGED):
+                flagged[vs.flags] = flagged.get(vs.flags, 0) + 1
+                continue
+            counts[vs.decision] = counts.get(vs.decision, 0) + 1
+            fair.append(r)
+        by_axis = tuple(
+            (axis, tuple((text, _gap(sub, t, base, c.alpha))
+                         for text, sub in _split(members, axis, fair)))
+            for axis in axes
+        )  # fmt: skip
+        targets.append(
+            TargetAnswer(t, _gap(fair, t, base, c.alpha), _gap(measured, t, base, c.alpha),
+                         counts, flagged, by_axis)
+        )  # fmt: skip
+    # The best: the highest geometric mean ratio to the baseline (the lowest for latency).
+    ratios = {base: 1.0} if base in present else {}
+    ratios.update({a.target: a.gap.ratio for a in targets if a.gap is not None})
+    sign = 1.0 if metric.higher_is_better else -1.0
+    ranked = sorted(ratios, key=lambda t: -sign * math.log(ratios[t]))
+    if not ranked:
+        return None
+    best = ranked[0]
+    runner = ranked[1] if len(ranked) > 1 else None
+    margin = _gap(rows, best, runner, c.alpha) if runner else None
+    return Answer(workload, family, op, metric, base, len(rows), tuple(targets), best,
+                  runner, margin)  # fmt: skip
+
+
+def _axes(groups: Sequence[Group]) -> list[str]:
+    """The parameters with more than one value among these groups (the swept axes)."""
+    values: dict[str, set[str]] = {}
+    for g in groups:
+        for k, v in g.params:
+            values.setdefault(k, set()).add(format_param(k, v))
+    return [k for k, vs in values.items() if len(vs) > 1 and k != "rw"]
+
+
+def _split(
+    members: Sequence[tuple[Group, Row]], axis: str, fair: Sequence[Row]
+) -> list[tuple[str, list[Row]]]:
+    """The fair rows per value of `axis`, in the order of its values (numbers by size)."""
+    keep = {id(r) for r in fair}
+    by: dict[Any, list[Row]] = {}
+    for g, r in members:
+        if id(r) in keep:
+            by.setdefault(dict(g.params).get(axis), []).append(r)
+
+    def key(v: Any) -> tuple[bool, float, str]:
+        number = isinstance(v, int | float) and not isinstance(v, bool)
+        return (not number, float(v) if number else 0.0, "" if number else str(v))
+
+    order = sorted(by, key=key)
+    out = [(format_param(axis, v), by[v]) for v in order]
+    return out if len(out) <= AXIS_VALUES else out[:AXIS_VALUES]
 
 
 # -- verdicts --------------------------------------------------------------------------------

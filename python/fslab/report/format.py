@@ -1,4 +1,4 @@
-"""The shared words of every report: how a statistic, a cell, a Δ, a verdict, a group and a
+"""The shared words of every report: how a statistic, a cell, a ratio, a verdict, a group and a
 name read, whatever renders them (`fslab compare`'s table, Markdown, CSV and JSON in
 `fslab.report.render`, the HTML and Markdown reports, charts and findings).
 
@@ -17,7 +17,8 @@ from collections.abc import Collection, Iterable
 from fslab.compare import VERDICT_UNIT, Cell, Comparison, Group, MetricSpec
 from fslab.params import format_param
 from fslab.safe_text import safe_text
-from fslab.stats.summary import MIN_EFFECT_PCT, Difference, Verdict
+from fslab.stats.decision import EQUIVALENCE_MARGIN, Decision, Judgement, NoVerdict
+from fslab.stats.summary import MIN_EFFECT_PCT
 from fslab.units import sig3
 
 NONE = "—"
@@ -51,17 +52,38 @@ def stat_scale(metric: MetricSpec, mean: float) -> tuple[float, str]:
 
 def format_stat(metric: MetricSpec, mean: float, ci_half: float | None) -> str:
     """`12.3k ± 0.40k` (IOPS), `481 ± 12.0` (MiB/s), `85.3us ± 2.10us`; the mean alone
-    when there is no interval."""
+    when there is no interval. The interval never shows more decimals than the mean
+    (`4.00KiB ± 0.00KiB`, not `± 0.0000903KiB`), and one wider than the mean itself is
+    said as such (`143k ± >100%`): a mean that uncertain is no result."""
     scale, suffix = stat_scale(metric, mean)
 
+    tiny = 0 < abs(mean / scale) < 0.001
+
     def num(value: float) -> str:
-        # Whole nanoseconds: the engine's resolution.
-        return f"{value:.0f}" if suffix == "ns" else sig3(value / scale)
+        # Whole nanoseconds: the engine's resolution; tiny ratios with an exponent.
+        if suffix == "ns":
+            return f"{value:.0f}"
+        return f"{value / scale:.2e}" if tiny and value else sig3(value / scale)
 
     text = f"{num(mean)}{suffix}"
-    if ci_half is not None:
-        text += f" ± {num(ci_half)}{suffix}"
-    return text
+    if ci_half is None:
+        return text
+    if mean > 0 and ci_half > mean:
+        return f"{text} ± >100%"
+    half = num(ci_half)
+    shown = text[: len(text) - len(suffix)]
+    decimals = len(shown.partition(".")[2])
+    if suffix != "ns" and not tiny and len(half.partition(".")[2]) > decimals:
+        half = f"{ci_half / scale:.{decimals}f}"
+    return f"{text} ± {half}{suffix}"
+
+
+def format_ratio(ratio: float) -> str:
+    """A ratio to the baseline, three significant digits: `0.127x`, `1.02x`, `5.40x`,
+    `78.1x`; under 0.01 as `<0.01x` (JSON and CSV keep the number)."""
+    if ratio < 0.01:
+        return "<0.01x"
+    return f"{sig3(ratio)}x"
 
 
 def ns_axis(values: Iterable[float]) -> tuple[float, str]:
@@ -100,60 +122,79 @@ def format_cell(metric: MetricSpec, cell: Cell, runs: int) -> str:
     return text if s.n == runs else f"{text} (n={s.n})"
 
 
-def format_delta(diff: Difference | None) -> str:
-    """`+12.3%`: the change of the mean vs the baseline (`n/a` when the baseline's is 0)."""
-    if diff is None:
+def format_vs(vs: Judgement | None) -> str:
+    """The ratio cell after a target's value: `0.127x` (its mark is `mark`'s)."""
+    if vs is None:
         return NONE
-    if diff.delta_pct is None:
+    if vs.ratio is None:
         return "n/a"
-    # `+ 0.0` turns a rounded -0.0 into 0.0: no "-0.0%" for a change too small to show
-    return f"{round(diff.delta_pct, 1) + 0.0:+.1f}%"
+    return format_ratio(vs.ratio)
 
 
 MARKS = {
-    Verdict.BETTER: "better",
-    Verdict.WORSE: "worse",
-    Verdict.SAME: "",
-    Verdict.UNTESTED: "?",
-    Verdict.DIFFERENT: "differs",
+    Decision.BETTER: "better",
+    Decision.WORSE: "worse",
+    Decision.EQUIVALENT: "≈",
+    Decision.INCONCLUSIVE: "?",
 }
-"""The word after a Δ, in every table. Short on purpose, unlike `Verdict.label` (the
-verdict in a sentence: "no significant difference", "n=1: not tested"): a mark sits in a
-narrow column, and no mark at all is the common case."""
+"""The mark after a ratio, in every table; `!` where validity warnings took the verdict
+away. Short on purpose: a mark sits in a narrow column, and the legend says each."""
+FLAGGED_MARK = "!"
 
 
-def mark(verdict: Verdict | None) -> str:
-    """The mark after a Δ of this verdict; empty for none and for `same`."""
-    return MARKS.get(verdict, verdict.value) if verdict else ""
+def mark(vs: Judgement | None) -> str:
+    """The mark after a ratio: the verdict's, `!` for a flagged cell, else nothing."""
+    if vs is None:
+        return ""
+    if vs.why in (NoVerdict.FLAGGED, NoVerdict.BASELINE_FLAGGED):
+        return FLAGGED_MARK
+    return MARKS.get(vs.decision, "")
+
+
+def vs_title(vs: Judgement | None, baseline: str) -> str:
+    """A ratio cell's details for a tooltip: the interval, the verdict or why none."""
+    if vs is None or vs.ratio is None:
+        return "" if vs is None else f"vs {baseline}: no ratio ({vs.reason})"
+    text = f"{format_ratio(vs.ratio)} of {baseline}"
+    if vs.low is not None and vs.high is not None:
+        text += f", 95% interval {format_ratio(vs.low)} to {format_ratio(vs.high)}"
+    if vs.decision is Decision.INCONCLUSIVE:
+        more = vs.more_runs
+        runs = "" if more is None else f": about {more} more run{'s' if more != 1 else ''} each"
+        return f"{text}; inconclusive{runs}"
+    if vs.decision is not Decision.NONE:
+        return f"{text}; {vs.decision.word}"
+    return f"{text}; no verdict: {vs.reason}"
 
 
 def table_columns(comparison: Comparison) -> list[str]:
-    """The headers after the label column: each target, and a Δ after each but the baseline."""
+    """The headers after the label column: each target, and its ratio to the baseline
+    after each but the baseline."""
     cols: list[str] = []
     for t in comparison.targets:
         if t == comparison.baseline:
             cols.append(f"{t} (baseline)")
         else:
-            cols += [t, "Δ"]
+            cols += [t, "ratio"]
     return cols
 
 
 def row_cells(
     comparison: Comparison, group: Group, cells: dict[str, Cell], metric: MetricSpec
-) -> list[tuple[str, Verdict | None, bool | None]]:
-    """(text, verdict, passed) per column: a summary has no verdict, a Δ column its
-    cell's; `passed` is a verdict cell's outcome (PASS/FAIL), else None."""
-    out: list[tuple[str, Verdict | None, bool | None]] = []
+) -> list[tuple[str, Judgement | None, bool | None]]:
+    """(text, judgement, passed) per column: a summary has no judgement, a ratio column
+    its cell's; `passed` is a verdict cell's outcome (PASS/FAIL), else None."""
+    out: list[tuple[str, Judgement | None, bool | None]] = []
     for t in comparison.targets:
         cell = cells[t]
         out.append((format_cell(metric, cell, group.runs.get(t, 0)), None, passed(metric, cell)))
         if t != comparison.baseline:
-            out.append((format_delta(cell.diff), cell.diff.verdict if cell.diff else None, None))
+            out.append((format_vs(cell.vs), cell.vs, None))
     return out
 
 
 def runs_cells(comparison: Comparison, group: Group) -> list[str]:
-    """The `runs` row: each target's run count, nothing under a Δ."""
+    """The `runs` row: each target's run count, nothing under a ratio."""
     out = []
     for t in comparison.targets:
         out.append(str(group.runs.get(t, 0)))
@@ -174,6 +215,24 @@ def group_title(comparison: Comparison, group: Group) -> str:
     return f"{group.workload}: " + " ".join(f"{k}={format_param(k, v)}" for k, v in varying)
 
 
+def short_title(comparison: Comparison, group: Group) -> str:
+    """`rand4k rw=randread`: the workload and the parameters that vary among its own
+    groups (a list of points names them so; `group_title` sets a group apart from every
+    other workload's)."""
+    varying = _varying_by_workload(comparison).get(group.workload, ())
+    shown = [f"{k}={format_param(k, v)}" for k, v in group.params if k in varying]
+    return " ".join([group.workload, *shown])
+
+
+def _varying_by_workload(comparison: Comparison) -> dict[str, tuple[str, ...]]:
+    values: dict[str, dict[str, set[str]]] = {}
+    for g in comparison.groups:
+        per = values.setdefault(g.workload, {})
+        for k, v in g.params:
+            per.setdefault(k, set()).add(format_param(k, v))
+    return {w: tuple(k for k, vs in per.items() if len(vs) > 1) for w, per in values.items()}
+
+
 def header(comparison: Comparison) -> str:
     """One line: the study, the baseline, the filter and the parameters every group shares."""
     parts = [f"study `{comparison.study}`", f"baseline `{comparison.baseline}`"]
@@ -186,14 +245,16 @@ def header(comparison: Comparison) -> str:
 
 
 def legend(comparison: Comparison) -> str:
-    """The one-line key to the cells and marks."""
+    """The key to the cells and marks, one paragraph (a terminal wraps it)."""
+    conf = f"{1 - comparison.alpha:.0%}"
     return (
-        f"mean ± {comparison.confidence:.0%} CI half-width (Student's t) over n runs · "
-        f"Δ: change of the mean vs `{comparison.baseline}`; better/worse: significant by "
-        f"Welch's t-test, p < {comparison.alpha:g}, and at least {MIN_EFFECT_PCT:g}%; "
-        "no mark: no significant difference; "
-        "differs: significant, for a metric no direction of which is better; "
-        "?: not tested (n < 2)"
+        f"mean ± {comparison.confidence:.0%} CI half-width (Student's t) over n runs. "
+        f"ratio: target / `{comparison.baseline}`, geometric means, judged on its {conf} "
+        "interval (Welch, on logs): better/worse: the interval excludes 1 and the change is "
+        f"at least {MIN_EFFECT_PCT:g}%; ≈: equivalent, the interval lies within "
+        f"±{EQUIVALENCE_MARGIN:.0%}; ?: inconclusive, more runs needed; !: no verdict, the "
+        "runs are flagged (see the warnings); no mark: no verdict (a single run, an amount "
+        "of work, or no better direction)."
     )
 
 
@@ -201,6 +262,34 @@ def warning_lines(group: Group) -> list[str]:
     """The group's warnings, one line each: `ext4: noisy: IOPS: the 3 runs spread ...`."""
     ordered = sorted(group.all_warnings(), key=lambda w: w.target)  # stable: kinds keep order
     return [f"{w.target}: {w.kind.value}: {w.message}" for w in ordered]
+
+
+def warning_summary(comparison: Comparison, *, points: int = 3) -> list[str]:
+    """The study's warnings, one line per kind: which targets at how many points, and
+    the first `points` points: `cached: ext4 at 2 points, xfs at 2 (rw=read, rw=randread)`.
+    The details of each are in `--format json` and the HTML report."""
+    by_kind: dict[str, tuple[dict[str, int], dict[str, None], list[str]]] = {}
+    for g in comparison.groups:
+        seen: set[tuple[str, str]] = set()
+        for w in g.all_warnings():
+            targets, titles, example = by_kind.setdefault(w.kind.value, ({}, {}, []))
+            if (w.kind.value, w.target) not in seen:
+                seen.add((w.kind.value, w.target))
+                targets[w.target] = targets.get(w.target, 0) + 1
+            titles[short_title(comparison, g)] = None
+            if not example:
+                example.append(w.message)
+    out: list[str] = []
+    for kind, (targets, titles, example) in by_kind.items():
+        counts = [f"{t} at {n} point{'s' if n != 1 else ''}" for t, n in targets.items()]
+        shown = list(titles)[:points]
+        more = len(titles) - len(shown)
+        where = ", ".join(shown) + (f" and {more} more" if more else "")
+        line = f"{kind}: " + ", ".join(counts) + f" ({where})"
+        if len(titles) == 1 and example:
+            line += f": {example[0]}"
+        out.append(line)
+    return out
 
 
 def warning_hints(comparison: Comparison) -> list[str]:

@@ -35,17 +35,10 @@ from fslab.report.charts import (
     target_styles,
 )
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import (
-    Finding,
-    Span,
-    find,
-    headlines,
-    verdict_headlines,
-    verdicts,
-)
-from fslab.report.format import format_stat, legend, mark
+from fslab.report.findings import Span, answers, verdict_headlines, verdicts
+from fslab.report.format import FLAGGED_MARK, legend, mark
 from fslab.report.tables import table_views
-from fslab.stats.summary import Verdict
+from fslab.stats.decision import Decision, Judgement
 from fslab.units import short_count
 
 _COLUMNS = 4
@@ -320,7 +313,6 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
     ships with the `plotly` package (inlined once)."""
     c = data.comparison
     styles = target_styles(c.targets)
-    findings = find(c)
     sections = [
         (s, [ch for ch in charts if ch.section is s])
         for s in Section
@@ -342,11 +334,9 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         version=__version__,
         generated=data.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
         styles=styles,
-        headlines=headlines(findings),
-        findings=findings,
+        answers=answers(c),
         verdicts=verdicts(c),
         verdict_lines=verdict_headlines(c),
-        finding_cells=_finding_cells,
         spans=_spans,
         sections=sections,
         tables=tables,
@@ -365,8 +355,12 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
     )
 
 
-def _verdict_class(verdict: Verdict | None) -> str:
-    return f"v-{verdict.value}" if verdict else ""
+def _verdict_class(vs: Judgement | None) -> str:
+    if vs is None:
+        return ""
+    if mark(vs) == FLAGGED_MARK:
+        return "v-flagged"
+    return f"v-{vs.decision.word}" if vs.decision is not Decision.NONE else ""
 
 
 def _spans(spans: Sequence[Span], styles: Mapping[str, TargetStyle]) -> Any:
@@ -382,21 +376,3 @@ def _spans(spans: Sequence[Span], styles: Mapping[str, TargetStyle]) -> Any:
         else:
             parts.append(text)
     return Markup("".join(parts))
-
-
-def _finding_cells(f: Finding) -> dict[str, str]:
-    """The best-per-point table's texts for one finding."""
-    m = f.metric
-    best = format_stat(m, f.best_summary.mean, f.best_summary.ci_half)
-    runner = (
-        format_stat(m, f.runner_summary.mean, f.runner_summary.ci_half) if f.runner_summary else "—"
-    )
-    d = f.margin
-    margin = "—" if d is None or d.delta_pct is None else f"{d.delta_pct:+.1f}%"
-    p = "—" if d is None or d.p_value is None else f"{d.p_value:.2g}"
-    verdict = (
-        "only target"
-        if d is None
-        else ("significant" if d.verdict is Verdict.BETTER else d.verdict.label)
-    )
-    return {"best": best, "runner": runner, "margin": margin, "p": p, "verdict": verdict}

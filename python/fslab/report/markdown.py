@@ -22,19 +22,11 @@ from matplotlib.ticker import EngFormatter
 from fslab.params import format_param
 from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import (
-    Finding,
-    Span,
-    VerdictRow,
-    find,
-    headlines,
-    verdict_headlines,
-    verdicts,
-)
-from fslab.report.format import code, format_stat, legend, mark, md
+from fslab.report.findings import Span, VerdictRow, answers, verdict_headlines, verdicts
+from fslab.report.format import code, legend, mark, md
 from fslab.report.output import staged_dir, write_text
 from fslab.report.tables import TableCell, table_views
-from fslab.stats.summary import Verdict
+from fslab.stats.decision import Decision, Judgement
 from fslab.units import short_count
 
 _MARKERS = {
@@ -178,16 +170,15 @@ def _table_cell(cell: TableCell) -> str:
     return _cell(cell.text, cell.verdict)
 
 
-def _cell(text: str, verdict: Verdict | None) -> str:
-    word = mark(verdict)
-    if verdict in (Verdict.BETTER, Verdict.WORSE, Verdict.DIFFERENT):
+def _cell(text: str, vs: Judgement | None) -> str:
+    word = mark(vs)
+    if vs is not None and vs.decision in (Decision.BETTER, Decision.WORSE):
         return f"{md(text)} **{word}**"
     return f"{md(text)} {word}" if word else md(text)
 
 
 def _summary(data: ReportData) -> list[str]:
     c = data.comparison
-    findings = find(c)
     lines = ["## Summary", ""]
     if c.skipped_runs:
         detail = ", ".join(f"{n} {s}" for s, n in sorted(c.skipped_runs.items()))
@@ -195,45 +186,30 @@ def _summary(data: ReportData) -> list[str]:
     rows = verdicts(c)
     if rows:
         lines += _verdict_table(data, rows)
-    failed = verdict_headlines(c)  # first in the list of headlines
+    failed = verdict_headlines(c)
     for v in failed:
         lines.append(f"- **{md(v.row.title)}**: {_spans(v.sentence())}")
-    if not findings:
+    if failed:
+        lines.append("")
+    found = answers(c)
+    if not found:
         if rows:
-            return [*lines, ""] if failed else lines
+            return lines
         return [*lines, "No point has a headline metric to compare.", ""]
-    for h in headlines(findings):
-        where = h.workload + (f" · {h.op}" if h.op else "")
-        extra = ""
-        if len(h.findings) == 1 and h.findings[0].title != h.workload:
-            extra = f" ({md(h.findings[0].title)})"
-        lines.append(f"- **{md(where)}**{extra}: {_spans(h.sentence())}")
-    lines += ["", "### Best target per point", ""]
-    lines.append(
-        _row(
-            [
-                "point",
-                "op",
-                "best",
-                "mean ± 95% CI",
-                "next best",
-                "its mean",
-                "lead",
-                "p",
-                "verdict",
-            ]
-        )
-    )
-    lines.append("|:---|:---|:---|---:|:---|---:|---:|---:|:---|")
-    for f in findings:
-        lines.append(_row(_finding_row(f)))
     lines += [
-        "",
-        "_Lead: the best mean over the next best's, in percent; significant when Welch's "
-        f"t-test gives p < {c.alpha:g} (and the lead is at least 1%); otherwise no "
-        "significant difference._",
+        f"_Each target against {code(c.baseline)}: the geometric mean of its ratios over a "
+        "family's points with its 95% interval, and at how many points the decision rule "
+        "found it better, worse, equivalent (within ±5%) or inconclusive. Points whose runs "
+        "are flagged (cached, contaminated, unsteady) get no verdict and are left out of the "
+        "mean._",
         "",
     ]
+    for a in found:
+        n = f"{a.points} point{'s' if a.points != 1 else ''}"
+        lines.append(f"- **{md(a.title)}** ({n}, {md(a.op)} {md(a.metric.label)}): "
+                     f"{_spans(a.headline())}")  # fmt: skip
+        lines += [f"  - {_spans(line)}" for line in a.lines()]
+    lines.append("")
     return lines
 
 
@@ -255,30 +231,6 @@ def _verdict_table(data: ReportData, rows: Sequence[VerdictRow]) -> list[str]:
         "",
     ]
     return lines
-
-
-def _finding_row(f: Finding) -> list[str]:
-    m = f.metric
-    d = f.margin
-    runner = (
-        format_stat(m, f.runner_summary.mean, f.runner_summary.ci_half) if f.runner_summary else "—"
-    )
-    verdict = (
-        "only target"
-        if d is None
-        else ("**significant**" if d.verdict is Verdict.BETTER else md(d.verdict.label))
-    )
-    return [
-        md(f.title),
-        md(f"{f.op} {m.label}"),
-        md(f.best),
-        md(format_stat(m, f.best_summary.mean, f.best_summary.ci_half)),
-        md(f.runner_up) if f.runner_up else "—",
-        md(runner),
-        "—" if d is None or d.delta_pct is None else f"{d.delta_pct:+.1f}%",
-        "—" if d is None or d.p_value is None else f"{d.p_value:.2g}",
-        verdict,
-    ]
 
 
 def _configuration(data: ReportData) -> list[str]:

@@ -1,6 +1,7 @@
 """The comparison tables of a report as rows of cells, for the HTML and Markdown
 renderers: the same columns and numbers as `fslab compare` (`fslab.report.format`),
-with each Δ cell's verdict and details (p-value, n, CI) kept for styling and tooltips."""
+with each ratio cell's judgement and details (n, CI, the ratio's interval) kept for
+styling and tooltips."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from fslab.compare import Cell, Comparison, Group
-from fslab.report.format import format_cell, format_delta, group_title, passed, slug
-from fslab.stats.summary import Verdict
+from fslab.report.format import format_cell, format_vs, group_title, passed, slug, vs_title
+from fslab.stats.decision import Judgement
 from fslab.stats.warnings import StatWarning
 
 
@@ -17,10 +18,10 @@ from fslab.stats.warnings import StatWarning
 class TableCell:
     text: str
     kind: Literal["label", "value", "delta"] = "value"
-    verdict: Verdict | None = None
-    """A Δ cell's verdict against the baseline."""
+    verdict: Judgement | None = None
+    """A ratio cell's judgement against the baseline."""
     title: str = ""
-    """Details for a tooltip: n, standard deviation, CI; p-value of a Δ."""
+    """Details for a tooltip: n, standard deviation, CI; a ratio's interval and verdict."""
     passed: bool | None = None
     """A verdict cell's outcome (PASS: True, FAIL: False)."""
 
@@ -29,7 +30,7 @@ class TableCell:
 class Column:
     text: str
     target: str | None
-    """The target whose values the column holds; None for the label and Δ columns."""
+    """The target whose values the column holds; None for the label and ratio columns."""
     delta: bool = False
 
 
@@ -49,7 +50,7 @@ def _columns(c: Comparison) -> tuple[Column, ...]:
         if t == c.baseline:
             cols.append(Column(f"{t} (baseline)", t))
         else:
-            cols += [Column(t, t), Column("Δ", None, delta=True)]
+            cols += [Column(t, t), Column("ratio", None, delta=True)]
     return tuple(cols)
 
 
@@ -61,14 +62,6 @@ def _value_title(cell: Cell) -> str:
         return f"n={s.n}: a single run, no interval"
     low, high = s.mean - s.ci_half, s.mean + s.ci_half
     return f"n={s.n}, stdev {s.stdev:.4g}, {s.confidence:.0%} CI {low:.4g} to {high:.4g}"
-
-
-def _delta_title(cell: Cell, baseline: str) -> str:
-    d = cell.diff
-    if d is None:
-        return ""
-    p = "not tested (n < 2)" if d.p_value is None else f"Welch's t-test p = {d.p_value:.3g}"
-    return f"vs {baseline}: {d.verdict.label}; {p}"
 
 
 def table_views(c: Comparison) -> tuple[TableView, ...]:
@@ -104,10 +97,10 @@ def table_views(c: Comparison) -> tuple[TableView, ...]:
                 if t != c.baseline:
                     out.append(
                         TableCell(
-                            format_delta(cell.diff),
+                            format_vs(cell.vs),
                             "delta",
-                            verdict=cell.diff.verdict if cell.diff else None,
-                            title=_delta_title(cell, c.baseline),
+                            verdict=cell.vs,
+                            title=vs_title(cell.vs, c.baseline),
                         )
                     )
             rows.append(tuple(out))

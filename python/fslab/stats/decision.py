@@ -43,7 +43,8 @@ interval there; here the same interval as for the difference, which is stricter)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import IntEnum
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
 
 import numpy as np
 import numpy.typing as npt
@@ -72,6 +73,42 @@ class Decision(IntEnum):
     @property
     def word(self) -> str:
         return self.name.lower()
+
+
+class NoVerdict(StrEnum):
+    """Why a cell compared with the baseline has no verdict, in words for people."""
+
+    SINGLE_RUN = "a side has a single run"
+    WORK = "an amount of work: compare it per unit of work"
+    NO_DIRECTION = "no direction of it is better"
+    NOT_POSITIVE = "a value is not positive"
+    FLAGGED = "its runs are flagged"
+    BASELINE_FLAGGED = "the baseline's runs are flagged"
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """One target against the baseline, for one metric at one point: the ratio of the
+    geometric means (target / baseline) with its interval, the verdict, and either the
+    repetitions per side that would likely decide it (inconclusive) or why there is no
+    verdict (`why`, with `flags`: the warning kinds that suppressed it)."""
+
+    ratio: float | None
+    low: float | None
+    high: float | None
+    decision: Decision
+    more_runs: int | None = None
+    why: NoVerdict | None = None
+    flags: str = ""
+    """`cached`, `contaminated, unsteady`: the validity warnings behind FLAGGED."""
+
+    @property
+    def reason(self) -> str:
+        """Why there is no verdict, in full: `its runs are flagged (cached)`; empty when
+        there is one."""
+        if self.why is None:
+            return ""
+        return f"{self.why.value} ({self.flags})" if self.flags else self.why.value
 
 
 def log_stats(samples: Sequence[float]) -> tuple[int, float, float]:
@@ -180,3 +217,42 @@ def _more_reps(
     more = np.where(np.isfinite(more), np.maximum(more, 1), MAX_MORE_REPS + 1)
     out: Ints = np.minimum(more, MAX_MORE_REPS + 1).astype(np.int64)
     return out
+
+
+def combine(
+    d: Floats, se: Floats, df: Floats, alpha: float = ALPHA
+) -> tuple[float, float, float] | None:
+    """The geometric mean of several points' ratios (their log ratios `d`) with its
+    interval: the mean of the logs, its standard error `sqrt(sum se^2) / k` (the points'
+    repetitions are independent) and Welch-Satterthwaite's df for a sum of independent
+    estimates. (ratio, low, high); NaN bounds where a point has no spread (n = 1); None
+    for no points. The interval speaks of these points as measured, not of points not run.
+    """
+    d, se, df = np.asarray(d), np.asarray(se), np.asarray(df)
+    k = len(d)
+    if k == 0:
+        return None
+    ratio = float(np.exp(d.mean()))
+    if not (np.isfinite(se).all() and np.isfinite(df).all()):
+        return ratio, float("nan"), float("nan")
+    var = se**2
+    total = float(var.sum())
+    if total == 0.0:
+        return ratio, ratio, ratio
+    dof = total**2 / float((var**2 / df).sum())
+    half = float(_special.stdtrit(dof, 1 - alpha / 2)) * np.sqrt(total) / k
+    mean = float(d.mean())
+    return ratio, float(np.exp(mean - half)), float(np.exp(mean + half))
+
+
+def log_error(
+    base_n: Ints, base_var_log: Floats, n: Ints, var_log: Floats
+) -> tuple[Floats, Floats]:
+    """(standard error, Welch-Satterthwaite df) of the difference of two mean logs; NaN
+    where a side has n < 2; df infinite where both spreads are zero."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        a, b = var_log / n, base_var_log / base_n
+        se = np.sqrt(a + b)
+        df = np.where(se > 0, (a + b) ** 2 / (a**2 / (n - 1) + b**2 / (base_n - 1)), np.inf)
+    two = (np.asarray(n) >= 2) & (np.asarray(base_n) >= 2)
+    return np.where(two, se, np.nan), np.where(two, df, np.nan)

@@ -38,6 +38,11 @@ class WarningKind(StrEnum):
     """A warning of the engine's own (an ignored key, io_uring punting to workers, ...)."""
 
 
+SUPPRESSING = frozenset({WarningKind.CACHED, WarningKind.CONTAMINATED, WarningKind.UNSTEADY})
+"""The warnings that make a target's runs of a point unfit for a verdict: they measured
+memory, something else, or a state still changing (`fslab.stats.decision`)."""
+
+
 @dataclass(frozen=True)
 class StatWarning:
     """One warning about one target's measurements of a group (or one of its runs)."""
@@ -266,8 +271,8 @@ def run_warnings(
                 target,
                 f"{of_n(dirty)} shared the machine ({', '.join(_REASONS.get(r, r) for r in why)}"
                 f"; {share:.0%} of their intervals)",
-                "stop other work on the machine while measuring; `fslab compare` still "
-                "counts these runs",
+                "stop other work on the machine while measuring and re-run the point: "
+                "until then it gets no verdict",
                 runs=dirty,
             )
         )

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from fslab.compare import TELEMETRY_OP, Group, MetricSpec, Row
 from fslab.params import format_param
-from fslab.report.format import format_stat, slug
+from fslab.report.format import format_ratio, format_stat, slug
 
 MAX_PANELS = 16
 """More points than this in one chart are split by the first parameter that varies."""
@@ -103,8 +103,10 @@ def _stat_hover(metric: MetricSpec, target: str, where: str, row: Row) -> str:
     if s is None:
         return ""
     text = f"{target} · {where}: {format_stat(metric, s.mean, s.ci_half)} (n={s.n})"
-    if cell.diff is not None and cell.diff.delta_pct is not None:
-        text += f", {cell.diff.delta_pct:+.1f}% vs baseline ({cell.diff.verdict.label})"
+    vs = cell.vs
+    if vs is not None and vs.ratio is not None:
+        word = vs.decision.word if vs.decision.value else "no verdict"
+        text += f", {format_ratio(vs.ratio)} of the baseline ({word})"
     return text
 
 

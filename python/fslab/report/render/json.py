@@ -1,12 +1,16 @@
 """`fslab compare --format json`: what was compared, how, and every group with its rows
 and cells.
 
-Layout (version 2): the comparison's facts, then `groups`, each with its workload, kind,
+Layout (version 3): the comparison's facts, then `groups`, each with its workload, kind,
 `params` (stored units: sizes in bytes, durations in s), completed `runs` per target, its
 `rows` and its `warnings`. A row is one op and metric (with its unit and better
 `direction`) and its numbers as lists with one element per target, in the order of
-`targets`: n, mean, stdev, ci_half, delta_pct, p_value, verdict (`baseline` for the
-baseline; null where a target has no value). Values are in stored units.
+`targets`: `fslab.compare.NUMBERS` (n, mean, stdev, ci_half, ratio, ratio_low,
+ratio_high, verdict: `baseline` for the baseline; more_runs, no_verdict; null where a
+target has none). Values are in stored units.
+
+Version 2 had Welch's test of the means (delta_pct, p_value, verdict same/untested/
+different); version 3 has the decision rule (`fslab.stats.decision`).
 
 Version 1 was one object per cell repeating the study and every parameter: 141 MB for
 10,000 runs. `fslab compare --format csv` keeps that flat form.
@@ -22,16 +26,20 @@ from typing import Any, BinaryIO
 import orjson
 
 from fslab.compare import Comparison, Group, MetricSpec, planned_numbers, row_numbers
+from fslab.stats.decision import EQUIVALENCE_MARGIN
 
-JSON_SCHEMA_VERSION = 2
+JSON_SCHEMA_VERSION = 3
 """Version of the `render_json` document; bumped when a field changes meaning or goes."""
 
 METHOD = (
-    "mean ± ci_half: Student's t confidence interval over n runs; delta_pct: change "
-    "of the mean vs the baseline; verdict: Welch's t-test (two-sided), better/worse "
-    "when p_value < alpha (different for a metric without a better direction), same "
-    "otherwise or when the change is under the minimum effect, untested when either "
-    "side has n < 2"
+    "mean ± ci_half: Student's t confidence interval over n runs; ratio: the target's "
+    "geometric mean over the baseline's, with its 1 - alpha interval [ratio_low, "
+    "ratio_high] from Welch's interval on log values; verdict: better/worse when the "
+    "interval excludes 1 and the change is at least the minimum effect, equivalent when "
+    "it lies within 1 ± equivalence_margin, inconclusive otherwise (more_runs: the runs "
+    "per side that would likely decide it); none (null, with no_verdict saying why) for "
+    "a single run, an amount of work, a metric without a better direction, or runs "
+    "flagged as cached, contaminated or unsteady"
 )
 
 
@@ -44,6 +52,7 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "where": [f"{k}={v}" for k, v in comparison.where],
         "confidence": comparison.confidence,
         "alpha": comparison.alpha,
+        "equivalence_margin": EQUIVALENCE_MARGIN,
         "method": METHOD,
         "skipped_runs": dict(comparison.skipped_runs),
     }
@@ -63,7 +72,7 @@ def group_docs(groups: Sequence[Group]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for g in groups:
         docs: list[dict[str, Any]] = []
-        for entry, n, mean, stdev, ci_half, delta_pct, p_value, verdict in islice(
+        for entry, n, mean, stdev, ci_half, ratio, low, high, verdict, more, why in islice(
             numbers, len(g.rows)
         ):
             head = words.get(id(entry))
@@ -80,9 +89,12 @@ def group_docs(groups: Sequence[Group]) -> list[dict[str, Any]]:
                     "mean": mean,
                     "stdev": stdev,
                     "ci_half": ci_half,
-                    "delta_pct": delta_pct,
-                    "p_value": p_value,
+                    "ratio": ratio,
+                    "ratio_low": low,
+                    "ratio_high": high,
                     "verdict": verdict,
+                    "more_runs": more,
+                    "no_verdict": why,
                 }
             )
         out.append(

@@ -15,16 +15,16 @@ from fslab.report.format import (
     runs_cells,
     table_columns,
     warning_hints,
-    warning_lines,
+    warning_summary,
 )
-from fslab.stats.summary import Verdict
+from fslab.stats.decision import Decision, Judgement
 
 
-def _md_cell(text: str, verdict: Verdict | None, ok: bool | None) -> str:
+def _md_cell(text: str, vs: Judgement | None, ok: bool | None) -> str:
     if ok is not None:
         return f"**{text}**"
-    word = mark(verdict)
-    if verdict in (Verdict.BETTER, Verdict.WORSE):
+    word = mark(vs)
+    if vs is not None and vs.decision in (Decision.BETTER, Decision.WORSE):
         return f"{text} **{word}**"
     return f"{text} {word}" if word else text
 
@@ -50,10 +50,10 @@ def render_markdown(comparison: Comparison) -> str:
                 f"| {md_markup(label)} | " + " | ".join(md_markup(t) for t in texts) + " |"
             )
         lines.append("")
-        warned = warning_lines(group)
-        if warned:
-            lines += [f"- ⚠ {md_markup(w)}" for w in warned]
-            lines.append("")
+    warned = warning_summary(comparison)
+    if warned:
+        lines += [f"- ⚠ {md_markup(w)}" for w in warned]
+        lines.append("")
     hints = warning_hints(comparison)
     if hints:
         lines += [f"- hint: {md_markup(h)}" for h in hints]

@@ -1,9 +1,12 @@
-"""`fslab compare` in the terminal: the header, one rich table per group, the warnings and
-the legend."""
+"""`fslab compare` in the terminal: the header, the summary (the study's answers), one rich
+table per group, the warnings (one line per kind) and the legend. Everything fits the
+width it is given: a group with more targets than fit is shown in blocks of targets, the
+baseline first in each."""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -12,6 +15,7 @@ from rich.text import Text
 
 from fslab.compare import Comparison, MetricSpec
 from fslab.compare import Group as CompareGroup
+from fslab.report.findings import Sentence, answers
 from fslab.report.format import (
     group_title,
     header,
@@ -21,55 +25,159 @@ from fslab.report.format import (
     runs_cells,
     table_columns,
     warning_hints,
-    warning_lines,
+    warning_summary,
 )
 from fslab.safe_text import safe_text
-from fslab.stats.summary import Verdict
+from fslab.stats.decision import Decision, Judgement
 
-_STYLES = {Verdict.BETTER: "bold green", Verdict.WORSE: "bold red", Verdict.UNTESTED: "dim",
-           Verdict.DIFFERENT: "bold yellow"}  # fmt: skip
+_STYLES = {Decision.BETTER: "bold green", Decision.WORSE: "bold red",
+           Decision.EQUIVALENT: "cyan", Decision.INCONCLUSIVE: "dim"}  # fmt: skip
 _PASS_STYLES = {True: "bold green", False: "bold red"}
+_SPAN_STYLES = {"target": "bold", "strong": "bold", "plain": ""}
+_GAP = 3
+"""rich's simple box between two columns: their padding and a blank divider."""
+DEFAULT_WIDTH = 100
+"""The width of the text when it goes to a pipe or a file and COLUMNS is not set."""
 
 
-def table_renderable(comparison: Comparison) -> RenderableType:
-    """The header, one rich table per group, and the legend. Every name in it (study,
+def _sentence(spans: Sentence, indent: str = "") -> Text:
+    text = Text(indent)
+    for s in spans:
+        text.append(safe_text(s.text), style=_SPAN_STYLES[s.style])
+    return text
+
+
+def summary_renderables(comparison: Comparison) -> list[RenderableType]:
+    """The summary: per family, its headline and one line per target."""
+    found = answers(comparison)
+    if not found:
+        return []
+    parts: list[RenderableType] = [
+        Text(
+            f"Summary: each target against `{safe_text(comparison.baseline)}`, the geometric "
+            "mean of its ratios over a family's points (95% interval)",
+            style="bold",
+        )
+    ]
+    for a in found:
+        n = f"{a.points} point{'s' if a.points != 1 else ''}"
+        head = Text(safe_text(f"{a.title} ({n}): "), style="bold")
+        head.append_text(_sentence(a.headline()))
+        parts.append(head)
+        parts += [_sentence(line, "  ") for line in a.lines()]
+    parts.append(Text(""))
+    return parts
+
+
+def _blocks(comparison: Comparison, group: CompareGroup, width: int) -> list[list[str]]:
+    """The group's targets in blocks whose tables fit `width`, the baseline in each."""
+    base = comparison.baseline
+    others = [t for t in comparison.targets if t != base]
+    label = max([4, *(len(f"{r.op} {r.metric.label}") for r in group.rows)])
+    need: dict[str, int] = {}
+    texts = [row_cells(comparison, group, {c.target: c for c in r.cells}, r.metric)
+             for r in group.rows]  # fmt: skip
+    cols = table_columns(comparison)
+    for i, name in enumerate(cols):
+        cell_w = max([0, *(len(_cell_text(row[i][0], row[i][1])) for row in texts)])
+        need[name + f"#{i}"] = max(len(name), cell_w)
+    widths = list(need.values())
+    # Column i of `cols`: the baseline's, then per other target its value and its ratio.
+    per_target: dict[str, int] = {}
+    i = 0
+    for t in comparison.targets:
+        if t == base:
+            per_target[t] = widths[i] + _GAP
+            i += 1
+        else:
+            per_target[t] = widths[i] + widths[i + 1] + 2 * _GAP
+            i += 2
+    room = width - label - 1 - per_target[base]
+    blocks: list[list[str]] = []
+    current: list[str] = []
+    used = 0
+    for t in others:
+        if current and used + per_target[t] > room:
+            blocks.append(current)
+            current, used = [], 0
+        current.append(t)
+        used += per_target[t]
+    blocks.append(current)
+    return [[base, *b] for b in blocks]
+
+
+def _cell_text(text: str, vs: Judgement | None) -> str:
+    word = mark(vs)
+    return f"{text} {word}" if word else text
+
+
+def _table(
+    comparison: Comparison, group: CompareGroup, targets: Sequence[str], title: str
+) -> Table:
+    table = Table(
+        title=Text(safe_text(title)),
+        title_justify="left",
+        title_style="bold",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    cols = table_columns(comparison)
+    keep = _kept_columns(comparison, targets)
+    table.add_column("", no_wrap=True)
+    for i, name in enumerate(cols):
+        if i in keep:
+            table.add_column(Text(safe_text(name)), justify="right", no_wrap=True)
+    runs = runs_cells(comparison, group)
+    table.add_row("runs", *(runs[i] for i in keep), end_section=True)
+    ops = group.ops
+    for row in group.rows:
+        cells = {c.target: c for c in row.cells}
+        rendered: list[RenderableType] = [Text(safe_text(f"{row.op} {row.metric.label}"))]
+        for i, (text, vs, ok) in enumerate(row_cells(comparison, group, cells, row.metric)):
+            if i not in keep:
+                continue
+            word = mark(vs)
+            if ok is not None:
+                rendered.append(Text(text, style=_PASS_STYLES[ok]))
+            elif vs is not None and word:
+                style = _STYLES.get(vs.decision, "yellow")
+                rendered.append(Text.assemble(text, " ", (word, style)))
+            else:
+                rendered.append(Text(text))
+        last_of_op = row.metric.name == _last_metric(group, row.op).name
+        table.add_row(*rendered, end_section=last_of_op and row.op != ops[-1])
+    return table
+
+
+def _kept_columns(comparison: Comparison, targets: Sequence[str]) -> set[int]:
+    keep: set[int] = set()
+    i = 0
+    for t in comparison.targets:
+        span = 1 if t == comparison.baseline else 2
+        if t in targets:
+            keep.update(range(i, i + span))
+        i += span
+    return keep
+
+
+def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> RenderableType:
+    """The header, the summary, one rich table per group (in blocks of targets where
+    they do not fit `width`), the warnings and the legend. Every name in it (study,
     targets, workloads, parameters, ops, warnings) comes from a results database, which
     may be someone else's: each is terminal-safe (`safe_text`), and rich reads no markup
     in it (`render_table`'s console has none, and the rest are `Text`)."""
-    parts: list[RenderableType] = [Text(safe_text(header(comparison)), style="bold")]
-    for i, group in enumerate(comparison.groups):
-        table = Table(
-            title=Text(safe_text(group_title(comparison, group))),
-            title_justify="left",
-            title_style="bold",
-            box=box.SIMPLE_HEAD,
-            pad_edge=False,
-        )
-        table.add_column("")
-        for name in table_columns(comparison):
-            table.add_column(Text(safe_text(name)), justify="right", no_wrap=True)
-        table.add_row("runs", *runs_cells(comparison, group), end_section=True)
-        ops = group.ops
-        for row in group.rows:
-            cells = {c.target: c for c in row.cells}
-            rendered: list[RenderableType] = [Text(safe_text(f"{row.op} {row.metric.label}"))]
-            for text, verdict, ok in row_cells(comparison, group, cells, row.metric):
-                word = mark(verdict)
-                if ok is not None:
-                    rendered.append(Text(text, style=_PASS_STYLES[ok]))
-                elif verdict and word:
-                    rendered.append(Text.assemble(text, " ", (word, _STYLES[verdict])))
-                else:
-                    rendered.append(Text(text))
-            last_of_op = row.metric.name == _last_metric(group, row.op).name
-            table.add_row(*rendered, end_section=last_of_op and row.op != ops[-1])
-        if i == 0:
-            parts.append(Text(""))  # tables end with a blank line of their own
-        parts.append(table)
-        warned = warning_lines(group)
-        if warned:
-            lines = "\n".join(f"  ! {safe_text(line)}" for line in warned)
-            parts.append(Text(lines + "\n", style="yellow"))
+    parts: list[RenderableType] = [Text(safe_text(header(comparison)), style="bold"), Text("")]
+    parts += summary_renderables(comparison)
+    for group in comparison.groups:
+        title = group_title(comparison, group)
+        blocks = _blocks(comparison, group, width)
+        for j, targets in enumerate(blocks):
+            more = f" ({j + 1}/{len(blocks)})" if len(blocks) > 1 else ""
+            parts.append(_table(comparison, group, targets, title + more))
+    warned = warning_summary(comparison)
+    if warned:
+        parts.append(Text("warnings (details: --format json, or the HTML report):", style="yellow"))
+        parts.append(Text("\n".join(f"  ! {safe_text(w)}" for w in warned), style="yellow"))
     hints = warning_hints(comparison)
     if hints:
         parts.append(Text("\n".join(f"hint: {safe_text(h)}" for h in hints), style="yellow"))
@@ -82,12 +190,10 @@ def _last_metric(group: CompareGroup, op: str) -> MetricSpec:
 
 
 def render_table(comparison: Comparison, *, width: int | None = None, color: bool = False) -> str:
-    """The terminal tables as text. `width` None sizes the text to the widest table (for a
-    pipe or a file: no wrapping); `color` adds ANSI styles."""
-    renderable = table_renderable(comparison)
-    if width is None:
-        probe = Console(width=100_000, color_system=None, file=io.StringIO())
-        width = max(80, probe.measure(renderable).maximum)
+    """The terminal text at `width` columns (`DEFAULT_WIDTH` when None); `color` adds ANSI
+    styles."""
+    width = width or DEFAULT_WIDTH
+    renderable = table_renderable(comparison, width)
     out = io.StringIO()
     console = Console(
         file=out,

@@ -10,7 +10,8 @@ from fslab.compare import Comparison
 from fslab.report.format import param_column
 
 FIXED = ("study", "workload", "kind", "target", "baseline", "op", "metric")
-VALUES = ("mean", "stdev", "ci_half", "n", "delta_pct", "p_value", "verdict")
+VALUES = ("mean", "stdev", "ci_half", "n", "ratio", "ratio_low", "ratio_high", "verdict",
+          "more_runs", "no_verdict")  # fmt: skip
 _RESERVED = frozenset(FIXED + VALUES)
 
 
@@ -23,7 +24,8 @@ def tidy_columns(comparison: Comparison) -> list[str]:
 
 def tidy_rows(comparison: Comparison) -> list[dict[str, Any]]:
     """One row per (group, target, op, metric) that has data. Values in stored units;
-    `verdict` is `baseline` on the baseline's rows; absent values are None."""
+    `verdict` is `baseline` on the baseline's rows, else the decision rule's; absent values
+    are None."""
     rows: list[dict[str, Any]] = []
     keys = comparison.param_keys
     for group in comparison.groups:
@@ -33,11 +35,11 @@ def tidy_rows(comparison: Comparison) -> list[dict[str, Any]]:
                 s = cell.summary
                 if s is None:
                     continue
-                d = cell.diff
+                vs = cell.vs
                 if cell.target == comparison.baseline:
                     verdict: str | None = "baseline"
                 else:
-                    verdict = d.verdict.value if d else None
+                    verdict = vs.decision.word if vs and vs.decision.value else None
                 out: dict[str, Any] = {
                     "study": comparison.study,
                     "workload": group.workload,
@@ -53,9 +55,12 @@ def tidy_rows(comparison: Comparison) -> list[dict[str, Any]]:
                     stdev=s.stdev,
                     ci_half=s.ci_half,
                     n=s.n,
-                    delta_pct=d.delta_pct if d else None,
-                    p_value=d.p_value if d else None,
+                    ratio=vs.ratio if vs else None,
+                    ratio_low=vs.low if vs else None,
+                    ratio_high=vs.high if vs else None,
                     verdict=verdict,
+                    more_runs=vs.more_runs if vs else None,
+                    no_verdict=vs.why.name.lower() if vs and vs.why else None,
                 )
                 rows.append(out)
     return rows
