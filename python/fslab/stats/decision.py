@@ -172,8 +172,15 @@ def decide(
     if suppressed is not None:
         none |= suppressed
     verdict = np.where(none, Decision.NONE, verdict).astype(np.int8)
-    more = _more_reps(d, big, var_log, base_var_log, n, base_n, alpha, margin)
-    more = np.where(verdict == Decision.INCONCLUSIVE, more, -1)
+    # Only where it is asked for: the estimate costs t quantiles per cell.
+    open_ = np.flatnonzero(verdict == Decision.INCONCLUSIVE)
+    more = np.full(d.shape, -1, dtype=np.int64)
+    if len(open_):
+        more[open_] = _more_reps(
+            d[open_], big[open_], np.broadcast_to(var_log, d.shape)[open_],
+            np.broadcast_to(base_var_log, d.shape)[open_], np.broadcast_to(n, d.shape)[open_],
+            np.broadcast_to(base_n, d.shape)[open_], alpha, margin,
+        )  # fmt: skip
     nan = ~two
     ratio = np.where(np.isfinite(d), ratio, np.nan)
     return ratio, np.where(nan, np.nan, low), np.where(nan, np.nan, high), verdict, more
