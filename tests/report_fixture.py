@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -181,21 +181,22 @@ class _Db:
         return run_id
 
 
-def make_fixture_db(path: Path) -> Path:
-    """Writes the fixture database at `path` and returns it."""
+def make_fixture_db(path: Path, depths: Sequence[int] = (1, 4, 16)) -> Path:
+    """Writes the fixture database at `path` and returns it; `depths` are the block
+    sweep's queue depths (many of them: a large study)."""
     db = _Db(path)
     try:
-        _block(db)
+        _block(db, depths)
         _files(db)
     finally:
         db.results.close()
     return path
 
 
-def _block(db: _Db) -> None:
+def _block(db: _Db, depths: Sequence[int]) -> None:
     for target in TARGETS:
         for rw in ("randread", "randwrite"):
-            for depth in (1, 4, 16):
+            for depth in depths:
                 params = {
                     "rw": rw, "bs": 8192, "threads": 1, "iodepth": depth,
                     "file_size": 256 << 20, "runtime": 10.0, "direct": True,

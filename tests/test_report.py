@@ -35,7 +35,15 @@ from report_fixture import (
 )
 
 from fslab.compare import build_comparison
-from fslab.report.charts import Chart, Section, build_charts, target_styles
+from fslab.report.charts import (
+    MAX_PANELS,
+    MAX_POINT_CHARTS,
+    Chart,
+    Section,
+    build_charts,
+    chart_notes,
+    target_styles,
+)
 from fslab.report.context import ReportData, load_report
 from fslab.report.export import (
     export_rows,
@@ -641,8 +649,8 @@ def test_html_report_of_app_models(app_data: ReportData, app_charts: tuple[Chart
     assert summary.count("(defaults)") == 2
     assert '<li class="verdict-line">' in summary
     # the comparison tables' verdict cells are styled too
-    assert re.search(r'<td class="value\s+fail"[^>]*>FAIL \(0/3\)</td>', text)
-    assert re.search(r'<td class="value\s+pass"[^>]*>PASS \(3/3\)</td>', text)
+    assert re.search(r'<td class="fail"[^>]*>FAIL \(0/3\)</td>', text)
+    assert re.search(r'<td class="pass"[^>]*>PASS \(3/3\)</td>', text)
 
 
 def test_app_report_in_headless_chromium(
@@ -798,3 +806,51 @@ def test_backticks_in_hints_become_code_and_the_rest_is_escaped() -> None:
         "use <code>direct = true</code> &amp; &lt;b&gt;"
     )
     assert str(code_spans("a `<script>` b")) == "a <code>&lt;script&gt;</code> b"
+
+
+# -- a large study -----------------------------------------------------------------------------
+
+
+def test_a_large_study_s_report_grows_with_its_workloads_not_its_points(
+    tmp_path_factory: pytest.TempPathFactory, data: ReportData, charts: tuple[Chart, ...]
+) -> None:
+    """120 block points (60 queue depths x 2): no per-point bars or amplification, the
+    device activity of the first 16 points only, every point in the overview, compact
+    tables; the charts no more than the small study's, the bytes per point bounded."""
+    depths = tuple(range(1, 61))
+    db = make_fixture_db(tmp_path_factory.mktemp("large") / "large.db", depths=depths)
+    large = load_report(db, generated_at=WHEN)
+    groups = [g for g in large.comparison.groups if g.workload == "sweep"]
+    assert len(groups) == 120 > MAX_POINT_CHARTS and len(large.comparison.groups) > 100
+    got = build_charts(large)
+    sweep = [c for c in got if c.id.startswith("sweep")]
+    assert not [c for c in sweep if c.section in (Section.BARS, Section.AMPLIFICATION)]
+    timelines = [c for c in sweep if c.section is Section.TIMELINE]
+    assert timelines and all(len(c.panels) <= MAX_PANELS for c in timelines)
+    assert len(got) <= len(charts)
+    assert chart_notes(large) == (
+        "`sweep` has 120 points: no per-point bars, and the device activity of its first 16 "
+        "only; the summary's overview shows every point's ratio, the tables every number, "
+        "and `fslab report --where KEY=VALUE` draws a part in full.",
+    )
+    html = render_html(large, got, plotly_js="")
+    # every point in the overview of its family, and a table each, without hover details
+    overview = html[html.index('<section id="summary">') : html.index("</section>")]
+    assert overview.count('<table class="overview">') == len(answers(large.comparison))
+    assert overview.count('<tr><td class="label"><a href=') == sum(
+        a.points for a in answers(large.comparison)
+    )
+    assert html.count('<table class="comparison">') == len(large.comparison.groups)
+    tables = html[html.index('<section id="tables">') :]
+    assert ' title="' not in tables.split("</section>")[0]
+    # Twenty more depths (40 more points): each adds its table (about 3 KB here: three
+    # targets, ten rows), its row in the overview and its x (with hover texts) in the
+    # sweeps (about 1.5 KB): no chart.
+    db = make_fixture_db(
+        tmp_path_factory.mktemp("larger") / "larger.db", depths=depths + tuple(range(61, 81))
+    )
+    larger = load_report(db, generated_at=WHEN)
+    more = build_charts(larger)
+    assert [c.id for c in more] == [c.id for c in got]
+    per_point = (len(render_html(larger, more, plotly_js="")) - len(html)) / 40
+    assert per_point < 6_000, per_point

@@ -37,7 +37,7 @@ from fslab.compare import (
 )
 from fslab.params import format_param
 from fslab.report.format import format_cell, format_ratio, format_stat, group_title, passed
-from fslab.stats.decision import Decision, NoVerdict, combine
+from fslab.stats.decision import Decision, Judgement, NoVerdict, combine
 from fslab.study.model import APP_KINDS
 
 HEADLINE_METRIC = "iops"
@@ -126,6 +126,9 @@ class Answer:
     runner_up: str | None
     margin: Gap | None
     """The best target's geometric mean over the runner-up's, over their common points."""
+    overview: tuple[tuple[Group, str, tuple[Judgement | None, ...]], ...] = ()
+    """Every point: its group, its name among the family's (`iodepth=16 bs=8KiB`) and each
+    target's judgement against the baseline (in `targets` order): the overview's rows."""
 
     @property
     def title(self) -> str:
@@ -323,8 +326,18 @@ def _answer(
     best = ranked[0]
     runner = ranked[1] if len(ranked) > 1 else None
     margin = _gap(rows, best, runner, c.alpha) if runner else None
+    keys = _axes([g for g, _ in members])
+    overview = tuple(
+        (g, _point_name(g, keys), tuple(r.cell(t.target).vs for t in targets)) for g, r in members
+    )
     return Answer(workload, family, op, metric, base, len(rows), tuple(targets), best,
-                  runner, margin)  # fmt: skip
+                  runner, margin, overview)  # fmt: skip
+
+
+def _point_name(group: Group, keys: Sequence[str]) -> str:
+    params = dict(group.params)
+    shown = [f"{k}={format_param(k, params[k])}" for k in keys if k in params]
+    return " ".join(shown) or "(one point)"
 
 
 def _axes(groups: Sequence[Group]) -> list[str]:

@@ -215,16 +215,23 @@ def group_title(comparison: Comparison, group: Group) -> str:
     return f"{group.workload}: " + " ".join(f"{k}={format_param(k, v)}" for k, v in varying)
 
 
-def short_title(comparison: Comparison, group: Group) -> str:
+def short_title(
+    comparison: Comparison,
+    group: Group,
+    varying_of: dict[str, tuple[str, ...]] | None = None,
+) -> str:
     """`rand4k rw=randread`: the workload and the parameters that vary among its own
     groups (a list of points names them so; `group_title` sets a group apart from every
-    other workload's)."""
-    varying = _varying_by_workload(comparison).get(group.workload, ())
+    other workload's). `varying_of`: `varying_by_workload(comparison)`, for many calls."""
+    if varying_of is None:
+        varying_of = varying_by_workload(comparison)
+    varying = varying_of.get(group.workload, ())
     shown = [f"{k}={format_param(k, v)}" for k, v in group.params if k in varying]
     return " ".join([group.workload, *shown])
 
 
-def _varying_by_workload(comparison: Comparison) -> dict[str, tuple[str, ...]]:
+def varying_by_workload(comparison: Comparison) -> dict[str, tuple[str, ...]]:
+    """Per workload, the parameters with more than one value among its groups."""
     values: dict[str, dict[str, set[str]]] = {}
     for g in comparison.groups:
         per = values.setdefault(g.workload, {})
@@ -269,6 +276,7 @@ def warning_summary(comparison: Comparison, *, points: int = 3) -> list[str]:
     the first `points` points: `cached: ext4 at 2 points, xfs at 2 (rw=read, rw=randread)`.
     The details of each are in `--format json` and the HTML report."""
     by_kind: dict[str, tuple[dict[str, int], dict[str, None], list[str]]] = {}
+    varying_of = varying_by_workload(comparison)
     for g in comparison.groups:
         seen: set[tuple[str, str]] = set()
         for w in g.all_warnings():
@@ -276,7 +284,7 @@ def warning_summary(comparison: Comparison, *, points: int = 3) -> list[str]:
             if (w.kind.value, w.target) not in seen:
                 seen.add((w.kind.value, w.target))
                 targets[w.target] = targets.get(w.target, 0) + 1
-            titles[short_title(comparison, g)] = None
+            titles[short_title(comparison, g, varying_of)] = None
             if not example:
                 example.append(w.message)
     out: list[str] = []

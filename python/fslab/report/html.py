@@ -31,14 +31,23 @@ from fslab.report.charts import (
     Section,
     TargetStyle,
     Trace,
+    chart_notes,
     dodge,
     target_styles,
 )
 from fslab.report.context import ReportData, methodology, target_facts
 from fslab.report.findings import Span, answers, verdict_headlines, verdicts
-from fslab.report.format import FLAGGED_MARK, legend, mark
-from fslab.report.tables import table_views
+from fslab.report.format import (
+    FLAGGED_MARK,
+    format_vs,
+    legend,
+    mark,
+    vs_title,
+    warning_summary,
+)
+from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.stats.decision import Decision, Judgement
+from fslab.stats.warnings import StatWarning
 from fslab.units import short_count
 
 _COLUMNS = 4
@@ -291,7 +300,16 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["param"] = lambda kv: f"{kv[0]}={format_param(kv[0], kv[1])}"
     env.filters["code"] = code_spans
+    env.filters["kinds_by_target"] = kinds_by_target
     return env
+
+
+def kinds_by_target(warnings: Sequence[StatWarning]) -> str:
+    """`ext4: noisy, outlier · xfs: contaminated`: a table's warnings in one line."""
+    by: dict[str, dict[str, None]] = {}
+    for w in warnings:
+        by.setdefault(w.target, {})[w.kind.value] = None
+    return " · ".join(f"{t}: {', '.join(kinds)}" for t, kinds in by.items())
 
 
 _TICKED = re.compile(r"`([^`]+)`")
@@ -335,11 +353,17 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         generated=data.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
         styles=styles,
         answers=answers(c),
+        chart_notes=chart_notes(data),
+        format_vs=format_vs,
+        cell_class=_cell_class,
+        vs_title=vs_title,
         verdicts=verdicts(c),
         verdict_lines=verdict_headlines(c),
         spans=_spans,
         sections=sections,
         tables=tables,
+        compact=len(tables) > COMPACT_TABLES,
+        warning_summary=warning_summary(c),
         anchor=lambda g: anchors[id(g)],
         warnings=warnings,
         warning_kinds=by_kind,
@@ -353,6 +377,16 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         common=[f"{k}={format_param(k, v)}" for k, v in c.common_params()],
         json_pretty=lambda v: json.dumps(v, indent=2, sort_keys=True, ensure_ascii=False),
     )
+
+
+def _cell_class(cell: TableCell) -> str:
+    """A comparison table cell's classes: its kind (a value cell needs none), its
+    verdict's, PASS/FAIL's; empty for a plain value (most cells of a large report)."""
+    parts = [cell.kind if cell.kind != "value" else "", _verdict_class(cell.verdict)]
+    parts.append(
+        {True: "pass", False: "fail"}.get(cell.passed, "") if cell.passed is not None else ""
+    )
+    return " ".join(p for p in parts if p)
 
 
 def _verdict_class(vs: Judgement | None) -> str:

@@ -23,9 +23,9 @@ from fslab.params import format_param
 from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
 from fslab.report.context import ReportData, methodology, target_facts
 from fslab.report.findings import Span, VerdictRow, answers, verdict_headlines, verdicts
-from fslab.report.format import code, legend, mark, md
+from fslab.report.format import code, legend, mark, md, warning_hints, warning_summary
 from fslab.report.output import staged_dir, write_text
-from fslab.report.tables import TableCell, table_views
+from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.stats.decision import Decision, Judgement
 from fslab.units import short_count
 
@@ -110,7 +110,14 @@ def render_markdown_report(
     lines += _summary(data)
     views = table_views(c)
     warned = [(v, w) for v in views for w in v.warnings]
-    if warned:
+    if warned and len(views) > COMPACT_TABLES:
+        # A large study: one line per kind (as `fslab compare`), not thousands.
+        lines += ["## Warnings", ""]
+        lines += [f"- {_inline_code(line)}" for line in warning_summary(c)]
+        lines += [f"- hint: {_inline_code(h)}" for h in warning_hints(c)]
+        lines += ["", f"_The {len(warned)} warnings point by point: `fslab compare "
+                  "--format json`._", ""]  # fmt: skip
+    elif warned:
         lines += ["## Warnings", ""]
         for v, w in warned:
             lines.append(

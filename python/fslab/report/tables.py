@@ -13,6 +13,11 @@ from fslab.report.format import format_cell, format_vs, group_title, passed, slu
 from fslab.stats.decision import Judgement
 from fslab.stats.warnings import StatWarning
 
+COMPACT_TABLES = 100
+"""More comparison tables than this make a report compact: no hover details in the HTML
+tables (half a table's bytes) and the warnings one line per kind, not point by point, so
+a 10,000-run study's report stays under 15 MB."""
+
 
 @dataclass(frozen=True)
 class TableCell:

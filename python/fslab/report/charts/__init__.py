@@ -25,7 +25,13 @@ from __future__ import annotations
 
 from fslab.report.charts.apps import APP_CHARTS, AppChart
 from fslab.report.charts.bars import _amplification, _bars
-from fslab.report.charts.layout import MAX_PANELS, _Ids
+from fslab.report.charts.layout import (
+    MAX_PANELS,
+    MAX_POINT_CHARTS,
+    _by_workload,
+    _Ids,
+    per_point_note,
+)
 from fslab.report.charts.model import (
     PALETTE,
     SYMBOLS,
@@ -44,6 +50,7 @@ from fslab.report.context import ReportData
 __all__ = [
     "APP_CHARTS",
     "MAX_PANELS",
+    "MAX_POINT_CHARTS",
     "PALETTE",
     "SYMBOLS",
     "AppChart",
@@ -53,6 +60,7 @@ __all__ = [
     "TargetStyle",
     "Trace",
     "build_charts",
+    "chart_notes",
     "dodge",
     "target_styles",
 ]
@@ -68,3 +76,9 @@ def build_charts(data: ReportData) -> tuple[Chart, ...]:
     charts += _timelines(data, ids)
     charts += _amplification(c, ids)
     return tuple(ch for ch in charts if ch.points())
+
+
+def chart_notes(data: ReportData) -> tuple[str, ...]:
+    """What the charts leave out, per workload too large for per-point charts."""
+    notes = (per_point_note(w, gs) for w, gs in _by_workload(data.comparison.groups).items())
+    return tuple(n for n in notes if n)

@@ -13,6 +13,7 @@ from functools import partial
 from fslab.compare import TELEMETRY_OP, Comparison, Group, MetricSpec, Row
 from fslab.report.charts.apps import APP_CHARTS, AppChart, _app_rows, _app_unit, _sentences
 from fslab.report.charts.layout import (
+    MAX_POINT_CHARTS,
     _by_workload,
     _common_label,
     _engine_rows,
@@ -37,6 +38,8 @@ _BAR_METRICS = {
 def _bars(c: Comparison, ids: _Ids) -> list[Chart]:
     charts: list[Chart] = []
     for workload, groups in _by_workload(c.groups).items():
+        if len(groups) > MAX_POINT_CHARTS:
+            continue
         if groups[0].kind in APP_KINDS:
             charts += _app_bars(c, ids, workload, groups)
             continue
@@ -58,6 +61,8 @@ def _device_rows(group: Group, metric: str) -> list[Row]:
 def _amplification(c: Comparison, ids: _Ids) -> list[Chart]:
     charts: list[Chart] = []
     for workload, groups in _by_workload(c.groups).items():
+        if len(groups) > MAX_POINT_CHARTS:
+            continue
         for name in ("write_amplification", "space_amplification"):
             metric = next((r.metric for g in groups for r in _device_rows(g, name)), None)
             if metric is None:

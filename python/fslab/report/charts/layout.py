@@ -16,6 +16,22 @@ from fslab.report.format import format_ratio, format_stat, slug
 
 MAX_PANELS = 16
 """More points than this in one chart are split by the first parameter that varies."""
+MAX_POINT_CHARTS = MAX_PANELS
+"""A workload of more points than this gets no per-point charts (bars, amplification) and
+the device activity of its first `MAX_PANELS` points only: the summary's overview shows
+every point's ratio, the sweeps its numbers on their axes, the tables everything. So a
+report's chart count grows with its workloads and metrics, never with its points."""
+
+
+def per_point_note(workload: str, groups: Sequence[Group]) -> str | None:
+    """What a report says about a workload too large for per-point charts; None if not."""
+    if len(groups) <= MAX_POINT_CHARTS:
+        return None
+    return (
+        f"`{workload}` has {len(groups)} points: no per-point bars, and the device activity "
+        f"of its first {MAX_PANELS} only; the summary's overview shows every point's ratio, "
+        f"the tables every number, and `fslab report --where KEY=VALUE` draws a part in full."
+    )
 
 
 # -- ids and labels --------------------------------------------------------------------------

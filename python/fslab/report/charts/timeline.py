@@ -12,6 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from fslab.report.charts.layout import (
+    MAX_PANELS,
+    MAX_POINT_CHARTS,
     _by_workload,
     _common_label,
     _Ids,
@@ -53,6 +55,8 @@ def _timelines(data: ReportData, ids: _Ids) -> list[Chart]:
         groups = [g for g in groups if data.telemetry.get(key_of(g))]
         if not groups:
             continue
+        # A large workload: its first points only (`per_point_note` says so).
+        groups = groups[:MAX_PANELS] if len(groups) > MAX_POINT_CHARTS else groups
         keys = _varying(groups)
         parts = _split(groups, len)
         for part in parts:
