@@ -15,7 +15,7 @@ from conftest import fslab
 from fslab.compare import build_comparison
 from fslab.engine import IntervalOp, SeriesPoint, run_job
 from fslab.kinds.app import app_metrics
-from fslab.report.job_summary import live_summary, progress_line
+from fslab.report.job_summary import live_summary, progress_line, stored_summary
 from fslab.study.load import StudyError, parse_study
 from fslab.study.plan import expand
 
@@ -249,4 +249,9 @@ def test_the_live_line_of_a_block_interval() -> None:
     )  # fmt: skip
     block = SeriesPoint(t_s=1.0, dur_s=1.0, ramp=False, read=read)
     assert live_summary(block) == "read 9,890 IOPS 309 MiB/s"
+    stored = [("txn", 9120.0, 0.0), ("data_read", 5000.0, 5000.0 * 32768)]
+    assert stored_summary("oltp", stored) == "txn 9,120/s  data_read 5,000 IOPS 156 MiB/s"
+    assert stored_summary("files", [("copy", 3100.0, 3100.0 * 65536)]) == (
+        "copy 3,100 files/s 194 MiB/s"
+    )
     assert progress_line(block) == "[    1.0s]  read 9,890 IOPS 309 MiB/s"

@@ -747,3 +747,18 @@ def test_the_decision_rule_over_all_cells_matches_it_cell_by_cell(tmp_path: Path
                 if vs.decision is not Decision.NONE:
                     assert (vs.more_runs or -1) == int(want[4][0])
     assert judged > 20
+
+
+def test_where_target_keeps_those_targets_and_picks_the_baseline_among_them(
+    results: Path,
+) -> None:
+    c = build_comparison(results, where=["target=xfs", "target=btrfs"])
+    assert (c.targets, c.baseline) == (("xfs", "btrfs"), "xfs")
+    assert c.groups[0].row("read", "iops").cell("btrfs").vs is not None
+    c = build_comparison(results, baseline="btrfs", where=["target=xfs", "target=btrfs"])
+    assert c.baseline == "btrfs"
+    with pytest.raises(CompareError) as e:
+        build_comparison(results, where=["target=xsf"])
+    assert e.value.hint is not None and "did you mean `xfs`?" in e.value.hint
+    with pytest.raises(CompareError):
+        build_comparison(results, baseline="ext4", where=["target=xfs"])

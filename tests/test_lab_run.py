@@ -101,6 +101,7 @@ def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
     con = sqlite3.connect(lab / "r.db")
     eff = json.loads(con.execute("SELECT effective FROM run LIMIT 1").fetchone()[0])
     n_metric = con.execute("SELECT count(*) FROM metric").fetchone()[0]
+    stored = con.execute("SELECT op, iops FROM metric ORDER BY run_id").fetchall()
     open_journal = con.execute("SELECT count(*) FROM journal WHERE state != 'undone'").fetchone()
     wamp = con.execute(
         "SELECT count(*), min(value) FROM run_metric WHERE name = 'written_bytes'"
@@ -109,6 +110,11 @@ def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
     # Telemetry ran beside every run: the writers wrote at least their test file.
     assert wamp[0] == 8 and wamp[1] >= 16 << 20, wamp
     assert n_metric == 8
+    # Without a terminal, one line per run saying what it stored (not its last interval).
+    logged = [line for line in done.stderr.splitlines() if line.startswith("[")]
+    assert len(logged) == 8, done.stderr
+    for line, (op, iops) in zip(logged, stored, strict=True):
+        assert f": ok  {op} {iops:,.0f} IOPS " in line and line.endswith(" MiB/s"), line
     assert "caches" in eff
     assert open_journal[0] == 0, "every side effect was undone"
     assert not _mounts_under(lab) and not _loops_under(lab)

@@ -658,6 +658,18 @@ def compare_results(
     if not points:
         raise ResultsError(f"study `{study}` has no points yet", hint=RUN_HINT)
     targets = tuple(dict.fromkeys(p.target for p in points))
+    # `target` is not a parameter: it picks the columns (the baseline among them).
+    wanted_targets = [v for k, v in filters if k == "target"]
+    if wanted_targets:
+        for name in wanted_targets:
+            if name not in targets:
+                raise CompareError(
+                    f"unknown --where target `{name}`: study `{study}` has no such target",
+                    hint=_suggest(name, targets, "targets"),
+                )
+        targets = tuple(t for t in targets if t in wanted_targets)
+        points = [p for p in points if p.target in targets]
+        filters = tuple((k, v) for k, v in filters if k != "target")
     base = _pick_baseline(targets, baseline, study)
     points = _filter_points(points, filters)
     kept = {p.id for p in points}

@@ -25,7 +25,7 @@ from fslab.cleanup import undo_open
 from fslab.engine import Report, SeriesPoint, find_engine
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
-from fslab.report.job_summary import live_summary
+from fslab.report.job_summary import live_summary, stored_summary
 from fslab.store.db import Results
 from fslab.study.plan import Plan, Point
 from fslab.targets.journal import JournalRef, make_dir, undo_refs
@@ -54,7 +54,9 @@ class Progress:
     start: Callable[[int, int], None] = lambda total, done: None
     point: Callable[[str], None] = lambda label: None
     live: Callable[[str], None] = lambda line: None
-    advance: Callable[[str], None] = lambda status: None
+    advance: Callable[[str, str], None] = lambda status, result: None
+    """A run ended: its status and what it stored (`read 52,000 IOPS 203 MiB/s`; empty
+    when it stored nothing)."""
 
 
 class _Signals:
@@ -184,8 +186,9 @@ class Runner:
                     if self.signals.received:
                         out.interrupted = True
                         break
-                    status = self._one(rep, point, out)
-                    self.progress.advance(status)
+                    status, run_id = self._one(rep, point, out)
+                    rates = self.db.run_rates(run_id) if run_id is not None else []
+                    self.progress.advance(status, stored_summary(point.kind, rates))
                     if status == "interrupted":
                         out.interrupted = True
                         break
@@ -257,7 +260,7 @@ class Runner:
                 if owned:
                     teardown(prov, self.db.journal(run_id))
 
-    def _one(self, rep: int, point: Point, out: Outcome) -> str:
+    def _one(self, rep: int, point: Point, out: Outcome) -> tuple[str, int | None]:
         label = f"{point.label()} #{rep + 1}"
         self.progress.point(label)
         run_id = self.db.start_run(point.id, rep, self.env_id)
@@ -272,7 +275,7 @@ class Runner:
                 out.failures.append(f"{label}: {err}")
             elif status == "ok":
                 out.ok += 1
-            return status
+            return status, run_id
         except KeyboardInterrupt:
             status = "interrupted"
             self.db.finish_run(run_id, status, error="interrupted before the engine reported")
@@ -287,7 +290,7 @@ class Runner:
             self.db.finish_run(run_id, "failed", error=msg)
             out.failed += 1
             out.failures.append(f"{label}: {msg}")
-            return "failed"
+            return "failed", run_id
         finally:
             with self.signals.held():
                 if prov is not None and owned:

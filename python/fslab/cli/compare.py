@@ -10,7 +10,6 @@ from pathlib import Path
 
 import click
 
-from fslab.cli.batch import paused_gc
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, keep_ops
 from fslab.report.render import render_csv, render_markdown, render_table
@@ -56,30 +55,27 @@ def compare(
     ratio to the baseline, judged by the decision rule (docs/statistics.md). Runs flagged
     as cached, contaminated or unsteady get no verdict.
     """
-    with paused_gc():
-        comparison = keep_ops(
-            build_comparison(results, study=study, baseline=baseline, where=where), ops
-        )
-        _notes(comparison, study_given=study is not None)
-        if fmt == "md":
-            text = render_markdown(comparison)
-        elif fmt == "csv":
-            text = render_csv(comparison)
-        elif fmt == "json":
-            # Streamed as bytes: hundreds of MB for a large study. Indented for people at a
-            # terminal, one line for programs (as `gh --json` does): half the bytes.
-            sys.stdout.flush()
-            write_json(comparison, sys.stdout.buffer, indent=sys.stdout.isatty())
-            sys.stdout.buffer.flush()
-            return
-        else:
-            tty = sys.stdout.isatty()
-            # A terminal's width; COLUMNS where set (for a pipe too), else 100 for a pipe.
-            width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-            text = render_table(
-                comparison, width=width, color=tty and not os.environ.get("NO_COLOR")
-            )
-        click.echo(text, nl=False)
+    comparison = keep_ops(
+        build_comparison(results, study=study, baseline=baseline, where=where), ops
+    )
+    _notes(comparison, study_given=study is not None)
+    if fmt == "md":
+        text = render_markdown(comparison)
+    elif fmt == "csv":
+        text = render_csv(comparison)
+    elif fmt == "json":
+        # Streamed as bytes: hundreds of MB for a large study. Indented for people at a
+        # terminal, one line for programs (as `gh --json` does): half the bytes.
+        sys.stdout.flush()
+        write_json(comparison, sys.stdout.buffer, indent=sys.stdout.isatty())
+        sys.stdout.buffer.flush()
+        return
+    else:
+        tty = sys.stdout.isatty()
+        # A terminal's width; COLUMNS where set (for a pipe too), else 100 for a pipe.
+        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+        text = render_table(comparison, width=width, color=tty and not os.environ.get("NO_COLOR"))
+    click.echo(text, nl=False)
 
 
 def _notes(c: Comparison, *, study_given: bool) -> None:

@@ -10,7 +10,6 @@ from typing import IO
 
 import click
 
-from fslab.cli.batch import paused_gc
 from fslab.cli.options import output_option, results_db_option, study_option, where_option
 from fslab.report.export import ExportPlan, plan_export, write_export_csv, write_export_json
 from fslab.report.output import check_output, on_stdout, staged
@@ -38,19 +37,18 @@ def export(
     if not on_stdout(output):
         check_output(output, f"runs.{fmt}")
     # Checked whole before a row is written; the rows are written as they are read.
-    with paused_gc():
-        plan = plan_export(results, study=study, where=where)
-        write: Callable[[ExportPlan, IO[bytes]], int] = (
-            write_export_json if fmt == "json" else write_export_csv
-        )
-        if on_stdout(output):
-            sys.stdout.flush()
-            write(plan, sys.stdout.buffer)
-            sys.stdout.buffer.flush()
-        else:
-            with staged(output) as part, part.open("wb") as f:
-                rows = write(plan, f)
-            click.echo(f"export: wrote {output} ({rows} rows)", err=True)
+    plan = plan_export(results, study=study, where=where)
+    write: Callable[[ExportPlan, IO[bytes]], int] = (
+        write_export_json if fmt == "json" else write_export_csv
+    )
+    if on_stdout(output):
+        sys.stdout.flush()
+        write(plan, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
+    else:
+        with staged(output) as part, part.open("wb") as f:
+            rows = write(plan, f)
+        click.echo(f"export: wrote {output} ({rows} rows)", err=True)
 
 
 command = export

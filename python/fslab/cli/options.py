@@ -35,8 +35,8 @@ where_option: Decorator = click.option(
     metavar="KEY=VALUE",
     multiple=True,
     help="Keep the points whose parameter KEY is VALUE (sizes compare in bytes: 8k = 8KiB; "
-    "`workload=NAME` keeps a workload); repeat for several keys (all must match) or values "
-    "(any may match).",
+    "`workload=NAME` keeps a workload, `target=NAME` a target: compare those alone); repeat "
+    "for several keys (all must match) or values (any may match).",
 )
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from fslab.cli.batch import paused_gc
 from fslab.cli.options import (
     baseline_option,
     output_option,
@@ -54,23 +53,22 @@ def report(
     if fmt is None:
         fmt = "md" if output is not None and output.suffix.lower() in _MD_SUFFIXES else "html"
     out = check_output(output or Path(f"fslab-report.{fmt}"), f"report.{fmt}")
-    with paused_gc():
-        data = load_report(results, study=study, baseline=baseline, where=where)
-        charts = build_charts(data)
-        if fmt == "md":
-            written = write_markdown_report(data, charts, out)
-            images = len(written) - 1
-            folder = out.parent / image_dir_name(out)
-            extra = f", {images} chart image{'s' if images != 1 else ''} in {folder}/"
-            click.echo(f"report: wrote {out}{extra if images else ''}", err=True)
-        else:
-            write_text(out, render_html(data, charts))
-            n_charts, n_tables = len(charts), len(data.comparison.groups)
-            click.echo(
-                f"report: wrote {out} ({n_charts} chart{'s' if n_charts != 1 else ''}, "
-                f"{n_tables} table{'s' if n_tables != 1 else ''}); open it in a browser",
-                err=True,
-            )
+    data = load_report(results, study=study, baseline=baseline, where=where)
+    charts = build_charts(data)
+    if fmt == "md":
+        written = write_markdown_report(data, charts, out)
+        images = len(written) - 1
+        folder = out.parent / image_dir_name(out)
+        extra = f", {images} chart image{'s' if images != 1 else ''} in {folder}/"
+        click.echo(f"report: wrote {out}{extra if images else ''}", err=True)
+    else:
+        write_text(out, render_html(data, charts))
+        n_charts, n_tables = len(charts), len(data.comparison.groups)
+        click.echo(
+            f"report: wrote {out} ({n_charts} chart{'s' if n_charts != 1 else ''}, "
+            f"{n_tables} table{'s' if n_tables != 1 else ''}); open it in a browser",
+            err=True,
+        )
 
 
 command = report

@@ -33,21 +33,23 @@ from fslab.study.preflight import Checked, checked_plan
 
 def _log_lines(err: Console) -> RunProgress:
     counts = {"done": 0, "total": 0}
-    text = {"label": "", "live": ""}
+    text = {"label": ""}
 
     def start(total: int, done: int) -> None:
         counts.update(total=total, done=done)
 
     def point(label: str) -> None:
-        text.update(label=safe_markup(label), live="")
+        text.update(label=safe_markup(label))
 
     def live(line: str) -> None:
-        text["live"] = safe_markup(line)
+        pass  # a log line per run, not per interval: see `advance`
 
-    def advance(status: str) -> None:
+    def advance(status: str, result: str) -> None:
+        # What the run stored, never the last interval the engine reported while running.
         counts["done"] += 1
         err.print(
-            f"[{counts['done']}/{counts['total']}] {text['label']}: {status}  {text['live']}",
+            f"[{counts['done']}/{counts['total']}] {text['label']}: {status}  "
+            f"{safe_markup(result)}",
             soft_wrap=True,
         )
 
@@ -121,7 +123,7 @@ def _run(
                 start=lambda total, done: bar.update(task, total=total, completed=done),
                 point=lambda label: bar.update(task, description=safe_markup(label), live=""),
                 live=lambda line: bar.update(task, live=safe_markup(line)),
-                advance=lambda status: bar.advance(task),
+                advance=lambda status, result: bar.advance(task),
             )
         else:
             # A log (CI, a pipe): one line per run instead of a redrawn bar.

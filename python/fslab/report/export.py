@@ -152,7 +152,7 @@ def _compared_points(
         return None
     if not filters:
         return pts
-    keys = {"workload", *(k for p in pts for k in p.params)}
+    keys = {"workload", "target", *(k for p in pts for k in p.params)}
     wanted = _grouped(filters)
     if not wanted.keys() <= keys:
         return None
@@ -162,9 +162,12 @@ def _compared_points(
 
 
 def _matches(p: PointRow, k: str, values: list[str]) -> bool:
-    """Whether point `p` matches any of a `--where` key's values (`workload` included)."""
+    """Whether point `p` matches any of a `--where` key's values (`workload` and `target`
+    included)."""
     if k == "workload":
         return any(param_matches(k, p.workload, v) for v in values)
+    if k == "target":
+        return p.target in values
     return k in p.params and any(param_matches(k, p.params[k], v) for v in values)
 
 

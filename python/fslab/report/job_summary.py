@@ -8,6 +8,8 @@ and (mailstore) verdict. The engine's own JSON is `fslab job --json`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fslab.engine import App, Check, Job, LatNs, Report, SeriesPoint, Verdict
 from fslab.units import format_bytes, format_count, format_ns, format_rate, format_s
 
@@ -175,6 +177,20 @@ def live_summary(point: SeriesPoint) -> str:
         for name, op in (("read", point.read), ("write", point.write), ("log", point.log))
         if op
     ]
+    return "  ".join(parts)
+
+
+def stored_summary(kind: str, rates: Sequence[tuple[str, float, float]]) -> str:
+    """`read 52,000 IOPS 203 MiB/s`, `txn 9,120/s`, `copy 3,100 files/s`: what one run
+    stored (its ops' rates over the whole measured time), for the run's log line."""
+    parts: list[str] = []
+    for op, iops, bw in rates:
+        if op == "txn":
+            parts.append(f"txn {iops:,.0f}/s")
+        elif kind == "files":
+            parts.append(f"{op} {iops:,.0f} files/s {bw / (1 << 20):.0f} MiB/s")
+        else:
+            parts.append(f"{op} {iops:,.0f} IOPS {bw / (1 << 20):.0f} MiB/s")
     return "  ".join(parts)
 
 

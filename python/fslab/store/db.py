@@ -236,6 +236,14 @@ class Results:
             )
             return int(cur.lastrowid or 0)
 
+    def run_rates(self, run_id: int) -> list[tuple[str, float, float]]:
+        """(op, iops, bw_bytes) of each operation a run stored, in the order stored: what
+        the run's log line says it measured."""
+        rows = self.con.execute(
+            "SELECT op, iops, bw_bytes FROM metric WHERE run_id = ? ORDER BY rowid", (run_id,)
+        )
+        return [(str(op), float(iops), float(bw)) for op, iops, bw in rows]
+
     def set_effective(self, run_id: int, effective: Mapping[str, Any]) -> None:
         with self.tx() as c:
             c.execute(

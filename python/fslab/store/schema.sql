@@ -1,4 +1,5 @@
--- fslab results database, schema version 3 (PRAGMA user_version).
+-- fslab results database, schema version 4 (PRAGMA user_version; version 4 changed no
+-- table: it re-derives run_value for a metric the catalog gained).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
