@@ -57,6 +57,7 @@ from fslab.report.findings import answers, verdict_headlines, verdicts
 from fslab.report.format import code, md
 from fslab.report.html import code_spans, figure, render_html
 from fslab.report.markdown import render_markdown_report, render_svg
+from fslab.report.render import render_table
 from fslab.stats.decision import Decision
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -854,3 +855,11 @@ def test_a_large_study_s_report_grows_with_its_workloads_not_its_points(
     assert [c.id for c in more] == [c.id for c in got]
     per_point = (len(render_html(larger, more, plotly_js="")) - len(html)) / 40
     assert per_point < 6_000, per_point
+
+
+def test_the_terminal_summary_names_who_failed_which_limit(app_data: ReportData) -> None:
+    text = render_table(app_data.comparison, width=100)
+    summary = text[: text.index("\n\n", text.index("Summary:"))]
+    assert "verdict · budget: " in summary and "xfs and btrfs FAIL" in summary
+    assert "verdicts: every run of every target passed at the other" in summary
+    assert "mail · transactions (2 points): " in summary

@@ -139,6 +139,12 @@ class Answer:
         m = self.metric
         label = m.label
         if self.runner_up is None or self.margin is None:
+            flagged = [t for t in self.targets if t.gap is None and t.measured is not None]
+            if flagged:
+                kinds = ", ".join(dict.fromkeys(k for t in flagged for k in t.flagged))
+                return (Span("no best named: ", "strong"),
+                        Span(f"{len(flagged)} of the {len(self.targets)} other targets' runs "
+                             f"are flagged ({kinds}) and get no verdict"),)  # fmt: skip
             return (Span("only "), Span(self.best, "target"), Span(f" has {label} here."))
         lead = _lead(self.margin, m)
         if self.margin.decided:

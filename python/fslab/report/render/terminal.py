@@ -15,7 +15,7 @@ from rich.text import Text
 
 from fslab.compare import Comparison, MetricSpec
 from fslab.compare import Group as CompareGroup
-from fslab.report.findings import Sentence, answers
+from fslab.report.findings import Sentence, answers, verdict_headlines, verdicts
 from fslab.report.format import (
     group_title,
     header,
@@ -50,7 +50,7 @@ def _sentence(spans: Sentence, indent: str = "") -> Text:
 def summary_renderables(comparison: Comparison) -> list[RenderableType]:
     """The summary: per family, its headline and one line per target."""
     found = answers(comparison)
-    if not found:
+    if not found and not verdicts(comparison):
         return []
     parts: list[RenderableType] = [
         Text(
@@ -59,9 +59,23 @@ def summary_renderables(comparison: Comparison) -> list[RenderableType]:
             style="bold",
         )
     ]
+    rows = verdicts(comparison)
+    failed = list(verdict_headlines(comparison))
+    if rows and not failed:
+        n = len(rows)
+        parts.append(Text(f"verdicts: every run of every target passed ({n} point"
+                          f"{'s' if n != 1 else ''} with limits)"))  # fmt: skip
+    for v in failed:
+        line = Text(safe_text(f"verdict · {v.row.title}: "), style="bold")
+        line.append_text(_sentence(v.sentence()))
+        parts.append(line)
+    if failed and len(rows) > len(failed):
+        n = len(rows) - len(failed)
+        parts.append(Text(f"verdicts: every run of every target passed at the other {n} "
+                          f"point{'s' if n != 1 else ''} with limits"))  # fmt: skip
     for a in found:
-        n = f"{a.points} point{'s' if a.points != 1 else ''}"
-        head = Text(safe_text(f"{a.title} ({n}): "), style="bold")
+        points = f"{a.points} point{'s' if a.points != 1 else ''}"
+        head = Text(safe_text(f"{a.title} ({points}): "), style="bold")
         head.append_text(_sentence(a.headline()))
         parts.append(head)
         parts += [_sentence(line, "  ") for line in a.lines()]
