@@ -34,7 +34,7 @@ from fslab.compare import (
 )
 from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import Direction, MetricKind, MetricSpec
-from fslab.params import param_matches
+from fslab.params import param_matches, varying_keys
 from fslab.report.format import format_stat
 from fslab.report.render import render_csv, render_json, render_markdown, render_table
 from fslab.stats.decision import Decision, NoVerdict, decide, log_stats
@@ -762,3 +762,13 @@ def test_where_target_keeps_those_targets_and_picks_the_baseline_among_them(
     assert e.value.hint is not None and "did you mean `xfs`?" in e.value.hint
     with pytest.raises(CompareError):
         build_comparison(results, baseline="ext4", where=["target=xfs"])
+
+
+def test_varying_keys_are_the_parameters_that_tell_points_apart() -> None:
+    points = [
+        (("rw", "read"), ("bs", 8192), ("iodepth", 1)),
+        (("rw", "read"), ("bs", 65536), ("iodepth", 1)),
+        (("rw", "read"), ("bs", 8192)),
+    ]
+    assert varying_keys(points) == ["bs", "iodepth"]
+    assert varying_keys(points[:1]) == [] and varying_keys([]) == []

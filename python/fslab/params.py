@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fslab.units import format_bytes, parse_duration, parse_size
@@ -88,3 +89,15 @@ def _as_size(value: Any) -> int | None:
         return parse_size(value)
     except ValueError:
         return None
+
+
+def varying_keys(param_sets: Iterable[Sequence[tuple[str, Any]]]) -> list[str]:
+    """The parameters that tell these points apart, in order of appearance: those with
+    more than one value among them, and those some of them lack (the swept axes of a
+    workload, the words of a point's title)."""
+    sets = [dict(p) for p in param_sets]
+    values: dict[str, set[str]] = {}
+    for params in sets:
+        for k, v in params.items():
+            values.setdefault(k, set()).add(repr(v))
+    return [k for k, vs in values.items() if len(vs) > 1 or any(k not in p for p in sets)]

@@ -35,7 +35,7 @@ from fslab.compare import (
     Row,
     log_ratios,
 )
-from fslab.params import format_param
+from fslab.params import format_param, varying_keys
 from fslab.report.format import format_cell, format_ratio, format_stat, group_title, passed
 from fslab.stats.decision import Decision, Judgement, NoVerdict, combine
 from fslab.study.model import APP_KINDS
@@ -332,9 +332,8 @@ def _answer(
     best = ranked[0]
     runner = ranked[1] if len(ranked) > 1 else None
     margin = _gap(rows, best, runner, c.alpha) if runner else None
-    keys = _axes([g for g, _ in members])
     overview = tuple(
-        (g, _point_name(g, keys), tuple(r.cell(t.target).vs for t in targets)) for g, r in members
+        (g, _point_name(g, axes), tuple(r.cell(t.target).vs for t in targets)) for g, r in members
     )
     return Answer(workload, family, op, metric, base, len(rows), tuple(targets), best,
                   runner, margin, overview)  # fmt: skip
@@ -347,12 +346,8 @@ def _point_name(group: Group, keys: Sequence[str]) -> str:
 
 
 def _axes(groups: Sequence[Group]) -> list[str]:
-    """The parameters with more than one value among these groups (the swept axes)."""
-    values: dict[str, set[str]] = {}
-    for g in groups:
-        for k, v in g.params:
-            values.setdefault(k, set()).add(format_param(k, v))
-    return [k for k, vs in values.items() if len(vs) > 1 and k != "rw"]
+    """The swept axes of a family (`rw` is what sets families apart)."""
+    return [k for k in varying_keys(g.params for g in groups) if k != "rw"]
 
 
 def _split(

@@ -15,7 +15,7 @@ import re
 from collections.abc import Collection, Iterable
 
 from fslab.compare import VERDICT_UNIT, Cell, Comparison, Group, MetricSpec
-from fslab.params import format_param
+from fslab.params import format_param, varying_keys
 from fslab.safe_text import safe_text
 from fslab.stats.decision import EQUIVALENCE_MARGIN, Decision, Judgement, NoVerdict
 from fslab.stats.summary import MIN_EFFECT_PCT
@@ -231,13 +231,11 @@ def short_title(
 
 
 def varying_by_workload(comparison: Comparison) -> dict[str, tuple[str, ...]]:
-    """Per workload, the parameters with more than one value among its groups."""
-    values: dict[str, dict[str, set[str]]] = {}
+    """Per workload, the parameters that tell its groups apart."""
+    by: dict[str, list[Group]] = {}
     for g in comparison.groups:
-        per = values.setdefault(g.workload, {})
-        for k, v in g.params:
-            per.setdefault(k, set()).add(format_param(k, v))
-    return {w: tuple(k for k, vs in per.items() if len(vs) > 1) for w, per in values.items()}
+        by.setdefault(g.workload, []).append(g)
+    return {w: tuple(varying_keys(g.params for g in gs)) for w, gs in by.items()}
 
 
 def header(comparison: Comparison) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from fslab.compare import TELEMETRY_OP, Group, MetricSpec, Row
-from fslab.params import format_param
+from fslab.params import format_param, varying_keys
 from fslab.report.format import format_ratio, format_stat, slug
 
 MAX_PANELS = 16
@@ -59,12 +59,7 @@ def _by_workload(groups: Iterable[Group]) -> dict[str, list[Group]]:
 
 def _varying(groups: Sequence[Group]) -> list[str]:
     """The parameters with more than one value among `groups`, in order of appearance."""
-    values: dict[str, set[str]] = {}
-    for g in groups:
-        for k, v in g.params:
-            values.setdefault(k, set()).add(repr(v))
-    keys = list(dict.fromkeys(k for g in groups for k, _ in g.params))
-    return [k for k in keys if len(values[k]) > 1 or any(k not in dict(g.params) for g in groups)]
+    return varying_keys(g.params for g in groups)
 
 
 def _label(group: Group, keys: Sequence[str]) -> str:
