@@ -154,10 +154,10 @@ class _Stats:
         self.min_abs_of = np.zeros(shape[0])
         self.why_of = np.zeros(shape[0], dtype=np.int8)
         self.described = np.zeros(shape[0], dtype=bool)
-        # Per cell: a `_WHY` code where validity warnings suppress its verdict; per
-        # flagged (row, target), the warnings' kinds.
-        self.suppress = np.zeros(shape, dtype=np.int8)
-        self.flags: dict[tuple[int, int], str] = {}
+        # Per cell: 0, or the index in `flag_kinds` of the validity warnings that take its
+        # verdict away (`cached`, `contaminated, unsteady`).
+        self.flagged = np.zeros(shape, dtype=np.int16)
+        self.flag_kinds: list[str] = [""]
 
     def describe(
         self,
@@ -174,14 +174,12 @@ class _Stats:
         self.described[rows] = True
 
     def flag(self, rows: npt.NDArray[np.int64], target: int, flags: str) -> None:
-        """Suppresses the verdicts of a target's cells in these rows (one group's):
-        `flags` names the validity warnings of its runs (`cached`, ...). Flagging the
-        baseline suppresses every target's."""
-        code = _WHY[NoVerdict.BASELINE_FLAGGED if target == self.baseline else NoVerdict.FLAGGED]
-        cols = slice(None) if target == self.baseline else target
-        for r in rows.tolist():
-            self.flags[(r, target)] = flags
-        self.suppress[rows, cols] = np.maximum(self.suppress[rows, cols], code)
+        """Takes the verdicts of a target's cells in these rows (one group's) away: `flags`
+        names the validity warnings of its runs (`cached`, ...). A flagged baseline takes
+        every target's away (`decisions`)."""
+        if flags not in self.flag_kinds:
+            self.flag_kinds.append(flags)
+        self.flagged[rows, target] = self.flag_kinds.index(flags)
 
     @cached_property
     def log_stats(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
@@ -228,7 +226,12 @@ class _Stats:
         single = (self.count < 2) | (per_cell(self.count[:, b]) < 2)
         why = np.where(present & (why == 0) & single, _WHY[NoVerdict.SINGLE_RUN], why)
         why = np.where(present & (why == 0), per_cell(self.why_of), why)
-        why = np.where(present & (why == 0), self.suppress, why).astype(np.int8)
+        suppress = np.where(
+            per_cell(self.flagged[:, b] > 0),
+            _WHY[NoVerdict.BASELINE_FLAGGED],
+            np.where(self.flagged > 0, _WHY[NoVerdict.FLAGGED], 0),
+        )
+        why = np.where(present & (why == 0), suppress, why).astype(np.int8)
         low, high = np.full(shape, np.nan), np.full(shape, np.nan)
         verdict = np.full(shape, int(Decision.NONE), dtype=np.int8)
         more = np.full(shape, -1, dtype=np.int64)
@@ -260,9 +263,9 @@ class _Stats:
         reason = _WHY_OF[code]
         flags = ""
         if reason is NoVerdict.FLAGGED:
-            flags = self.flags.get((r, t), "")
+            flags = self.flag_kinds[int(self.flagged[r, t])]
         elif reason is NoVerdict.BASELINE_FLAGGED:
-            flags = self.flags.get((r, self.baseline), "")
+            flags = self.flag_kinds[int(self.flagged[r, self.baseline])]
         return Judgement(
             ratio=None if math.isnan(x) else x,
             low=None if math.isnan(lo) else lo,
