@@ -150,10 +150,7 @@ def decide(
     base_n, n = np.asarray(base_n), np.asarray(n)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         d = mean_log - base_mean_log
-        a, b = var_log / n, base_var_log / base_n
-        se = np.sqrt(a + b)
-        # Welch-Satterthwaite; both spreads zero: any df, the interval is the point.
-        df = np.where(se > 0, (a + b) ** 2 / (a**2 / (n - 1) + b**2 / (base_n - 1)), 1e9)
+        se, df = log_error(base_n, base_var_log, n, var_log)
         two = (n >= 2) & (base_n >= 2) & np.isfinite(d)
         t = np.where(two, _special.stdtrit(np.where(two, df, 1.0), 1 - alpha / 2), np.nan)
         half = t * se
@@ -256,7 +253,8 @@ def log_error(
     base_n: Ints, base_var_log: Floats, n: Ints, var_log: Floats
 ) -> tuple[Floats, Floats]:
     """(standard error, Welch-Satterthwaite df) of the difference of two mean logs; NaN
-    where a side has n < 2; df infinite where both spreads are zero."""
+    where a side has n < 2; df infinite where both spreads are zero (any df will do: the
+    interval is the point). `decide` and `combine`'s callers share it."""
     with np.errstate(divide="ignore", invalid="ignore"):
         a, b = var_log / n, base_var_log / base_n
         se = np.sqrt(a + b)
