@@ -863,3 +863,12 @@ def test_the_terminal_summary_names_who_failed_which_limit(app_data: ReportData)
     assert "verdict · budget: " in summary and "xfs and btrfs FAIL" in summary
     assert "verdicts: every run of every target passed at the other" in summary
     assert "mail · transactions (2 points): " in summary
+
+
+@pytest.mark.parametrize("width", [80, 100])
+def test_the_terminal_never_cuts_a_number(app_data: ReportData, width: int) -> None:
+    """Long labels (`device page cache growth MiB`) and five targets: blocks of targets,
+    labels wrapped where even one target does not fit beside them, numbers whole."""
+    text = render_table(app_data.comparison, width=width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    assert "…" not in text

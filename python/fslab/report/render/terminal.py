@@ -83,39 +83,45 @@ def summary_renderables(comparison: Comparison) -> list[RenderableType]:
     return parts
 
 
-def _blocks(comparison: Comparison, group: CompareGroup, width: int) -> list[list[str]]:
-    """The group's targets in blocks whose tables fit `width`, the baseline in each."""
-    base = comparison.baseline
-    others = [t for t in comparison.targets if t != base]
-    label = max([4, *(len(f"{r.op} {r.metric.label}") for r in group.rows)])
-    need: dict[str, int] = {}
-    texts = [row_cells(comparison, group, {c.target: c for c in r.cells}, r.metric)
-             for r in group.rows]  # fmt: skip
-    cols = table_columns(comparison)
-    for i, name in enumerate(cols):
-        cell_w = max([0, *(len(_cell_text(row[i][0], row[i][1])) for row in texts)])
-        need[name + f"#{i}"] = max(len(name), cell_w)
-    widths = list(need.values())
-    # Column i of `cols`: the baseline's, then per other target its value and its ratio.
-    per_target: dict[str, int] = {}
+_Cells = list[list[tuple[str, Judgement | None, bool | None]]]
+"""A group's cells, a row per metric, a column per `table_columns` (`row_cells`)."""
+
+
+def _spans(comparison: Comparison) -> dict[str, range]:
+    """Each target's columns among `table_columns`: its value, and its ratio but the
+    baseline's."""
+    out: dict[str, range] = {}
     i = 0
     for t in comparison.targets:
-        if t == base:
-            per_target[t] = widths[i] + _GAP
-            i += 1
-        else:
-            per_target[t] = widths[i] + widths[i + 1] + 2 * _GAP
-            i += 2
-    room = width - label - 1 - per_target[base]
+        span = 1 if t == comparison.baseline else 2
+        out[t] = range(i, i + span)
+        i += span
+    return out
+
+
+def _blocks(
+    comparison: Comparison, group: CompareGroup, cells: _Cells, width: int
+) -> list[list[str]]:
+    """The group's targets in blocks whose tables fit `width`, the baseline in each."""
+    base = comparison.baseline
+    label = max([4, *(len(f"{r.op} {r.metric.label}") for r in group.rows)])
+    widths = [
+        max([len(name), *(len(_cell_text(row[i][0], row[i][1])) for row in cells)])
+        for i, name in enumerate(table_columns(comparison))
+    ]
+    need = {t: sum(widths[i] + _GAP for i in cols) for t, cols in _spans(comparison).items()}
+    room = width - label - 2 - need[base]  # the box's blank edges, left and right
     blocks: list[list[str]] = []
     current: list[str] = []
     used = 0
-    for t in others:
-        if current and used + per_target[t] > room:
+    for t in comparison.targets:
+        if t == base:
+            continue
+        if current and used + need[t] > room:
             blocks.append(current)
             current, used = [], 0
         current.append(t)
-        used += per_target[t]
+        used += need[t]
     blocks.append(current)
     return [[base, *b] for b in blocks]
 
@@ -126,7 +132,11 @@ def _cell_text(text: str, vs: Judgement | None) -> str:
 
 
 def _table(
-    comparison: Comparison, group: CompareGroup, targets: Sequence[str], title: str
+    comparison: Comparison,
+    group: CompareGroup,
+    cells: _Cells,
+    targets: Sequence[str],
+    title: str,
 ) -> Table:
     table = Table(
         title=Text(safe_text(title)),
@@ -135,21 +145,21 @@ def _table(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
+    spans = _spans(comparison)
+    keep = sorted(i for t in targets for i in spans[t])
     cols = table_columns(comparison)
-    keep = _kept_columns(comparison, targets)
-    table.add_column("", no_wrap=True)
-    for i, name in enumerate(cols):
-        if i in keep:
-            table.add_column(Text(safe_text(name)), justify="right", no_wrap=True)
+    # Labels wrap (a word per line if need be) when even one target beside the baseline
+    # does not fit: numbers never do.
+    table.add_column("")
+    for i in keep:
+        table.add_column(Text(safe_text(cols[i])), justify="right", no_wrap=True)
     runs = runs_cells(comparison, group)
     table.add_row("runs", *(runs[i] for i in keep), end_section=True)
     ops = group.ops
-    for row in group.rows:
-        cells = {c.target: c for c in row.cells}
+    for row, texts in zip(group.rows, cells, strict=True):
         rendered: list[RenderableType] = [Text(safe_text(f"{row.op} {row.metric.label}"))]
-        for i, (text, vs, ok) in enumerate(row_cells(comparison, group, cells, row.metric)):
-            if i not in keep:
-                continue
+        for i in keep:
+            text, vs, ok = texts[i]
             word = mark(vs)
             if ok is not None:
                 rendered.append(Text(text, style=_PASS_STYLES[ok]))
@@ -163,17 +173,6 @@ def _table(
     return table
 
 
-def _kept_columns(comparison: Comparison, targets: Sequence[str]) -> set[int]:
-    keep: set[int] = set()
-    i = 0
-    for t in comparison.targets:
-        span = 1 if t == comparison.baseline else 2
-        if t in targets:
-            keep.update(range(i, i + span))
-        i += span
-    return keep
-
-
 def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> RenderableType:
     """The header, the summary, one rich table per group (in blocks of targets where
     they do not fit `width`), the warnings and the legend. Every name in it (study,
@@ -184,10 +183,12 @@ def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> Rend
     parts += summary_renderables(comparison)
     for group in comparison.groups:
         title = group_title(comparison, group)
-        blocks = _blocks(comparison, group, width)
+        cells = [row_cells(comparison, group, {c.target: c for c in r.cells}, r.metric)
+                 for r in group.rows]  # fmt: skip
+        blocks = _blocks(comparison, group, cells, width)
         for j, targets in enumerate(blocks):
             more = f" ({j + 1}/{len(blocks)})" if len(blocks) > 1 else ""
-            parts.append(_table(comparison, group, targets, title + more))
+            parts.append(_table(comparison, group, cells, targets, title + more))
     warned = warning_summary(comparison)
     if warned:
         parts.append(Text("warnings (details: --format json, or the HTML report):", style="yellow"))
