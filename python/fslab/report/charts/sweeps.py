@@ -114,19 +114,13 @@ def _sweep_charts(
             if traces:
                 panels.append(Panel(_join(label, op), tuple(traces)))
         charts.append(
-            Chart(
-                id=ids(workload, name, "vs", axis, sub),
-                section=Section.SWEEP,
-                kind="lines",
-                title=_join(f"{workload}: {_words(metric)} vs {axis}", sub),
-                x_label=axis,
-                y_label=unit.axis,
-                panels=tuple(panels),
-                x_log=log,
-                caption=f"Mean ± 95% CI of the completed runs; one panel per "
-                f"{'operation and ' if with_op else ''}combination of the other parameters.",
+            _sweep_chart(
+                ids(workload, name, "vs", axis, sub),
+                _join(f"{workload}: {_words(metric)} vs {axis}", sub),
+                axis, unit, panels, log,
+                f"{_CAPTION}{'operation and ' if with_op else ''}{_CAPTION_END}",
             )
-        )
+        )  # fmt: skip
     return charts
 
 
@@ -197,20 +191,26 @@ def _app_sweeps(
                 if traces:
                     panels.append(Panel(label, tuple(traces)))
             charts.append(
-                Chart(
-                    id=ids(workload, app.op, app.metric, "vs", axis, sub),
-                    section=Section.SWEEP,
-                    kind="lines",
-                    title=_join(f"{workload}: {app.title} vs {axis}", sub),
-                    x_label=axis,
-                    y_label=unit.axis,
-                    panels=tuple(panels),
-                    x_log=log,
-                    caption=_sentences(
-                        "Mean ± 95% CI of the completed runs; one panel per combination of "
-                        "the other parameters.",
-                        app.caption(part),
-                    ),
+                _sweep_chart(
+                    ids(workload, app.op, app.metric, "vs", axis, sub),
+                    _join(f"{workload}: {app.title} vs {axis}", sub),
+                    axis, unit, panels, log,
+                    _sentences(f"{_CAPTION}{_CAPTION_END}", app.caption(part)),
                 )
-            )
+            )  # fmt: skip
     return charts
+
+
+_CAPTION = "Mean ± 95% CI of the completed runs; one panel per "
+_CAPTION_END = "combination of the other parameters."
+
+
+def _sweep_chart(
+    chart_id: str, title: str, axis: str, unit: _Unit, panels: Sequence[Panel], log: bool,
+    caption: str,
+) -> Chart:  # fmt: skip
+    """A sweep: lines against the swept `axis`, one panel per other combination."""
+    return Chart(
+        id=chart_id, section=Section.SWEEP, kind="lines", title=title, x_label=axis,
+        y_label=unit.axis, panels=tuple(panels), x_log=log, caption=caption,
+    )  # fmt: skip
