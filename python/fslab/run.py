@@ -187,7 +187,7 @@ class Runner:
                         out.interrupted = True
                         break
                     status, run_id = self._one(rep, point, out)
-                    rates = self.db.run_rates(run_id) if run_id is not None else []
+                    rates = self.db.run_rates(run_id)
                     self.progress.advance(status, stored_summary(point.kind, rates))
                     if status == "interrupted":
                         out.interrupted = True
@@ -260,7 +260,7 @@ class Runner:
                 if owned:
                     teardown(prov, self.db.journal(run_id))
 
-    def _one(self, rep: int, point: Point, out: Outcome) -> tuple[str, int | None]:
+    def _one(self, rep: int, point: Point, out: Outcome) -> tuple[str, int]:
         label = f"{point.label()} #{rep + 1}"
         self.progress.point(label)
         run_id = self.db.start_run(point.id, rep, self.env_id)

@@ -382,10 +382,8 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
 def _cell_class(cell: TableCell) -> str:
     """A comparison table cell's classes: its kind (a value cell needs none), its
     verdict's, PASS/FAIL's; empty for a plain value (most cells of a large report)."""
-    parts = [cell.kind if cell.kind != "value" else "", _verdict_class(cell.verdict)]
-    parts.append(
-        {True: "pass", False: "fail"}.get(cell.passed, "") if cell.passed is not None else ""
-    )
+    outcome = {True: "pass", False: "fail", None: ""}[cell.passed]
+    parts = [cell.kind if cell.kind != "value" else "", _verdict_class(cell.verdict), outcome]
     return " ".join(p for p in parts if p)
 
 
