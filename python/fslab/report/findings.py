@@ -171,8 +171,7 @@ class Answer:
             else:
                 change = _change(t.gap, m)
                 spans.append(Span(change, "strong"))
-                than = " as " if change.startswith("the same") else " than "
-                spans += [Span(than), Span(self.baseline, "target")]
+                spans += [Span(" than "), Span(self.baseline, "target")]
                 spans.append(Span(_interval(t.gap, m)))
             spans.append(Span(", " + _counts(t, self.points)))
             for axis, values in t.by_axis:
@@ -192,11 +191,10 @@ def _better(m: MetricSpec, ratio: float) -> bool:
 
 
 def _change(gap: Gap, m: MetricSpec) -> str:
-    """`7.7x lower IOPS`, `8% higher IOPS`, `the same IOPS` (within 0.5%)."""
+    """`7.7x lower IOPS`, `8.0% higher IOPS`, `0.3% lower IOPS`: never "the same", which
+    only an `equivalent` verdict may say."""
     r = gap.ratio
     word = "higher" if r >= 1 else "lower"
-    if abs(r - 1) < 0.005:
-        return f"the same {m.label}"
     if r >= 1.5 or r <= 1 / 1.5:
         times = r if r >= 1 else 1 / r
         return f"{format_ratio(times)} {word} {m.label}"
