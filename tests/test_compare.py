@@ -16,6 +16,7 @@ from pathlib import Path
 
 import click
 import numpy as np
+import orjson
 import pytest
 from click.testing import CliRunner
 from conftest import fslab_command, fslab_env
@@ -35,6 +36,7 @@ from fslab.compare import (
 from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import Direction, MetricKind, MetricSpec
 from fslab.params import param_matches, varying_keys
+from fslab.report.findings import answers
 from fslab.report.format import format_stat
 from fslab.report.render import render_csv, render_json, render_markdown, render_table
 from fslab.stats.decision import Decision, NoVerdict, decide, log_stats
@@ -89,16 +91,19 @@ class ResultsDb:
         params: Mapping[str, object],
         workload: str = "randio",
         kind: str = "block",
+        question: str | None = None,
     ) -> str:
         seq = self._seq.get(study_id, 0)
         self._seq[study_id] = seq + 1
+        spec = {"name": target} | ({"question": question} if question else {})
         pid = f"s{study_id}-p{seq}"
         self.con.execute(
             "INSERT INTO point (id, study_id, seq, target, workload, kind, target_spec, params)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             # sorted keys, as the store writes them
-            (pid, study_id, seq, target, workload, kind, "{}", json.dumps(params, sort_keys=True)),
-        )
+            (pid, study_id, seq, target, workload, kind, json.dumps(spec),
+             json.dumps(params, sort_keys=True)),
+        )  # fmt: skip
         return pid
 
     def run(
@@ -772,3 +777,104 @@ def test_varying_keys_are_the_parameters_that_tell_points_apart() -> None:
     ]
     assert varying_keys(points) == ["bs", "iodepth"]
     assert varying_keys(points[:1]) == [] and varying_keys([]) == []
+
+
+# -- questions: targets compared among themselves --------------------------------------------
+
+
+@pytest.fixture
+def questions_db(tmp_path: Path) -> Path:
+    """Two questions: which file system (ext4, xfs) and which layout (raid0, raid1, raid5),
+    with raid0 8x ext4's IOPS: a layout must never be judged against ext4."""
+    db = ResultsDb(tmp_path / "fslab-results.db")
+    sid = db.study("two questions")
+    iops = {"ext4": 70_000.0, "xfs": 99_000.0, "raid0": 560_000.0, "raid1": 280_000.0,
+            "raid5": 560_000.0}  # fmt: skip
+    asked = {"ext4": "file system", "xfs": "file system", "raid0": "layout",
+             "raid1": "layout", "raid5": "layout"}  # fmt: skip
+    for target, q in asked.items():
+        pid = db.point(sid, target, PARAMS, question=q)
+        for rep, f in enumerate((0.99, 1.0, 1.01)):
+            db.run(pid, rep, _ops("randread", iops[target] * f))
+    db.close()
+    return db.path
+
+
+def test_each_target_is_judged_against_its_questions_baseline(questions_db: Path) -> None:
+    c = build_comparison(questions_db)
+    assert [(q.name, q.baseline, q.targets) for q in c.questions] == [
+        ("file system", "ext4", ("ext4", "xfs")),
+        ("layout", "raid0", ("raid0", "raid1", "raid5")),
+    ]
+    row = c.groups[0].row("read", "iops")
+    assert row.cell("ext4").vs is None and row.cell("raid0").vs is None
+    xfs, raid1, raid5 = (row.cell(t).vs for t in ("xfs", "raid1", "raid5"))
+    assert xfs is not None and xfs.ratio == pytest.approx(99 / 70)
+    assert raid1 is not None and raid1.ratio == pytest.approx(0.5)
+    assert raid1.decision is Decision.WORSE
+    assert raid5 is not None and raid5.decision is Decision.EQUIVALENT
+    assert (c.baseline_of("raid5"), c.baseline_of("xfs")) == ("raid0", "ext4")
+    # --baseline picks the baseline of its own question; the other keeps its first target
+    c = build_comparison(questions_db, baseline="raid1")
+    assert [q.baseline for q in c.questions] == ["ext4", "raid1"]
+    assert c.targets == ("ext4", "xfs", "raid1", "raid0", "raid5")
+    vs = c.groups[0].row("read", "iops").cell("raid0").vs
+    assert vs is not None and vs.ratio == pytest.approx(2.0)
+    # one question left by the filter: a plain comparison
+    c = build_comparison(questions_db, where=["target=raid1", "target=raid5"])
+    assert (c.questions, c.baseline) == ((), "raid1")
+
+
+def test_the_summary_answers_each_question_on_its_own(questions_db: Path) -> None:
+    c = build_comparison(questions_db)
+    found = answers(c)
+    assert [(a.question, a.baseline, [t.target for t in a.targets]) for a in found] == [
+        ("file system", "ext4", ["xfs"]),
+        ("layout", "raid0", ["raid1", "raid5"]),
+    ]
+    assert found[0].best == "xfs" and found[1].best in ("raid0", "raid5")
+    text = render_table(c, width=100)
+    assert "baselines: file system `ext4`, layout `raid0`" in text
+    assert "layout · randio" in text
+    lines = text.splitlines()
+    raid1 = next(line for line in lines if line.strip().startswith("raid1:"))
+    assert "2.00x lower IOPS than raid0" in raid1 and "ext4" not in raid1
+    # the tables: each question's baseline first in its own block
+    heads = [line for line in lines if "(baseline)" in line]
+    assert any("ext4 (baseline)" in h and "raid" not in h for h in heads)
+    assert any("raid0 (baseline)" in h and "ext4" not in h for h in heads)
+    data = orjson.loads(render_json(c))
+    assert data["questions"][1] == {
+        "name": "layout", "baseline": "raid0", "targets": ["raid0", "raid1", "raid5"]
+    }  # fmt: skip
+    rows = list(csv.DictReader(io.StringIO(render_csv(c))))
+    assert _by(rows, target="raid1", metric="iops")["baseline"] == "raid0"
+    assert _by(rows, target="raid0", metric="iops")["verdict"] == "baseline"
+    assert _by(rows, target="xfs", metric="iops")["baseline"] == "ext4"
+
+
+def test_a_question_of_many_families_is_a_grid_in_the_terminal(tmp_path: Path) -> None:
+    """diskspd's six patterns on three layouts: a row per pattern, a column per layout
+    with the ratio and the verdict, and the best, instead of eighteen sentences."""
+    db = ResultsDb(tmp_path / "fslab-results.db")
+    sid = db.study("patterns")
+    patterns = ["rand-read-8k", "rand-read-64k", "rand-write-8k", "seq-read-64k", "seq-write-8k"]
+    scale = {"raid0": 1.0, "raid10": 0.5, "raid5": 1.0}
+    for target, f in scale.items():
+        for i, w in enumerate(patterns):
+            pid = db.point(sid, target, PARAMS, workload=w, question="layout")
+            for rep, noise in enumerate((0.99, 1.0, 1.01)):
+                db.run(pid, rep, _ops("randread", 10_000.0 * (i + 1) * f * noise))
+    db.close()
+    c = build_comparison(db.path)
+    text = render_table(c, width=100)
+    lines = text.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("IOPS against raid0"))
+    grid = lines[title : title + 12]
+    rows = [line for line in grid if line.strip().startswith(tuple(patterns))]
+    assert len(rows) == len(patterns)
+    for row in rows:
+        assert "0.500x worse" in row and "1.00x ≈" in row
+        assert row.rstrip().endswith(("raid0 ?", "raid5 ?"))  # raid0 and raid5 are equal
+    assert not any(line.strip().startswith("raid10:") for line in lines)  # no sentences
+    assert max(len(line) for line in lines) <= 100

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fslab.compare import build_comparison
+from fslab.metrics import CPU_PER_OP, CPU_SHARE, compared
 from fslab.report.render import render_csv
 from fslab.store.db import SCHEMA_VERSION, Results, StoreError
 from fslab.store.derive import derive
@@ -124,9 +125,10 @@ def test_a_version_2_file_of_real_runs_compares_as_the_release_that_wrote_it(
     tmp_path: Path,
 ) -> None:
     path = _copy_of("results-v2.db", tmp_path)
-    # The catalog has since gained the workload's own CPU (version 4): new rows, which
-    # the release that wrote the file did not compare.
-    new = {"workload_cpu_pct_avg"}
+    # The catalog has since gained the workload's own CPU (version 4) and its CPU per
+    # operation (version 5): new rows, which the release that wrote the file did not
+    # compare.
+    new = {"workload_cpu_pct_avg", "workload_cpu_ns_per_op"}
     got = [r for r in _read_csv(render_csv(build_comparison(path))) if r["metric"] not in new]
     want = _read_csv((DATA / "results-v2.compare.csv").read_text())
     assert len(got) == len(want) > 300
@@ -194,3 +196,25 @@ def test_a_version_1_file_of_real_runs_migrates_and_compares(tmp_path: Path) -> 
     ops = {r.op for g in comparison.groups for r in g.rows}
     assert {"read", "write", "copy", "txn"} <= ops
     assert not any(op.endswith("device") for op in ops), "version 1 had no telemetry"
+
+
+def test_the_workloads_cpu_per_op_is_its_share_over_its_rate() -> None:
+    def per_op(kind: str, ops: dict[str, float], shares: dict[str, float]) -> dict[str, float]:
+        rows = [(op, {"iops": iops}) for op, iops in ops.items()]
+        got = compared(kind, rows, list(shares.items()))
+        return {op: v for op, name, v in got if name == CPU_PER_OP}
+
+    # a block run: half a CPU over 2,000 reads and writes a second is 250 us per I/O
+    assert per_op("block", {"read": 1000, "write": 1000}, {CPU_SHARE: 50.0}) == {
+        "device": pytest.approx(250_000)
+    }
+    # a files run: each op's CPU over its own files/s
+    got = per_op("files", {"copy": 100, "scan": 1000},
+                 {f"copy.{CPU_SHARE}": 20.0, f"scan.{CPU_SHARE}": 10.0})  # fmt: skip
+    assert got == {"copy device": pytest.approx(2e6), "scan device": pytest.approx(1e5)}
+    # an application: per transaction, not per page read
+    assert per_op("oltp", {"txn": 500, "data_read": 5000}, {CPU_SHARE: 100.0}) == {
+        "device": pytest.approx(2e6)
+    }
+    # nothing done, nothing to divide by
+    assert per_op("block", {"read": 0}, {CPU_SHARE: 5.0}) == {}

@@ -124,7 +124,7 @@ class _Stats:
     def __init__(
         self,
         targets: tuple[str, ...],
-        baseline: int,
+        base_of: npt.NDArray[np.int64],
         confidence: float,
         alpha: float,
         values: npt.NDArray[np.float64],
@@ -135,7 +135,9 @@ class _Stats:
         var: npt.NDArray[np.float64],
     ) -> None:
         self.targets = targets
-        self.baseline = baseline
+        # Per target, the column of its baseline (its question's); a baseline's is its own.
+        self.base_of = base_of
+        self.is_base = base_of == np.arange(len(targets))
         self.confidence = confidence
         self.alpha = alpha
         self.values, self.runs, self.start, self.count = values, runs, start, count
@@ -176,7 +178,7 @@ class _Stats:
     def flag(self, rows: npt.NDArray[np.int64], target: int, flags: str) -> None:
         """Takes the verdicts of a target's cells in these rows (one group's) away: `flags`
         names the validity warnings of its runs (`cached`, ...). A flagged baseline takes
-        every target's away (`decisions`)."""
+        every target of its question's away (`decisions`)."""
         if flags not in self.flag_kinds:
             self.flag_kinds.append(flags)
         self.flagged[rows, target] = self.flag_kinds.index(flags)
@@ -204,30 +206,31 @@ class _Stats:
 
     @cached_property
     def decisions(self) -> tuple[_Floats, _Floats, _Floats, _Codes, _Ints, _Codes]:
-        """`fslab.stats.decision.decide` for every described cell against the baseline's
-        cell of its row: (ratio, low, high, `Decision` code, more repetitions, `_WHY` code
-        of why there is no verdict), one array each of shape (rows, targets). The ratio
-        is there wherever both sides have positive values; the baseline's column has
-        none. Worked out when first asked for."""
+        """`fslab.stats.decision.decide` for every described cell against its baseline's
+        cell of its row (`base_of`): (ratio, low, high, `Decision` code, more repetitions,
+        `_WHY` code of why there is no verdict), one array each of shape (rows,
+        targets). The ratio is there wherever both sides have positive values; the
+        baselines' columns have none. Worked out when first asked for."""
         mean_log, var_log = self.log_stats
-        b = self.baseline
+        b = self.base_of
         n_t = self.count.shape[1]
         shape = self.count.shape
 
         def per_cell(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
             return np.repeat(a[:, None], n_t, axis=1)
 
-        present = per_cell(self.described) & (self.count > 0) & (per_cell(self.count[:, b]) > 0)
-        present[:, b] = False
+        base_count = self.count[:, b]
+        present = per_cell(self.described) & (self.count > 0) & (base_count > 0)
+        present[:, self.is_base] = False
         with np.errstate(invalid="ignore", over="ignore"):
-            ratio = np.where(present, np.exp(mean_log - per_cell(mean_log[:, b])), np.nan)
+            ratio = np.where(present, np.exp(mean_log - mean_log[:, b]), np.nan)
         why = np.zeros(shape, dtype=np.int8)
         why = np.where(present & ~np.isfinite(ratio), _WHY[NoVerdict.NOT_POSITIVE], why)
-        single = (self.count < 2) | (per_cell(self.count[:, b]) < 2)
+        single = (self.count < 2) | (base_count < 2)
         why = np.where(present & (why == 0) & single, _WHY[NoVerdict.SINGLE_RUN], why)
         why = np.where(present & (why == 0), per_cell(self.why_of), why)
         suppress = np.where(
-            per_cell(self.flagged[:, b] > 0),
+            self.flagged[:, b] > 0,
             _WHY[NoVerdict.BASELINE_FLAGGED],
             np.where(self.flagged > 0, _WHY[NoVerdict.FLAGGED], 0),
         )
@@ -241,11 +244,12 @@ class _Stats:
         interval = present & np.isin(why, _INTERVAL_KEPT)
         r, t = np.nonzero(judged | interval)
         if len(r):
+            bt = b[t]
             got = decide(
-                self.count[r, b], mean_log[r, b], var_log[r, b],
+                self.count[r, bt], mean_log[r, bt], var_log[r, bt],
                 self.count[r, t], mean_log[r, t], var_log[r, t],
                 higher_is_better=self.direction_of[r], min_abs=self.min_abs_of[r],
-                base_mean=self.mean[r, b], judged=judged[r, t], alpha=self.alpha,
+                base_mean=self.mean[r, bt], judged=judged[r, t], alpha=self.alpha,
             )  # fmt: skip
             low[r, t], high[r, t] = got[1], got[2]
             verdict[r, t], more[r, t] = got[3], got[4]
@@ -265,7 +269,7 @@ class _Stats:
         if reason is NoVerdict.FLAGGED:
             flags = self.flag_kinds[int(self.flagged[r, t])]
         elif reason is NoVerdict.BASELINE_FLAGGED:
-            flags = self.flag_kinds[int(self.flagged[r, self.baseline])]
+            flags = self.flag_kinds[int(self.flagged[r, int(self.base_of[t])])]
         return Judgement(
             ratio=None if math.isnan(x) else x,
             low=None if math.isnan(lo) else lo,
@@ -329,7 +333,7 @@ class Row:
                     target=name,
                     samples=st.samples(r, t),
                     summary=summary,
-                    vs=st.judgement(r, t) if t != st.baseline else None,
+                    vs=None if st.is_base[t] else st.judgement(r, t),
                     warnings=st.noise.get((r, t), ()),
                 )
             )
@@ -477,8 +481,7 @@ def _numbers(st: _Stats, idx: npt.NDArray[np.int64]) -> tuple[list[list[Any]], .
     ratio, low, high, code, more, why = (a[idx] for a in st.decisions)
     verdict = _DECISION_WORDS[code.astype(np.int64)]
     reason = _WHY_WORDS[why.astype(np.int64)]
-    if len(st.targets):
-        b = st.baseline
+    for b in np.flatnonzero(st.is_base).tolist():
         verdict[:, b] = None
         verdict[count[:, b] > 0, b] = "baseline"
     return (
@@ -543,12 +546,28 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Question:
+    """Targets compared with each other: those with one `question` key (`RAID layout`),
+    or a study's targets when none has one (`name` is then empty). The first target is
+    the baseline the others are compared with."""
+
+    name: str
+    targets: tuple[str, ...]
+
+    @property
+    def baseline(self) -> str:
+        return self.targets[0]
+
+
+@dataclass(frozen=True)
 class Comparison:
     """A study's results, grouped and compared with the baseline target.
 
-    `targets` are the columns, in study order; `studies` every study in the database, most
-    recent first; `skipped_runs` counts the runs not used, by status (failed, interrupted,
-    running)."""
+    `targets` are the columns, in study order (a question's together); `studies` every
+    study in the database, most recent first; `skipped_runs` counts the runs not used, by
+    status (failed, interrupted, running). Each target is compared with its question's
+    baseline; `baseline` is the one asked for, else the first question's (a study without
+    questions has one question)."""
 
     db_path: Path
     study: str
@@ -560,6 +579,27 @@ class Comparison:
     skipped_runs: Mapping[str, int] = field(default_factory=dict)
     confidence: float = CONFIDENCE
     alpha: float = ALPHA
+    questions: tuple[Question, ...] = ()
+    """The study's questions, each with its baseline first; () means one, of every target."""
+
+    @cached_property
+    def _baseline_of(self) -> dict[str, str]:
+        return {t: q.baseline for q in self.all_questions for t in q.targets}
+
+    @property
+    def all_questions(self) -> tuple[Question, ...]:
+        """`questions`, or the one question of every target (baseline first)."""
+        if self.questions:
+            return self.questions
+        rest = tuple(t for t in self.targets if t != self.baseline)
+        return (Question("", (self.baseline, *rest)),)
+
+    def baseline_of(self, target: str) -> str:
+        """The baseline `target` is compared with (a baseline's is itself)."""
+        return self._baseline_of.get(target, self.baseline)
+
+    def is_baseline(self, target: str) -> bool:
+        return self.baseline_of(target) == target
 
     @property
     def param_keys(self) -> tuple[str, ...]:
@@ -620,9 +660,10 @@ def build_comparison(
 ) -> Comparison:
     """Reads the results database at `db_path` and compares the targets of one study.
 
-    `study` defaults to the most recent one; `baseline` to the study's first target;
-    `where` keeps the points whose parameters match every `KEY=VALUE` (a key given
-    several times matches any of its values). Only runs with status `ok` count.
+    `study` defaults to the most recent one; `baseline` to the study's first target (a
+    baseline given is its question's: each other question keeps its first); `where`
+    keeps the points whose parameters match every `KEY=VALUE` (a key given several times
+    matches any of its values). Only runs with status `ok` count.
     Raises `ResultsError` or `CompareError` with a hint."""
     db_path = Path(db_path)
     with open_readonly(db_path) as con:
@@ -674,6 +715,11 @@ def compare_results(
         points = [p for p in points if p.target in targets]
         filters = tuple((k, v) for k, v in filters if k != "target")
     base = _pick_baseline(targets, baseline, study)
+    questions = _questions(targets, results.questions, base)
+    if len(questions) > 1:
+        targets = tuple(t for q in questions for t in q.targets)
+    else:
+        questions = ()
     points = _filter_points(points, filters)
     kept = {p.id for p in points}
     skipped: dict[str, int] = {}
@@ -692,7 +738,9 @@ def compare_results(
             f"study `{study}` has no completed runs{scope}" + (f" ({done})" if done else ""),
             hint="`fslab run STUDY.toml` runs the points still to do (it resumes)",
         )
-    groups = _Grouping(points, targets, targets.index(base), ok_runs, results)
+    base_of = {t: q.baseline for q in questions for t in q.targets}
+    columns = np.array([targets.index(base_of.get(t, base)) for t in targets], dtype=np.int64)
+    groups = _Grouping(points, targets, columns, ok_runs, results)
     return Comparison(
         db_path=db_path,
         study=study,
@@ -704,7 +752,25 @@ def compare_results(
         skipped_runs=skipped,
         confidence=confidence,
         alpha=alpha,
+        questions=questions,
     )
+
+
+def _questions(
+    targets: tuple[str, ...], asked: Mapping[str, str], baseline: str
+) -> tuple[Question, ...]:
+    """The targets by question (their `question` key; "" for those without one), in order
+    of first appearance, each in study order with its baseline first: `baseline` in its
+    own question, the first target in the others."""
+    by: dict[str, list[str]] = {}
+    for t in targets:
+        by.setdefault(asked.get(t, ""), []).append(t)
+    out: list[Question] = []
+    for name, members in by.items():
+        if baseline in members:
+            members = [baseline, *(t for t in members if t != baseline)]
+        out.append(Question(name, tuple(members)))
+    return tuple(out)
 
 
 def _ordered(params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -718,11 +784,11 @@ class _Grouping:
         self,
         points: list[PointRow],
         targets: tuple[str, ...],
-        baseline: int,
+        base_of: npt.NDArray[np.int64],
         ok_runs: Mapping[int, str],
         results: StudyResults,
     ) -> None:
-        self.targets, self.baseline, self.results = targets, baseline, results
+        self.targets, self.base_of, self.results = targets, base_of, results
         # (workload, params) -> group; dicts keep first-appearance order.
         keyed: dict[tuple[str, bytes], int] = {}
         self.group_points: list[list[PointRow]] = []
@@ -817,7 +883,7 @@ class _Grouping:
             return out
 
         stats = _Stats(
-            self.targets, self.baseline, confidence, alpha, v_, r_,
+            self.targets, self.base_of, confidence, alpha, v_, r_,
             dense(cell_start, 0, np.int64), dense(cell_count, 0, np.int64),
             dense(cell_mean, np.nan, np.float64), dense(cell_var, np.nan, np.float64),
         )  # fmt: skip
@@ -903,6 +969,7 @@ class _Grouping:
             _noise(stats, np.concatenate(noise_r), np.concatenate(noise_w), noise_what)
 
         groups: list[Group] = []
+        timed_of: dict[int, npt.NDArray[np.bool_]] = {}
         local = np.zeros(len(shape_of), dtype=np.int64)
         for s in range(len(shapes)):
             local[shape_arr == s] = np.arange(int((shape_arr == s).sum()))
@@ -915,8 +982,14 @@ class _Grouping:
             ids = rows_of[local[g]]
             cols = np.flatnonzero(ids >= 0)
             rows = _PlannedRows(stats, plan, cols, ids[cols])
-            for target, flags in _flagged(warnings).items():
-                stats.flag(ids[cols], self.targets.index(target), flags)
+            flagged = _flagged(warnings)
+            if flagged:
+                timed = timed_of.get(s)
+                if timed is None:
+                    timed = timed_of[s] = np.array([x[1].timed for x in plan], dtype=bool)
+                doubtful = ids[cols[timed[cols]]]
+                for target, flags in flagged.items():
+                    stats.flag(doubtful, self.targets.index(target), flags)
             groups.append(
                 Group(
                     workload=first.workload,

@@ -71,6 +71,13 @@ class MetricSpec:
     """Differences of the means below this (in `unit`) are never significant."""
 
     @property
+    def timed(self) -> bool:
+        """Whether the metric depends on time, which a validity warning (cached,
+        contaminated, unsteady) makes doubtful: every rate and latency, and CPU per op;
+        not amplifications or a cache's hit rate, which count bytes and pages."""
+        return self.kind is not MetricKind.EFFICIENCY or self.unit == "ns"
+
+    @property
     def higher_is_better(self) -> bool | None:
         """True (higher), False (lower) or None (no direction is better)."""
         if self.direction is Direction.NEITHER:
@@ -171,6 +178,9 @@ TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
     # The seeds' CPU KPI was the workload's own (TPC-E, JetStress): the machine's share
     # includes the sampler, the kernel's workers and anything else.
     MetricSpec("workload_cpu_pct_avg", "workload CPU", "pct", L, RATIO, min_abs=1.0),
+    # The share above grows with the work done; per operation it compares configurations
+    # (`compared` works it out: CPU_PER_OP).
+    MetricSpec("workload_cpu_ns_per_op", "workload CPU/op", "ns", L, EFF, min_abs=10.0),
     # The seeds' SysGauge finding: one file system's copy filled the page cache, another's not.
     MetricSpec("cached_growth_bytes", "page cache growth MiB", "bytes", L, WORK, min_abs=_MiB),
     MetricSpec("dirty_peak_bytes", "peak dirty MiB", "bytes", N, WORK, min_abs=_MiB),
@@ -213,6 +223,15 @@ def stored_name(full: str) -> tuple[str, str] | None:
     return (op, name) if name in _PSEUDO_NAMES[op.rpartition(" ")[2]] else None
 
 
+CPU_SHARE = "workload_cpu_pct_avg"
+CPU_PER_OP = "workload_cpu_ns_per_op"
+"""The workload's CPU time per operation: its CPU share (percent of one CPU) over its
+rate (IOPS of a block run's ops together, files/s of a files op, transactions/s of an
+application), both averages over the run."""
+APP_HEADLINE_OP = "txn"
+"""An application's transactions: what it is judged by, and its CPU per op is per one."""
+
+
 def compared(
     kind: str,
     op_rows: Iterable[tuple[str, dict[str, float]]],
@@ -220,14 +239,23 @@ def compared(
 ) -> Iterator[tuple[str, str, float]]:
     """Every compared `(op, metric, value)` of one run: from its `metric` rows (op, the
     columns by name) and its `run_metric` rows (name, value)."""
+    rate: dict[str, float] = {}
     for op, columns in op_rows:
         for m in op_metrics(kind, op):
             if m.name in columns:
                 yield op, m.name, float(columns[m.name])
+        if kind not in _MODEL_OP_METRICS or op == APP_HEADLINE_OP:
+            # The telemetry of a files op is its own (`copy device`); a block run's covers
+            # all its ops; an application's is per transaction.
+            pseudo = f"{op} {TELEMETRY_OP}" if kind == "files" else TELEMETRY_OP
+            rate[pseudo] = rate.get(pseudo, 0.0) + float(columns.get("iops") or 0.0)
     for full, value in run_metrics:
         named = stored_name(full)
         if named is not None:
             yield named[0], named[1], float(value)
+            ops_per_s = rate.get(named[0], 0.0)
+            if named[1] == CPU_SHARE and ops_per_s > 0:
+                yield named[0], CPU_PER_OP, value / 100.0 * 1e9 / ops_per_s
 
 
 NOISE_METRIC = "iops"
@@ -237,4 +265,4 @@ NOISE_METRIC = "iops"
 def noise_op(kind: str, op: str) -> bool:
     """Whether the spread of this engine op's rate is worth a warning: an application
     model's transactions stand for its operations (their reads and writes follow them)."""
-    return op == "txn" if kind in _MODEL_OP_METRICS else True
+    return op == APP_HEADLINE_OP if kind in _MODEL_OP_METRICS else True

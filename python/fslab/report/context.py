@@ -285,7 +285,7 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         f"A value is the mean over a point's completed runs (n), with the half-width of its "
         f"{c.confidence:.0%} confidence interval from Student's t distribution; one run gives "
         "no interval.",
-        f"Each target is compared with the baseline `{c.baseline}` by its ratio: the "
+        _compared_with(c) + "by its ratio: the "
         "geometric mean of its runs over the baseline's, with Welch's interval on log values "
         f"({1 - c.alpha:.0%}). Better or worse when the interval excludes 1 and the change is "
         f"at least {MIN_EFFECT_PCT:g}%; equivalent when it lies within ±"
@@ -305,3 +305,10 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         "(from statvfs before and after). Device figures sum the target's own devices, not "
         "the disk under a loop image.",
     )
+
+
+def _compared_with(c: Comparison) -> str:
+    if not c.questions:
+        return f"Each target is compared with the baseline `{c.baseline}` "
+    firsts = ", ".join(f"{q.name} `{q.baseline}`" for q in c.questions)
+    return f"Each target is compared with its question's baseline (its first target: {firsts}) "

@@ -32,19 +32,27 @@ from fslab.compare import (
     Comparison,
     Group,
     MetricSpec,
+    Question,
     Row,
     log_ratios,
 )
+from fslab.metrics import APP_HEADLINE_OP
 from fslab.params import format_param, varying_keys
-from fslab.report.format import format_cell, format_ratio, format_stat, group_title, passed
+from fslab.report.format import (
+    FLAGGED_MARK,
+    MARKS,
+    format_cell,
+    format_ratio,
+    format_stat,
+    group_title,
+    passed,
+)
 from fslab.stats.decision import Decision, Judgement, NoVerdict, combine
 from fslab.study.model import APP_KINDS
 
 HEADLINE_METRIC = "iops"
 """The metric a family is judged by: IOPS for block I/O, files/s for files ops, tps for
 the application models (all stored as `iops`)."""
-APP_HEADLINE_OP = "txn"
-"""An application model's headline operation: its transactions."""
 AXIS_VALUES = 8
 """At most this many values of a swept axis are spelled out in a summary line."""
 
@@ -129,10 +137,14 @@ class Answer:
     overview: tuple[tuple[Group, str, tuple[Judgement | None, ...]], ...] = ()
     """Every point: its group, its name among the family's (`iodepth=16 bs=8KiB`) and each
     target's judgement against the baseline (in `targets` order): the overview's rows."""
+    question: str = ""
+    """The question whose targets these are (`RAID layout`); "" in a study without."""
 
     @property
     def title(self) -> str:
-        return f"{self.workload} · {self.family}" if self.family else self.workload
+        parts = [self.question] if self.question else []
+        parts += [self.workload, self.family] if self.family else [self.workload]
+        return " · ".join(parts)
 
     def headline(self) -> Sentence:
         """`best: xfs, 1.08x ext4's IOPS (1.02-1.15x)` or `highest mean: ... not decided`."""
@@ -180,6 +192,45 @@ class Answer:
                     spans.append(Span(f"; by {axis}: " + ", ".join(shown)))
             out.append(tuple(spans))
         return out
+
+
+GRID_ANSWERS = 4
+"""A question with more families than this is summarized in the terminal as a grid (a
+row per family, a column per target) instead of sentences: diskspd's six patterns on
+five layouts would be thirty sentences."""
+MIXED_MARK = "·"
+"""A family's mark where its points were found better at some and worse at others."""
+
+
+def family_cell(t: TargetAnswer, points: int) -> tuple[str, Decision | None, bool]:
+    """A target's family of `points` points in a grid: the geometric mean ratio and the
+    verdict of its points (`0.5x worse`), with how many where some are undecided
+    (`0.44x worse 12/18`), `·` where the verdicts point both ways; the verdict the
+    decided points agree on; and whether the runs were flagged."""
+    if t.gap is None:
+        if t.measured is None:
+            return "", None, False
+        return f"{format_ratio(t.measured.ratio)} {FLAGGED_MARK}", None, True
+    ratio = format_ratio(t.gap.ratio)
+    decided = [d for d in _DECIDED if t.counts.get(d)]
+    if len(decided) > 1:
+        return f"{ratio} {MIXED_MARK}", None, False
+    if not decided:
+        some = t.counts.get(Decision.INCONCLUSIVE)
+        return (f"{ratio} {MARKS[Decision.INCONCLUSIVE]}" if some else ratio), None, False
+    d = decided[0]
+    n = t.counts[d]
+    return (f"{ratio} {MARKS[d]}" if n == points else f"{ratio} {MARKS[d]} {n}/{points}"), d, False
+
+
+_DECIDED = (Decision.WORSE, Decision.BETTER, Decision.EQUIVALENT)
+
+
+def best_cell(a: Answer) -> str:
+    """The best target of a family for a grid, `?` after it where its lead is not decided."""
+    if a.runner_up is None or a.margin is None:
+        return "-" if any(t.gap is None and t.measured for t in a.targets) else a.best
+    return a.best if a.margin.decided else f"{a.best} ?"
 
 
 def _best_word(m: MetricSpec) -> str:
@@ -261,6 +312,8 @@ def _family(group: Group, op: str) -> str:
     rw = dict(group.params).get("rw")
     if group.kind in APP_KINDS or op == APP_HEADLINE_OP:
         return "transactions"
+    if not op:  # a block run's device
+        return _RW_WORDS.get(str(rw), f"rw={rw}") if rw is not None else ""
     if rw is None:
         return op if group.kind == "files" else ""
     words = _RW_WORDS.get(str(rw), f"rw={rw}")
@@ -268,33 +321,56 @@ def _family(group: Group, op: str) -> str:
     return f"{words}, {op}s" if mixed else words
 
 
-def answers(comparison: Comparison) -> tuple[Answer, ...]:
-    """The answer of every family of the comparison, in order of appearance."""
+EFFICIENCY_METRICS = ("write_amplification", "space_amplification")
+"""What else a summary answers where the points tell targets apart: the seeds' bytes to
+disk and size on disk, per unit of work."""
+
+
+def answers(comparison: Comparison, metric: str = HEADLINE_METRIC) -> tuple[Answer, ...]:
+    """The answer of every question's every family of the comparison, in order of
+    appearance (a question of one target has nothing to answer): by the headline metric,
+    or by one of the device's `EFFICIENCY_METRICS` (a family is then its op's)."""
     fams: dict[tuple[str, str, str], list[tuple[Group, Row]]] = {}
     for group in comparison.groups:
         for row in group.rows:
-            if _headline_row(group, row):
-                key = (group.workload, _family(group, row.op), row.op)
-                fams.setdefault(key, []).append((group, row))
+            if metric == HEADLINE_METRIC:
+                if not _headline_row(group, row):
+                    continue
+                op = row.op
+            elif row.metric.name == metric and row.op.endswith(TELEMETRY_OP):
+                op = row.op.removesuffix(TELEMETRY_OP).strip()
+            else:
+                continue
+            key = (group.workload, _family(group, op), row.op)
+            fams.setdefault(key, []).append((group, row))
+    questions = [q for q in comparison.all_questions if len(q.targets) > 1]
+    if not questions:
+        questions = list(comparison.all_questions[:1])
     return tuple(
         a
+        for q in questions
         for (workload, family, op), members in fams.items()
-        if (a := _answer(comparison, workload, family, op, members)) is not None
+        if (a := _answer(comparison, q, workload, family, op, members)) is not None
     )
 
 
 def _answer(
-    c: Comparison, workload: str, family: str, op: str, members: Sequence[tuple[Group, Row]]
+    c: Comparison,
+    question: Question,
+    workload: str,
+    family: str,
+    op: str,
+    members: Sequence[tuple[Group, Row]],
 ) -> Answer | None:
     rows = [r for _, r in members]
     metric = rows[0].metric
-    base = c.baseline
-    present = [t for t in c.targets if any(r.cell(t).summary is not None for r in rows)]
+    base = question.baseline
+    present = [t for t in question.targets if any(r.cell(t).summary is not None for r in rows)]
     if not present:
         return None
     axes = _axes([g for g, _ in members])
     targets: list[TargetAnswer] = []
-    for t in c.targets:
+    for t in question.targets:
         if t == base or t not in present:
             continue
         counts: dict[Decision, int] = {}
@@ -334,7 +410,7 @@ def _answer(
         (g, _point_name(g, axes), tuple(r.cell(t.target).vs for t in targets)) for g, r in members
     )
     return Answer(workload, family, op, metric, base, len(rows), tuple(targets), best,
-                  runner, margin, overview)  # fmt: skip
+                  runner, margin, overview, question.name)  # fmt: skip
 
 
 def _point_name(group: Group, keys: Sequence[str]) -> str:

@@ -172,7 +172,7 @@ def table_columns(comparison: Comparison) -> list[str]:
     after each but the baseline."""
     cols: list[str] = []
     for t in comparison.targets:
-        if t == comparison.baseline:
+        if comparison.is_baseline(t):
             cols.append(f"{t} (baseline)")
         else:
             cols += [t, "ratio"]
@@ -188,7 +188,7 @@ def row_cells(
     for t in comparison.targets:
         cell = cells[t]
         out.append((format_cell(metric, cell, group.runs.get(t, 0)), None, passed(metric, cell)))
-        if t != comparison.baseline:
+        if not comparison.is_baseline(t):
             out.append((format_vs(cell.vs), cell.vs, None))
     return out
 
@@ -198,7 +198,7 @@ def runs_cells(comparison: Comparison, group: Group) -> list[str]:
     out = []
     for t in comparison.targets:
         out.append(str(group.runs.get(t, 0)))
-        if t != comparison.baseline:
+        if not comparison.is_baseline(t):
             out.append("")
     return out
 
@@ -240,7 +240,7 @@ def varying_by_workload(comparison: Comparison) -> dict[str, tuple[str, ...]]:
 
 def header(comparison: Comparison) -> str:
     """One line: the study, the baseline, the filter and the parameters every group shares."""
-    parts = [f"study `{comparison.study}`", f"baseline `{comparison.baseline}`"]
+    parts = [f"study `{comparison.study}`", baselines_text(comparison)]
     if comparison.where:
         parts.append("where " + " ".join(f"{k}={v}" for k, v in comparison.where))
     common = comparison.common_params()
@@ -249,12 +249,28 @@ def header(comparison: Comparison) -> str:
     return " · ".join(parts)
 
 
+def baselines_text(comparison: Comparison) -> str:
+    """`baseline `ext4``; with questions `baselines: RAID layout `btrfs-raid0`, cluster
+    size `xfs-4k``."""
+    if not comparison.questions:
+        return f"baseline `{comparison.baseline}`"
+    return "baselines: " + ", ".join(
+        f"{q.name or 'the rest'} `{q.baseline}`" for q in comparison.questions
+    )
+
+
+def _ratio_base(comparison: Comparison) -> str:
+    if not comparison.questions:
+        return f"`{comparison.baseline}`"
+    return "its question's baseline"
+
+
 def legend(comparison: Comparison) -> str:
     """The key to the cells and marks, one paragraph (a terminal wraps it)."""
     conf = f"{1 - comparison.alpha:.0%}"
     return (
         f"mean ± {comparison.confidence:.0%} CI half-width (Student's t) over n runs. "
-        f"ratio: target / `{comparison.baseline}`, geometric means, judged on its {conf} "
+        f"ratio: target / {_ratio_base(comparison)}, geometric means, judged on its {conf} "
         "interval (Welch, on logs): better/worse: the interval excludes 1 and the change is "
         f"at least {MIN_EFFECT_PCT:g}%; ≈: equivalent, the interval lies within "
         f"±{EQUIVALENCE_MARGIN:.0%}; ?: inconclusive, more runs needed; !: no verdict, the "

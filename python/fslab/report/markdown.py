@@ -96,7 +96,9 @@ def render_markdown_report(
     meta = [
         f"{len(c.groups)} point{'s' if len(c.groups) != 1 else ''} x {len(c.targets)} "
         f"target{'s' if len(c.targets) != 1 else ''}",
-        f"baseline {code(c.baseline)}",
+        f"baseline {code(c.baseline)}"
+        if not c.questions
+        else "baselines: " + ", ".join(f"{md(q.name)} {code(q.baseline)}" for q in c.questions),
     ]
     if c.where:
         meta.append("filtered: " + code(" ".join(f"{k}={v}" for k, v in c.where)))
@@ -203,8 +205,9 @@ def _summary(data: ReportData) -> list[str]:
         if rows:
             return lines
         return [*lines, "No point has a headline metric to compare.", ""]
+    against = code(c.baseline) if not c.questions else "its question's baseline"
     lines += [
-        f"_Each target against {code(c.baseline)}: the geometric mean of its ratios over a "
+        f"_Each target against {against}: the geometric mean of its ratios over a "
         "family's points with its 95% interval, and at how many points the decision rule "
         "found it better, worse, equivalent (within ±5%) or inconclusive. Points whose runs "
         "are flagged (cached, contaminated, unsteady) get no verdict and are left out of the "

@@ -52,7 +52,7 @@ class TableView:
 def _columns(c: Comparison) -> tuple[Column, ...]:
     cols = [Column("", None)]
     for t in c.targets:
-        if t == c.baseline:
+        if c.is_baseline(t):
             cols.append(Column(f"{t} (baseline)", t))
         else:
             cols += [Column(t, t), Column("ratio", None, delta=True)]
@@ -85,7 +85,7 @@ def table_views(c: Comparison) -> tuple[TableView, ...]:
         runs: list[TableCell] = [TableCell("runs", "label")]
         for t in c.targets:
             runs.append(TableCell(str(group.runs.get(t, 0))))
-            if t != c.baseline:
+            if not c.is_baseline(t):
                 runs.append(TableCell("", "delta"))
         rows.append(tuple(runs))
         for row in group.rows:
@@ -99,13 +99,13 @@ def table_views(c: Comparison) -> tuple[TableView, ...]:
                         passed=passed(row.metric, cell),
                     )
                 )
-                if t != c.baseline:
+                if not c.is_baseline(t):
                     out.append(
                         TableCell(
                             format_vs(cell.vs),
                             "delta",
                             verdict=cell.vs,
-                            title=vs_title(cell.vs, c.baseline),
+                            title=vs_title(cell.vs, c.baseline_of(t)),
                         )
                     )
             rows.append(tuple(out))

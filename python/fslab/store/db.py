@@ -191,7 +191,8 @@ class Results:
             c.execute(
                 "INSERT INTO point (id, study_id, seq, target, workload, kind, target_spec, params)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, study_id = excluded.study_id",
+                " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, study_id = excluded.study_id,"
+                " target_spec = excluded.target_spec",
                 (point_id, study_id, seq, target, workload, kind,
                  json.dumps(target_spec, sort_keys=True), json.dumps(params, sort_keys=True)),
             )  # fmt: skip

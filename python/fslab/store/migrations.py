@@ -66,12 +66,19 @@ def _to_3(con: sqlite3.Connection) -> None:
 
 
 def _to_4(con: sqlite3.Connection) -> None:
-    """The compared values again: the metric catalog gained the workload's own CPU
-    (`workload_cpu_pct_avg`, stored since version 2). No table changes."""
+    """The metric catalog gained the workload's own CPU (`workload_cpu_pct_avg`, stored
+    since version 2): the compared values again, by `_to_5`. No table changes."""
+
+
+def _to_5(con: sqlite3.Connection) -> None:
+    """The compared values again: the catalog gained the workload's CPU per operation
+    (`workload_cpu_ns_per_op`, from what version 2 stored). No table changes."""
     derive(con)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {2: _to_2, 3: _to_3, 4: _to_4}
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5,
+}  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)
 """The layout this fslab writes and reads (`PRAGMA user_version`)."""

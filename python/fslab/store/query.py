@@ -11,7 +11,7 @@ import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
@@ -167,6 +167,8 @@ class StudyResults:
     facts: dict[int, RunFacts]
     limits: dict[int, dict[str, float]]
     """Per completed run with a verdict, the limits it judged by (`check` -> max in ms)."""
+    questions: dict[str, str] = field(default_factory=dict)
+    """Per target that answers one of the study's questions (its `question` key): which."""
 
 
 def studies(con: sqlite3.Connection) -> list[StudyRow]:
@@ -202,7 +204,22 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
     runs = tuple(study_runs(con, study_id))
     ok = {r.id for r in runs if r.status == "ok"}
     facts, limits = run_facts(con, ok)
-    return StudyResults(tuple(pts), runs, run_values(con, ok), facts, limits)
+    return StudyResults(
+        tuple(pts), runs, run_values(con, ok), facts, limits, target_questions(con, study_id)
+    )
+
+
+def target_questions(con: sqlite3.Connection, study_id: int) -> dict[str, str]:
+    """Per target with a `question` key, its question (the target as last planned)."""
+    return {
+        str(t): str(q)
+        for t, q in con.execute(
+            "SELECT target, json_extract(target_spec, '$.question') FROM point"
+            " WHERE study_id = ? ORDER BY seq, id",
+            (study_id,),
+        )
+        if isinstance(q, str)
+    }
 
 
 def _span(ok: set[int]) -> tuple[int, int]:

@@ -105,7 +105,8 @@ def workload_name(w: AnySpec, i: int, all_: list[AnySpec]) -> str:
 
 def point_id(target: TargetSpec, kind: str, params: dict[str, Value]) -> str:
     key = {
-        "target": target.model_dump(mode="json", exclude_none=True),
+        # Which question a target answers is how it is compared, not what is measured.
+        "target": target.model_dump(mode="json", exclude_none=True, exclude={"question"}),
         "kind": kind,
         "params": params,
     }

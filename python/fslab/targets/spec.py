@@ -64,6 +64,10 @@ class TargetSpec(_Strict):
     """Where workloads run: a provisioned file system, an existing directory, or devices."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$", max_length=64)
+    question: str | None = Field(None, min_length=1, max_length=64)
+    """Which of the study's questions the target answers (`RAID layout`, `cluster size`):
+    targets of one question are compared with each other, against its own baseline (its
+    first target). Without it, every target answers the study's one question."""
     fs: Literal["ext4", "xfs", "btrfs"] | None = None
     loop: LoopSpec | None = None
     dir: str | None = None

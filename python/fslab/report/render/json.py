@@ -6,8 +6,10 @@ Layout (version 3): the comparison's facts, then `groups`, each with its workloa
 `rows` and its `warnings`. A row is one op and metric (with its unit and better
 `direction`) and its numbers as lists with one element per target, in the order of
 `targets`: `fslab.compare.NUMBERS` (n, mean, stdev, ci_half, ratio, ratio_low,
-ratio_high, verdict: `baseline` for the baseline; more_runs, no_verdict; null where a
-target has none). Values are in stored units.
+ratio_high, verdict: `baseline` for a baseline; more_runs, no_verdict; null where a
+target has none). Values are in stored units. `questions` lists the targets compared
+with each other, each with its baseline (a study whose targets have no `question` key
+has one, named ""); a target's ratio is to its question's baseline.
 
 Version 2 had Welch's test of the means (delta_pct, p_value, verdict same/untested/
 different); version 3 has the decision rule (`fslab.stats.decision`).
@@ -33,7 +35,7 @@ JSON_SCHEMA_VERSION = 3
 
 METHOD = (
     "mean ± ci_half: Student's t confidence interval over n runs; ratio: the target's "
-    "geometric mean over the baseline's, with its 1 - alpha interval [ratio_low, "
+    "geometric mean over its question's baseline's, with its 1 - alpha interval [ratio_low, "
     "ratio_high] from Welch's interval on log values; verdict: better/worse when the "
     "interval excludes 1 and the change is at least the minimum effect, equivalent when "
     "it lies within 1 ± equivalence_margin, inconclusive otherwise (more_runs: the runs "
@@ -49,6 +51,10 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "study": comparison.study,
         "baseline": comparison.baseline,
         "targets": list(comparison.targets),
+        "questions": [
+            {"name": q.name, "baseline": q.baseline, "targets": list(q.targets)}
+            for q in comparison.all_questions
+        ],
         "where": [f"{k}={v}" for k, v in comparison.where],
         "confidence": comparison.confidence,
         "alpha": comparison.alpha,

@@ -1,7 +1,8 @@
 """`fslab compare` in the terminal: the header, the summary (the study's answers), one rich
 table per group, the warnings (one line per kind) and the legend. Everything fits the
 width it is given: a group with more targets than fit is shown in blocks of targets, the
-baseline first in each."""
+baseline first in each (a study with questions has a block per question at least, its
+baseline first)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,18 @@ from rich.text import Text
 
 from fslab.compare import Comparison, MetricSpec
 from fslab.compare import Group as CompareGroup
-from fslab.report.findings import Sentence, answers, verdict_headlines, verdicts
+from fslab.report.findings import (
+    EFFICIENCY_METRICS,
+    GRID_ANSWERS,
+    MIXED_MARK,
+    Answer,
+    Sentence,
+    answers,
+    best_cell,
+    family_cell,
+    verdict_headlines,
+    verdicts,
+)
 from fslab.report.format import (
     group_title,
     header,
@@ -47,15 +59,20 @@ def _sentence(spans: Sentence, indent: str = "") -> Text:
     return text
 
 
-def summary_renderables(comparison: Comparison) -> list[RenderableType]:
+def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> list[RenderableType]:
     """The summary: per family, its headline and one line per target."""
     found = answers(comparison)
     if not found and not verdicts(comparison):
         return []
+    against = (
+        f"`{safe_text(comparison.baseline)}`"
+        if not comparison.questions
+        else "its question's baseline"
+    )
     parts: list[RenderableType] = [
         Text(
-            f"Summary: each target against `{safe_text(comparison.baseline)}`, the geometric "
-            "mean of its ratios over a family's points (95% interval)",
+            f"Summary: each target against {against}, the geometric mean of its ratios over "
+            "a family's points (95% interval)",
             style="bold",
         )
     ]
@@ -73,14 +90,111 @@ def summary_renderables(comparison: Comparison) -> list[RenderableType]:
         n = len(rows) - len(failed)
         parts.append(Text(f"verdicts: every run of every target passed at the other {n} "
                           f"point{'s' if n != 1 else ''} with limits"))  # fmt: skip
+    by_question: dict[str, list[Answer]] = {}
     for a in found:
-        points = f"{a.points} point{'s' if a.points != 1 else ''}"
-        head = Text(safe_text(f"{a.title} ({points}): "), style="bold")
-        head.append_text(_sentence(a.headline()))
-        parts.append(head)
-        parts += [_sentence(line, "  ") for line in a.lines()]
+        by_question.setdefault(a.question, []).append(a)
+    gridded = False
+    for question, listed in by_question.items():
+        if len(listed) > GRID_ANSWERS:
+            parts += _grid(question, listed, width)
+            gridded = True
+            continue
+        for a in listed:
+            points = f"{a.points} point{'s' if a.points != 1 else ''}"
+            head = Text(safe_text(f"{a.title} ({points}): "), style="bold")
+            head.append_text(_sentence(a.headline()))
+            parts.append(head)
+            parts += [_sentence(line, "  ") for line in a.lines()]
+    for metric in EFFICIENCY_METRICS:
+        # Where a point tells targets apart: write amplification of a read-only run is
+        # nothing to report.
+        found = tuple(a for a in answers(comparison, metric) if _decides(a))
+        by_question = {}
+        for a in found:
+            by_question.setdefault(a.question, []).append(a)
+        for question, listed in by_question.items():
+            parts += _grid(question, listed, width)
+            gridded = True
+    if gridded:
+        parts.append(Text(GRID_LEGEND, style="dim"))
     parts.append(Text(""))
     return parts
+
+
+def _decides(a: Answer) -> bool:
+    return any(t.counts.get(Decision.BETTER) or t.counts.get(Decision.WORSE) for t in a.targets)
+
+
+GRID_LEGEND = (
+    "grids: each target's geometric mean ratio over a family's points and their verdict "
+    "(better, worse, ≈ equivalent, ? inconclusive, ! flagged), with the count when not "
+    f"every point has it (worse 12/18: worse at 12 of 18, the rest undecided); {MIXED_MARK}: "
+    "better at some points, worse at others. best: the highest mean (the lowest latency), "
+    "? where its lead over the next is not decided"
+)
+
+
+def _grid(question: str, listed: Sequence[Answer], width: int) -> list[Table]:
+    """A question's families as a grid: a row per family, each target's geometric mean
+    ratio to the baseline with the verdict its points agree on, and the best target; in
+    blocks of targets where they do not fit `width` (the best in the last block)."""
+    base = listed[0].baseline
+    names = list(dict.fromkeys(t.target for a in listed for t in a.targets))
+    metrics = ", ".join(dict.fromkeys(a.metric.label for a in listed))
+    title = f"{question + ': ' if question else ''}{metrics} against {base}"
+    # A workload of one family is named by the workload alone (diskspd's patterns).
+    per_workload: dict[str, int] = {}
+    for a in listed:
+        per_workload[a.workload] = per_workload.get(a.workload, 0) + 1
+    labels: list[str] = []
+    cells: list[dict[str, Text]] = []
+    for a in listed:
+        label = a.title.removeprefix(f"{question} · ") if question else a.title
+        labels.append(a.workload if per_workload[a.workload] == 1 else label)
+        row: dict[str, Text] = {}
+        for t in a.targets:
+            text, decision, flagged = family_cell(t, a.points)
+            style = "yellow" if flagged else _STYLES.get(decision, "") if decision else ""
+            row[t.target] = Text(text, style=style)
+        cells.append(row)
+    bests = [best_cell(a) for a in listed]
+    need = {n: _GAP + max([len(n), *(len(r[n].plain) for r in cells if n in r)]) for n in names}
+    best_w = _GAP + max(len("best"), *(len(b) for b in bests))
+    # The label wraps to its longest word at worst; the numbers never do.
+    label_w = max(len(w) for text in labels for w in text.split())
+    room = max(1, width - label_w - 2 - best_w)
+    blocks: list[list[str]] = [[]]
+    used = 0
+    for n in names:
+        if blocks[-1] and used + need[n] > room:
+            blocks.append([])
+            used = 0
+        blocks[-1].append(n)
+        used += need[n]
+    tables: list[Table] = []
+    for j, block in enumerate(blocks):
+        last = j == len(blocks) - 1
+        more = f" ({j + 1}/{len(blocks)})" if len(blocks) > 1 else ""
+        table = Table(
+            title=Text(safe_text(title + more)),
+            title_justify="left",
+            title_style="bold",
+            box=box.SIMPLE_HEAD,
+            pad_edge=False,
+        )
+        table.add_column("")
+        for name in block:
+            table.add_column(Text(safe_text(name)), justify="right", no_wrap=True)
+        if last:
+            table.add_column("best", no_wrap=True)
+        for label, row, best in zip(labels, cells, bests, strict=True):
+            rendered: list[RenderableType] = [Text(safe_text(label))]
+            rendered += [row.get(n, Text("")) for n in block]
+            if last:
+                rendered.append(Text(safe_text(best), style="bold"))
+            table.add_row(*rendered)
+        tables.append(table)
+    return tables
 
 
 _Cells = list[list[tuple[str, Judgement | None, bool | None]]]
@@ -93,7 +207,7 @@ def _spans(comparison: Comparison) -> dict[str, range]:
     out: dict[str, range] = {}
     i = 0
     for t in comparison.targets:
-        span = 1 if t == comparison.baseline else 2
+        span = 1 if comparison.is_baseline(t) else 2
         out[t] = range(i, i + span)
         i += span
     return out
@@ -102,28 +216,30 @@ def _spans(comparison: Comparison) -> dict[str, range]:
 def _blocks(
     comparison: Comparison, group: CompareGroup, cells: _Cells, width: int
 ) -> list[list[str]]:
-    """The group's targets in blocks whose tables fit `width`, the baseline in each."""
-    base = comparison.baseline
+    """The group's targets in blocks whose tables fit `width`, each question's baseline
+    first in each of its blocks."""
     label = max([4, *(len(f"{r.op} {r.metric.label}") for r in group.rows)])
     widths = [
         max([len(name), *(len(_cell_text(row[i][0], row[i][1])) for row in cells)])
         for i, name in enumerate(table_columns(comparison))
     ]
     need = {t: sum(widths[i] + _GAP for i in cols) for t, cols in _spans(comparison).items()}
-    room = width - label - 2 - need[base]  # the box's blank edges, left and right
-    blocks: list[list[str]] = []
-    current: list[str] = []
-    used = 0
-    for t in comparison.targets:
-        if t == base:
-            continue
-        if current and used + need[t] > room:
-            blocks.append(current)
-            current, used = [], 0
-        current.append(t)
-        used += need[t]
-    blocks.append(current)
-    return [[base, *b] for b in blocks]
+    out: list[list[str]] = []
+    for question in comparison.all_questions:
+        base = question.baseline
+        room = width - label - 2 - need[base]  # the box's blank edges, left and right
+        blocks: list[list[str]] = []
+        current: list[str] = []
+        used = 0
+        for t in question.targets[1:]:
+            if current and used + need[t] > room:
+                blocks.append(current)
+                current, used = [], 0
+            current.append(t)
+            used += need[t]
+        blocks.append(current)
+        out += [[base, *b] for b in blocks]
+    return out
 
 
 def _cell_text(text: str, vs: Judgement | None) -> str:
@@ -180,7 +296,7 @@ def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> Rend
     may be someone else's: each is terminal-safe (`safe_text`), and rich reads no markup
     in it (`render_table`'s console has none, and the rest are `Text`)."""
     parts: list[RenderableType] = [Text(safe_text(header(comparison)), style="bold"), Text("")]
-    parts += summary_renderables(comparison)
+    parts += summary_renderables(comparison, width)
     for group in comparison.groups:
         title = group_title(comparison, group)
         cells = [row_cells(comparison, group, {c.target: c for c in r.cells}, r.metric)

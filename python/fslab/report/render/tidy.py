@@ -36,7 +36,7 @@ def tidy_rows(comparison: Comparison) -> list[dict[str, Any]]:
                 if s is None:
                     continue
                 vs = cell.vs
-                if cell.target == comparison.baseline:
+                if comparison.is_baseline(cell.target):
                     verdict: str | None = "baseline"
                 else:
                     verdict = vs.decision.word if vs and vs.decision.value else None
@@ -48,7 +48,7 @@ def tidy_rows(comparison: Comparison) -> list[dict[str, Any]]:
                 out.update({param_column(k, _RESERVED): params.get(k) for k in keys})
                 out.update(
                     target=cell.target,
-                    baseline=comparison.baseline,
+                    baseline=comparison.baseline_of(cell.target),
                     op=row.op,
                     metric=row.metric.name,
                     mean=s.mean,
