@@ -73,6 +73,13 @@ def test_point_ids_are_stable_and_distinct() -> None:
     assert len({p.id for p in a.points}) == len(a.points)
     c = expand(parse_study(GOOD.replace('"2s"', '"3s"'), "s.toml"))
     assert not {p.id for p in a.points} & {p.id for p in c.points}
+    # which question a target answers is how it is compared, not what is measured:
+    # naming one keeps the finished runs
+    asked = GOOD.replace('[[target]]\nname = "ext4"', '[[target]]\nname = "ext4"\nquestion = "fs"')
+    assert asked != GOOD
+    d = expand(parse_study(asked, "s.toml"))
+    assert [p.id for p in a.points] == [p.id for p in d.points]
+    assert d.points[0].target.question == "fs"
 
 
 def test_scale_shrinks_sizes_and_times_with_floors() -> None:
