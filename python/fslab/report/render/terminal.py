@@ -93,11 +93,12 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
     by_question: dict[str, list[Answer]] = {}
     for a in found:
         by_question.setdefault(a.question, []).append(a)
-    gridded = False
+    gridded = said = False
     for question, listed in by_question.items():
         if len(listed) > GRID_ANSWERS:
             parts += _grid(question, listed, width)
             gridded = True
+            said = False
             continue
         for a in listed:
             points = f"{a.points} point{'s' if a.points != 1 else ''}"
@@ -105,6 +106,7 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
             head.append_text(_sentence(a.headline()))
             parts.append(head)
             parts += [_sentence(line, "  ") for line in a.lines()]
+            said = True
     for metric in EFFICIENCY_METRICS:
         # Where a point tells targets apart: write amplification of a read-only run is
         # nothing to report.
@@ -113,6 +115,9 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
         for a in found:
             by_question.setdefault(a.question, []).append(a)
         for question, listed in by_question.items():
+            if said:  # a grid's title is not a sentence's next line
+                parts.append(Text(""))
+                said = False
             parts += _grid(question, listed, width)
             gridded = True
     if gridded:
