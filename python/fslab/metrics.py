@@ -162,6 +162,11 @@ APP_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("checkpoints", "checkpoints", "count", N, WORK, min_abs=1.0),
     MetricSpec("checkpoint_iops_peak", "checkpoint IOPS peak", "count", N, RATE, min_abs=1.0),
 )
+CPU_SHARE = "workload_cpu_pct_avg"
+CPU_PER_OP = "workload_cpu_ns_per_op"
+"""The workload's CPU time per operation: its CPU share (percent of one CPU) over its
+rate (IOPS of a block run's ops together, files/s of a files op, transactions/s of an
+application), both averages over the run."""
 TELEMETRY_OP = "device"
 TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("written_bytes", "MiB written", "bytes", L, WORK, min_abs=_MiB),
@@ -177,10 +182,10 @@ TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("cpu_busy_pct_avg", "CPU busy", "pct", L, RATIO, min_abs=1.0),
     # The seeds' CPU KPI was the workload's own (TPC-E, JetStress): the machine's share
     # includes the sampler, the kernel's workers and anything else.
-    MetricSpec("workload_cpu_pct_avg", "workload CPU", "pct", L, RATIO, min_abs=1.0),
+    MetricSpec(CPU_SHARE, "workload CPU", "pct", L, RATIO, min_abs=1.0),
     # The share above grows with the work done; per operation it compares configurations
     # (`compared` works it out: CPU_PER_OP).
-    MetricSpec("workload_cpu_ns_per_op", "workload CPU/op", "ns", L, EFF, min_abs=10.0),
+    MetricSpec(CPU_PER_OP, "workload CPU/op", "ns", L, EFF, min_abs=10.0),
     # The seeds' SysGauge finding: one file system's copy filled the page cache, another's not.
     MetricSpec("cached_growth_bytes", "page cache growth MiB", "bytes", L, WORK, min_abs=_MiB),
     MetricSpec("dirty_peak_bytes", "peak dirty MiB", "bytes", N, WORK, min_abs=_MiB),
@@ -223,11 +228,6 @@ def stored_name(full: str) -> tuple[str, str] | None:
     return (op, name) if name in _PSEUDO_NAMES[op.rpartition(" ")[2]] else None
 
 
-CPU_SHARE = "workload_cpu_pct_avg"
-CPU_PER_OP = "workload_cpu_ns_per_op"
-"""The workload's CPU time per operation: its CPU share (percent of one CPU) over its
-rate (IOPS of a block run's ops together, files/s of a files op, transactions/s of an
-application), both averages over the run."""
 APP_HEADLINE_OP = "txn"
 """An application's transactions: what it is judged by, and its CPU per op is per one."""
 

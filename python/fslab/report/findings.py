@@ -330,28 +330,42 @@ def answers(comparison: Comparison, metric: str = HEADLINE_METRIC) -> tuple[Answ
     """The answer of every question's every family of the comparison, in order of
     appearance (a question of one target has nothing to answer): by the headline metric,
     or by one of the device's `EFFICIENCY_METRICS` (a family is then its op's)."""
-    fams: dict[tuple[str, str, str], list[tuple[Group, Row]]] = {}
+    return answers_by_metric(comparison, (metric,))[metric]
+
+
+def answers_by_metric(
+    comparison: Comparison, metrics: Sequence[str]
+) -> dict[str, tuple[Answer, ...]]:
+    """`answers` by each of `metrics`, from one pass over the comparison's rows (a large
+    study has half a million)."""
+    fams: dict[str, dict[tuple[str, str, str], list[tuple[Group, Row]]]] = {m: {} for m in metrics}
     for group in comparison.groups:
         for row in group.rows:
+            metric = row.metric.name
+            if metric not in fams:
+                continue
             if metric == HEADLINE_METRIC:
                 if not _headline_row(group, row):
                     continue
                 op = row.op
-            elif row.metric.name == metric and row.op.endswith(TELEMETRY_OP):
+            elif row.op.endswith(TELEMETRY_OP):
                 op = row.op.removesuffix(TELEMETRY_OP).strip()
             else:
                 continue
             key = (group.workload, _family(group, op), row.op)
-            fams.setdefault(key, []).append((group, row))
+            fams[metric].setdefault(key, []).append((group, row))
     questions = [q for q in comparison.all_questions if len(q.targets) > 1]
     if not questions:
         questions = list(comparison.all_questions[:1])
-    return tuple(
-        a
-        for q in questions
-        for (workload, family, op), members in fams.items()
-        if (a := _answer(comparison, q, workload, family, op, members)) is not None
-    )
+    return {
+        m: tuple(
+            a
+            for q in questions
+            for (workload, family, op), members in by.items()
+            if (a := _answer(comparison, q, workload, family, op, members)) is not None
+        )
+        for m, by in fams.items()
+    }
 
 
 def _answer(

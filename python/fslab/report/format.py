@@ -12,7 +12,7 @@ baseline, its groups). CSV and JSON keep the stored base units under the stored 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 
 from fslab.compare import VERDICT_UNIT, Cell, Comparison, Group, MetricSpec
 from fslab.params import format_param, varying_keys
@@ -249,19 +249,29 @@ def header(comparison: Comparison) -> str:
     return " · ".join(parts)
 
 
-def baselines_text(comparison: Comparison) -> str:
+def _quoted(name: str) -> str:
+    return f"`{name}`"
+
+
+def baselines_text(
+    comparison: Comparison,
+    quote: Callable[[str], str] = _quoted,
+    plain: Callable[[str], str] = str,
+) -> str:
     """`baseline `ext4``; with questions `baselines: RAID layout `btrfs-raid0`, cluster
-    size `xfs-4k``."""
+    size `xfs-4k`` (a target name through `quote`, a question's through `plain`)."""
     if not comparison.questions:
-        return f"baseline `{comparison.baseline}`"
+        return f"baseline {quote(comparison.baseline)}"
     return "baselines: " + ", ".join(
-        f"{q.name or 'the rest'} `{q.baseline}`" for q in comparison.questions
+        f"{plain(q.name or 'the rest')} {quote(q.baseline)}" for q in comparison.questions
     )
 
 
-def _ratio_base(comparison: Comparison) -> str:
+def against_text(comparison: Comparison, quote: Callable[[str], str] = _quoted) -> str:
+    """What each target is compared with: `ext4` (through `quote`), or "its question's
+    baseline" in a study with questions."""
     if not comparison.questions:
-        return f"`{comparison.baseline}`"
+        return quote(comparison.baseline)
     return "its question's baseline"
 
 
@@ -270,7 +280,7 @@ def legend(comparison: Comparison) -> str:
     conf = f"{1 - comparison.alpha:.0%}"
     return (
         f"mean ± {comparison.confidence:.0%} CI half-width (Student's t) over n runs. "
-        f"ratio: target / {_ratio_base(comparison)}, geometric means, judged on its {conf} "
+        f"ratio: target / {against_text(comparison)}, geometric means, judged on its {conf} "
         "interval (Welch, on logs): better/worse: the interval excludes 1 and the change is "
         f"at least {MIN_EFFECT_PCT:g}%; ≈: equivalent, the interval lies within "
         f"±{EQUIVALENCE_MARGIN:.0%}; ?: inconclusive, more runs needed; !: no verdict, the "

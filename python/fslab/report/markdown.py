@@ -23,7 +23,16 @@ from fslab.params import format_param
 from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
 from fslab.report.context import ReportData, methodology, target_facts
 from fslab.report.findings import Span, VerdictRow, answers, verdict_headlines, verdicts
-from fslab.report.format import code, legend, mark, md, warning_hints, warning_summary
+from fslab.report.format import (
+    against_text,
+    baselines_text,
+    code,
+    legend,
+    mark,
+    md,
+    warning_hints,
+    warning_summary,
+)
 from fslab.report.output import staged_dir, write_text
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.stats.decision import Decision, Judgement
@@ -96,9 +105,7 @@ def render_markdown_report(
     meta = [
         f"{len(c.groups)} point{'s' if len(c.groups) != 1 else ''} x {len(c.targets)} "
         f"target{'s' if len(c.targets) != 1 else ''}",
-        f"baseline {code(c.baseline)}"
-        if not c.questions
-        else "baselines: " + ", ".join(f"{md(q.name)} {code(q.baseline)}" for q in c.questions),
+        baselines_text(c, code, md),
     ]
     if c.where:
         meta.append("filtered: " + code(" ".join(f"{k}={v}" for k, v in c.where)))
@@ -205,7 +212,7 @@ def _summary(data: ReportData) -> list[str]:
         if rows:
             return lines
         return [*lines, "No point has a headline metric to compare.", ""]
-    against = code(c.baseline) if not c.questions else "its question's baseline"
+    against = against_text(c, code)
     lines += [
         f"_Each target against {against}: the geometric mean of its ratios over a "
         "family's points with its 95% interval, and at how many points the decision rule "

@@ -7,7 +7,7 @@ baseline first)."""
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -23,12 +23,14 @@ from fslab.report.findings import (
     Answer,
     Sentence,
     answers,
+    answers_by_metric,
     best_cell,
     family_cell,
     verdict_headlines,
     verdicts,
 )
 from fslab.report.format import (
+    against_text,
     group_title,
     header,
     legend,
@@ -64,11 +66,7 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
     found = answers(comparison)
     if not found and not verdicts(comparison):
         return []
-    against = (
-        f"`{safe_text(comparison.baseline)}`"
-        if not comparison.questions
-        else "its question's baseline"
-    )
+    against = against_text(comparison, lambda name: f"`{safe_text(name)}`")
     parts: list[RenderableType] = [
         Text(
             f"Summary: each target against {against}, the geometric mean of its ratios over "
@@ -90,11 +88,8 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
         n = len(rows) - len(failed)
         parts.append(Text(f"verdicts: every run of every target passed at the other {n} "
                           f"point{'s' if n != 1 else ''} with limits"))  # fmt: skip
-    by_question: dict[str, list[Answer]] = {}
-    for a in found:
-        by_question.setdefault(a.question, []).append(a)
     gridded = said = False
-    for question, listed in by_question.items():
+    for question, listed in _by_question(found).items():
         if len(listed) > GRID_ANSWERS:
             parts += _grid(question, listed, width)
             gridded = True
@@ -107,14 +102,10 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
             parts.append(head)
             parts += [_sentence(line, "  ") for line in a.lines()]
             said = True
-    for metric in EFFICIENCY_METRICS:
+    for efficient in answers_by_metric(comparison, EFFICIENCY_METRICS).values():
         # Where a point tells targets apart: write amplification of a read-only run is
         # nothing to report.
-        found = tuple(a for a in answers(comparison, metric) if _decides(a))
-        by_question = {}
-        for a in found:
-            by_question.setdefault(a.question, []).append(a)
-        for question, listed in by_question.items():
+        for question, listed in _by_question(a for a in efficient if _decides(a)).items():
             if said:  # a grid's title is not a sentence's next line
                 parts.append(Text(""))
                 said = False
@@ -124,6 +115,13 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
         parts.append(Text(GRID_LEGEND, style="dim"))
     parts.append(Text(""))
     return parts
+
+
+def _by_question(found: Iterable[Answer]) -> dict[str, list[Answer]]:
+    out: dict[str, list[Answer]] = {}
+    for a in found:
+        out.setdefault(a.question, []).append(a)
+    return out
 
 
 def _decides(a: Answer) -> bool:
@@ -167,15 +165,7 @@ def _grid(question: str, listed: Sequence[Answer], width: int) -> list[Table]:
     best_w = _GAP + max(len("best"), *(len(b) for b in bests))
     # The label wraps to its longest word at worst; the numbers never do.
     label_w = max(len(w) for text in labels for w in text.split())
-    room = max(1, width - label_w - 2 - best_w)
-    blocks: list[list[str]] = [[]]
-    used = 0
-    for n in names:
-        if blocks[-1] and used + need[n] > room:
-            blocks.append([])
-            used = 0
-        blocks[-1].append(n)
-        used += need[n]
+    blocks = _pack(names, need, width - label_w - 2 - best_w)
     tables: list[Table] = []
     for j, block in enumerate(blocks):
         last = j == len(blocks) - 1
@@ -233,18 +223,22 @@ def _blocks(
     for question in comparison.all_questions:
         base = question.baseline
         room = width - label - 2 - need[base]  # the box's blank edges, left and right
-        blocks: list[list[str]] = []
-        current: list[str] = []
-        used = 0
-        for t in question.targets[1:]:
-            if current and used + need[t] > room:
-                blocks.append(current)
-                current, used = [], 0
-            current.append(t)
-            used += need[t]
-        blocks.append(current)
-        out += [[base, *b] for b in blocks]
+        out += [[base, *b] for b in _pack(question.targets[1:], need, room)]
     return out
+
+
+def _pack(names: Sequence[str], need: dict[str, int], room: int) -> list[list[str]]:
+    """`names` in order, in blocks whose `need` adds up to at most `room` (one name per
+    block where even one does not fit); one empty block when there are none."""
+    blocks: list[list[str]] = [[]]
+    used = 0
+    for n in names:
+        if blocks[-1] and used + need[n] > room:
+            blocks.append([])
+            used = 0
+        blocks[-1].append(n)
+        used += need[n]
+    return blocks
 
 
 def _cell_text(text: str, vs: Judgement | None) -> str:
