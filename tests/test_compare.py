@@ -36,8 +36,11 @@ from fslab.compare import (
 from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import Direction, MetricKind, MetricSpec
 from fslab.params import param_matches, varying_keys
+from fslab.report.context import load_report
 from fslab.report.findings import answers
 from fslab.report.format import format_stat
+from fslab.report.html import render_html
+from fslab.report.markdown import render_markdown_report
 from fslab.report.render import render_csv, render_json, render_markdown, render_table
 from fslab.stats.decision import Decision, NoVerdict, decide, log_stats
 from fslab.stats.summary import summarize, t_quantile
@@ -878,3 +881,38 @@ def test_a_question_of_many_families_is_a_grid_in_the_terminal(tmp_path: Path) -
         assert row.rstrip().endswith(("raid0 ?", "raid5 ?"))  # raid0 and raid5 are equal
     assert not any(line.strip().startswith("raid10:") for line in lines)  # no sentences
     assert max(len(line) for line in lines) <= 100
+
+
+def test_a_grid_cell_gives_the_range_of_its_decided_points(tmp_path: Path) -> None:
+    """A mean over points that differ a lot is not an answer on its own (64K clusters cost
+    4x the space of small files and nothing on large ones): the cell names the lowest and
+    highest decided point; a family worse at some points and equivalent at the others is
+    `worse n/N`, not `better at some, worse at others`."""
+    db = ResultsDb(tmp_path / "fslab-results.db")
+    sid = db.study("spread")
+    patterns = [f"pattern-{i}" for i in range(5)]
+    # per target: its ratio to ext4 at iodepth 1 and at iodepth 8
+    scale = {"ext4": (1.0, 1.0), "wide": (0.25, 0.8), "half": (0.5, 1.0)}
+    for target, (at1, at8) in scale.items():
+        for w in patterns:
+            for qd, f in ((1, at1), (8, at8)):
+                pid = db.point(sid, target, {**PARAMS, "iodepth": qd}, workload=w)
+                for rep, noise in enumerate((0.995, 1.0, 1.005)):
+                    db.run(pid, rep, _ops("randread", 10_000.0 * f * noise))
+    db.close()
+    c = build_comparison(db.path)
+    text = render_table(c, width=120)
+    rows = [line for line in text.splitlines() if line.startswith(" pattern-")]  # the grid's
+    assert len(rows) == len(patterns)
+    for row in rows:
+        assert "0.447x [0.250-0.800] worse" in row, row
+        assert "0.707x [0.500-1.00] worse 1/2" in row and "·" not in row, row
+    data = load_report(db.path)
+    md = render_markdown_report(data, (), "report_files")
+    assert (
+        "| pattern-0 (2) | **0.447x \\[0.250-0.800\\] worse** | "
+        "**0.707x \\[0.500-1.00\\] worse 1/2** | **ext4** |"
+    ) in md
+    page = render_html(data, (), plotly_js="")
+    assert page.count('<table class="overview grid">') == 1
+    assert '<td class="v-worse">0.447x [0.250-0.800] worse</td>' in page

@@ -34,7 +34,7 @@ from report_fixture import (
     make_fixture_db,
 )
 
-from fslab.compare import build_comparison
+from fslab.compare import Comparison, build_comparison
 from fslab.report.charts import (
     MAX_PANELS,
     MAX_POINT_CHARTS,
@@ -53,7 +53,7 @@ from fslab.report.export import (
     write_export_csv,
     write_export_json,
 )
-from fslab.report.findings import answers, verdict_headlines, verdicts
+from fslab.report.findings import Answer, Grid, answers, summary, verdict_headlines, verdicts
 from fslab.report.format import code, md
 from fslab.report.html import code_spans, figure, render_html
 from fslab.report.markdown import render_markdown_report, render_svg
@@ -482,7 +482,12 @@ def test_html_report_in_headless_chromium(
 
     tables = browser.execute_script("return document.querySelectorAll('table.comparison').length")
     assert tables == len(data.comparison.groups)
-    assert browser.execute_script("return document.querySelectorAll('div.answer').length") == 5
+    found = summary(data.comparison)
+    assert browser.execute_script("return document.querySelectorAll('div.answer').length") == len(
+        _summary_answers(data.comparison)
+    )
+    grids = browser.execute_script("return document.querySelectorAll('table.grid').length")
+    assert grids == sum(isinstance(item, Grid) for item in found) > 0
     kinds = browser.execute_script(
         "return document.querySelectorAll('table.warning-kinds tbody tr').length"
     )
@@ -843,10 +848,9 @@ def test_a_large_study_s_report_grows_with_its_workloads_not_its_points(
     html = render_html(large, got, plotly_js="")
     # every point in the overview of its family, and a table each, without hover details
     overview = html[html.index('<section id="summary">') : html.index("</section>")]
-    assert overview.count('<table class="overview">') == len(answers(large.comparison))
-    assert overview.count('<tr><td class="label"><a href=') == sum(
-        a.points for a in answers(large.comparison)
-    )
+    found = _summary_answers(large.comparison)
+    assert overview.count('<table class="overview">') == len(found)
+    assert overview.count('<tr><td class="label"><a href=') == sum(a.points for a in found)
     assert html.count('<table class="comparison">') == len(large.comparison.groups)
     tables = html[html.index('<section id="tables">') :]
     assert ' title="' not in tables.split("</section>")[0]
@@ -878,3 +882,11 @@ def test_the_terminal_never_cuts_a_number(app_data: ReportData, width: int) -> N
     text = render_table(app_data.comparison, width=width)
     assert max(len(line) for line in text.splitlines()) <= width
     assert "…" not in text
+
+
+def _summary_answers(c: Comparison) -> list[Answer]:
+    """Every family the summary answers, in sentences or in a grid's rows."""
+    out: list[Answer] = []
+    for item in summary(c):
+        out += [r.answer for r in item.rows] if isinstance(item, Grid) else [item]
+    return out

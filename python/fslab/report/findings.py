@@ -19,7 +19,7 @@ emphasis) so that the terminal, HTML and Markdown renderers style them each thei
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -116,6 +116,9 @@ class TargetAnswer:
     """Points without a verdict because of validity warnings, by their kinds."""
     by_axis: tuple[tuple[str, tuple[tuple[str, Gap | None], ...]], ...]
     """Per swept axis of the family, per value: the gap at that value."""
+    spread: tuple[float, float] | None = None
+    """The lowest and the highest ratio of a decided point (better, worse, equivalent):
+    an inconclusive point's ratio is as much noise as answer."""
 
 
 @dataclass(frozen=True)
@@ -195,42 +198,137 @@ class Answer:
 
 
 GRID_ANSWERS = 4
-"""A question with more families than this is summarized in the terminal as a grid (a
-row per family, a column per target) instead of sentences: diskspd's six patterns on
-five layouts would be thirty sentences."""
+"""A question with more families than this is summarized as a grid (a row per family, a
+column per target) instead of sentences: diskspd's six patterns on five layouts would be
+thirty sentences."""
 MIXED_MARK = "·"
 """A family's mark where its points were found better at some and worse at others."""
+SPREAD_SHOWN = 1.5
+"""A grid cell gives the lowest and highest ratio of its decided points where the one is
+this many times the other: a mean of 1.4x and 4.0x is not a 2.4x answer."""
+GRID_LEGEND = (
+    "grids: each target's geometric mean ratio over a family's points, [the lowest-highest "
+    f"decided point] where they differ by more than {SPREAD_SHOWN:g}x, and the points' "
+    "verdict (better, worse, ≈ equivalent, ? inconclusive, ! flagged) with a count where not "
+    "every point has it (worse 12/18: worse at 12 of 18, equivalent or undecided at the "
+    f"rest); {MIXED_MARK}: better at some points, worse at others. best: the highest mean "
+    "(the lowest latency), ? where its lead over the next is not decided"
+)
 
 
-def family_cell(t: TargetAnswer, points: int) -> tuple[str, Decision | None, bool]:
-    """A target's family of `points` points in a grid: the geometric mean ratio and the
-    verdict of its points (`0.5x worse`), with how many where some are undecided
-    (`0.44x worse 12/18`), `·` where the verdicts point both ways; the verdict the
-    decided points agree on; and whether the runs were flagged."""
+@dataclass(frozen=True)
+class GridCell:
+    """A target's family in a grid: `0.44x [0.12-0.91] worse 12/18`."""
+
+    text: str
+    decision: Decision | None
+    """Worse or better where some points are (never both), else equivalent where some
+    are; None where they point both ways, none is decided, or the runs are flagged."""
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class GridRow:
+    label: str
+    """The family (`seq-read-64k`, `files · copy`), without the question's name."""
+    answer: Answer
+    cells: tuple[GridCell | None, ...]
+    """One per target of the grid (None: the target has no ratio here)."""
+    best: str
+    """The best target, `?` after it where its lead is not decided; `-` where flagged
+    runs leave none named."""
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A question's families by one metric, a row per family and a column per target."""
+
+    question: str
+    title: str
+    """`RAID layout: IOPS against raid0`."""
+    baseline: str
+    targets: tuple[str, ...]
+    rows: tuple[GridRow, ...]
+
+
+def grid(question: str, listed: Sequence[Answer]) -> Grid:
+    """The families of a question as a grid."""
+    base = listed[0].baseline
+    names = tuple(dict.fromkeys(t.target for a in listed for t in a.targets))
+    metrics = ", ".join(dict.fromkeys(a.metric.label for a in listed))
+    # A workload of one family is named by the workload alone (diskspd's patterns).
+    per_workload: dict[str, int] = {}
+    for a in listed:
+        per_workload[a.workload] = per_workload.get(a.workload, 0) + 1
+    rows: list[GridRow] = []
+    for a in listed:
+        label = a.title.removeprefix(f"{question} · ") if question else a.title
+        by_target = {t.target: _grid_cell(t, a.points) for t in a.targets}
+        rows.append(GridRow(a.workload if per_workload[a.workload] == 1 else label, a,
+                            tuple(by_target.get(n) for n in names), _best_cell(a)))  # fmt: skip
+    title = f"{question + ': ' if question else ''}{metrics} against {base}"
+    return Grid(question, title, base, names, tuple(rows))
+
+
+def _grid_cell(t: TargetAnswer, points: int) -> GridCell | None:
+    spread = ""
+    if t.spread is not None and t.spread[1] > SPREAD_SHOWN * t.spread[0]:
+        spread = f" [{sig(t.spread[0])}-{sig(t.spread[1])}]"
     if t.gap is None:
         if t.measured is None:
-            return "", None, False
-        return f"{format_ratio(t.measured.ratio)} {FLAGGED_MARK}", None, True
-    ratio = format_ratio(t.gap.ratio)
-    decided = [d for d in _DECIDED if t.counts.get(d)]
-    if len(decided) > 1:
-        return f"{ratio} {MIXED_MARK}", None, False
-    if not decided:
+            return None
+        return GridCell(f"{format_ratio(t.measured.ratio)}{spread} {FLAGGED_MARK}", None, True)
+    ratio = format_ratio(t.gap.ratio) + spread
+    if t.counts.get(Decision.BETTER) and t.counts.get(Decision.WORSE):
+        return GridCell(f"{ratio} {MIXED_MARK}", None, False)
+    # better or worse says more than equivalent where a family has both
+    d = next((d for d in _DECIDED if t.counts.get(d)), None)
+    if d is None:
         some = t.counts.get(Decision.INCONCLUSIVE)
-        return (f"{ratio} {MARKS[Decision.INCONCLUSIVE]}" if some else ratio), None, False
-    d = decided[0]
+        return GridCell(f"{ratio} {MARKS[Decision.INCONCLUSIVE]}" if some else ratio, None, False)
     n = t.counts[d]
-    return (f"{ratio} {MARKS[d]}" if n == points else f"{ratio} {MARKS[d]} {n}/{points}"), d, False
+    text = f"{ratio} {MARKS[d]}" if n == points else f"{ratio} {MARKS[d]} {n}/{points}"
+    return GridCell(text, d, False)
 
 
 _DECIDED = (Decision.WORSE, Decision.BETTER, Decision.EQUIVALENT)
 
 
-def best_cell(a: Answer) -> str:
-    """The best target of a family for a grid, `?` after it where its lead is not decided."""
+def _best_cell(a: Answer) -> str:
     if a.runner_up is None or a.margin is None:
         return "-" if any(t.gap is None and t.measured for t in a.targets) else a.best
     return a.best if a.margin.decided else f"{a.best} ?"
+
+
+def decides(a: Answer) -> bool:
+    """Whether some point found some target better or worse than the baseline."""
+    return any(t.counts.get(Decision.BETTER) or t.counts.get(Decision.WORSE) for t in a.targets)
+
+
+def summary(comparison: Comparison) -> tuple[Answer | Grid, ...]:
+    """The summary's answers in order, the same in the terminal, HTML and Markdown: per
+    question its families by the headline metric (as sentences, or a grid where more than
+    `GRID_ANSWERS`), then a grid per question for each of the `EFFICIENCY_METRICS` where
+    some point tells its targets apart (write amplification of read-only runs is nothing
+    to report)."""
+    found = answers_by_metric(comparison, (HEADLINE_METRIC, *EFFICIENCY_METRICS))
+    out: list[Answer | Grid] = []
+    for question, listed in _by_question(found[HEADLINE_METRIC]).items():
+        if len(listed) > GRID_ANSWERS:
+            out.append(grid(question, listed))
+        else:
+            out += listed
+    for metric in EFFICIENCY_METRICS:
+        for question, listed in _by_question(a for a in found[metric] if decides(a)).items():
+            out.append(grid(question, listed))
+    return tuple(out)
+
+
+def _by_question(found: Iterable[Answer]) -> dict[str, list[Answer]]:
+    out: dict[str, list[Answer]] = {}
+    for a in found:
+        out.setdefault(a.question, []).append(a)
+    return out
 
 
 def _best_word(m: MetricSpec) -> str:
@@ -391,6 +489,7 @@ def _answer(
         flagged: dict[str, int] = {}
         fair: list[Row] = []
         measured: list[Row] = []
+        decided: list[float] = []
         for r in rows:
             vs = r.cell(t).vs
             if vs is None:
@@ -401,6 +500,8 @@ def _answer(
                 continue
             counts[vs.decision] = counts.get(vs.decision, 0) + 1
             fair.append(r)
+            if vs.decision in _DECIDED and vs.ratio is not None:
+                decided.append(vs.ratio)
         by_axis = tuple(
             (axis, tuple((text, _gap(sub, t, base, c.alpha))
                          for text, sub in _split(members, axis, fair)))
@@ -408,13 +509,14 @@ def _answer(
         )  # fmt: skip
         targets.append(
             TargetAnswer(t, _gap(fair, t, base, c.alpha), _gap(measured, t, base, c.alpha),
-                         counts, flagged, by_axis)
+                         counts, flagged, by_axis,
+                         (min(decided), max(decided)) if decided else None)
         )  # fmt: skip
     # The best: the highest geometric mean ratio to the baseline (the lowest for latency).
-    ratios = {base: 1.0} if base in present else {}
-    ratios.update({a.target: a.gap.ratio for a in targets if a.gap is not None})
+    means = {base: 1.0} if base in present else {}
+    means.update({a.target: a.gap.ratio for a in targets if a.gap is not None})
     sign = 1.0 if metric.higher_is_better else -1.0
-    ranked = sorted(ratios, key=lambda t: -sign * math.log(ratios[t]))
+    ranked = sorted(means, key=lambda t: -sign * math.log(means[t]))
     if not ranked:
         return None
     best = ranked[0]

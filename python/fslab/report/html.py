@@ -36,7 +36,15 @@ from fslab.report.charts import (
     target_styles,
 )
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import Span, answers, verdict_headlines, verdicts
+from fslab.report.findings import (
+    GRID_LEGEND,
+    Grid,
+    GridCell,
+    Span,
+    summary,
+    verdict_headlines,
+    verdicts,
+)
 from fslab.report.format import (
     FLAGGED_MARK,
     format_vs,
@@ -345,6 +353,7 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
     for _, w in warnings:
         _, counts = by_kind.setdefault(w.kind.value, (w.hint, {}))
         counts[w.target] = counts.get(w.target, 0) + 1
+    found = summary(c)
     template = _environment().get_template("report.html.j2")
     return template.render(
         c=c,
@@ -352,7 +361,10 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         version=__version__,
         generated=data.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
         styles=styles,
-        answers=answers(c),
+        answers=found,
+        is_grid=lambda item: isinstance(item, Grid),
+        grid_class=_grid_class,
+        grid_legend=GRID_LEGEND if any(isinstance(i, Grid) for i in found) else "",
         chart_notes=chart_notes(data),
         format_vs=format_vs,
         cell_class=_cell_class,
@@ -385,6 +397,14 @@ def _cell_class(cell: TableCell) -> str:
     outcome = {True: "pass", False: "fail", None: ""}[cell.passed]
     parts = [cell.kind if cell.kind != "value" else "", _verdict_class(cell.verdict), outcome]
     return " ".join(p for p in parts if p)
+
+
+def _grid_class(cell: GridCell | None) -> str:
+    if cell is None:
+        return ""
+    if cell.flagged:
+        return "v-flagged"
+    return f"v-{cell.decision.word}" if cell.decision is not None else ""
 
 
 def _verdict_class(vs: Judgement | None) -> str:

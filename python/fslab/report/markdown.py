@@ -22,7 +22,16 @@ from matplotlib.ticker import EngFormatter
 from fslab.params import format_param
 from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import Span, VerdictRow, answers, verdict_headlines, verdicts
+from fslab.report.findings import (
+    GRID_LEGEND,
+    Answer,
+    Grid,
+    Span,
+    VerdictRow,
+    summary,
+    verdict_headlines,
+    verdicts,
+)
 from fslab.report.format import (
     against_text,
     baselines_text,
@@ -207,7 +216,7 @@ def _summary(data: ReportData) -> list[str]:
         lines.append(f"- **{md(v.row.title)}**: {_spans(v.sentence())}")
     if failed:
         lines.append("")
-    found = answers(c)
+    found = summary(c)
     if not found:
         if rows:
             return lines
@@ -221,12 +230,49 @@ def _summary(data: ReportData) -> list[str]:
         "mean._",
         "",
     ]
-    for a in found:
-        n = f"{a.points} point{'s' if a.points != 1 else ''}"
-        lines.append(f"- **{md(a.title)}** ({n}, {md(a.op)} {md(a.metric.label)}): "
-                     f"{_spans(a.headline())}")  # fmt: skip
-        lines += [f"  - {_spans(line)}" for line in a.lines()]
-    lines.append("")
+    listed = False
+    for item in found:
+        if isinstance(item, Answer):
+            lines += _answer(item)
+            listed = True
+            continue
+        if listed:
+            lines.append("")
+            listed = False
+        lines += _grid(item)
+    if listed:
+        lines.append("")
+    if any(isinstance(item, Grid) for item in found):
+        lines += [f"_{md(GRID_LEGEND)}._", ""]
+    return lines
+
+
+def _answer(a: Answer) -> list[str]:
+    n = f"{a.points} point{'s' if a.points != 1 else ''}"
+    head = f"- **{md(a.title)}** ({n}, {md(a.op)} {md(a.metric.label)}): {_spans(a.headline())}"
+    return [head, *(f"  - {_spans(line)}" for line in a.lines())]
+
+
+def _grid(g: Grid) -> list[str]:
+    """A grid as a table (better and worse in bold), its families in words folded below."""
+    lines = [f"**{md(g.title)}**", ""]
+    lines.append(_row(["family (points)", *(code(t) for t in g.targets), "best"]))
+    lines.append("|:---|" + "---:|" * len(g.targets) + ":---|")
+    for r in g.rows:
+        cells = []
+        for cell in r.cells:
+            if cell is None:
+                cells.append("")
+            elif cell.decision in (Decision.BETTER, Decision.WORSE):
+                cells.append(f"**{md(cell.text)}**")
+            else:
+                cells.append(md(cell.text))
+        label = f"{md(r.label)} ({r.answer.points})"
+        lines.append(_row([label, *cells, f"**{md(r.best)}**"]))
+    lines += ["", "<details><summary>Each family in words</summary>", ""]
+    for r in g.rows:
+        lines += _answer(r.answer)
+    lines += ["", "</details>", ""]
     return lines
 
 

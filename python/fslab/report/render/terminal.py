@@ -7,7 +7,7 @@ baseline first)."""
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -17,15 +17,10 @@ from rich.text import Text
 from fslab.compare import Comparison, MetricSpec
 from fslab.compare import Group as CompareGroup
 from fslab.report.findings import (
-    EFFICIENCY_METRICS,
-    GRID_ANSWERS,
-    MIXED_MARK,
-    Answer,
+    GRID_LEGEND,
+    Grid,
     Sentence,
-    answers,
-    answers_by_metric,
-    best_cell,
-    family_cell,
+    summary,
     verdict_headlines,
     verdicts,
 )
@@ -62,8 +57,9 @@ def _sentence(spans: Sentence, indent: str = "") -> Text:
 
 
 def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> list[RenderableType]:
-    """The summary: per family, its headline and one line per target."""
-    found = answers(comparison)
+    """The summary: per family, its headline and one line per target; grids for questions
+    of many families and for write and space amplification."""
+    found = summary(comparison)
     if not found and not verdicts(comparison):
         return []
     against = against_text(comparison, lambda name: f"`{safe_text(name)}`")
@@ -88,90 +84,52 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
         n = len(rows) - len(failed)
         parts.append(Text(f"verdicts: every run of every target passed at the other {n} "
                           f"point{'s' if n != 1 else ''} with limits"))  # fmt: skip
-    gridded = said = False
-    for question, listed in _by_question(found).items():
-        if len(listed) > GRID_ANSWERS:
-            parts += _grid(question, listed, width)
-            gridded = True
-            said = False
-            continue
-        for a in listed:
-            points = f"{a.points} point{'s' if a.points != 1 else ''}"
-            head = Text(safe_text(f"{a.title} ({points}): "), style="bold")
-            head.append_text(_sentence(a.headline()))
-            parts.append(head)
-            parts += [_sentence(line, "  ") for line in a.lines()]
-            said = True
-    for efficient in answers_by_metric(comparison, EFFICIENCY_METRICS).values():
-        # Where a point tells targets apart: write amplification of a read-only run is
-        # nothing to report.
-        for question, listed in _by_question(a for a in efficient if _decides(a)).items():
+    said = False
+    for item in found:
+        if isinstance(item, Grid):
             if said:  # a grid's title is not a sentence's next line
                 parts.append(Text(""))
                 said = False
-            parts += _grid(question, listed, width)
-            gridded = True
-    if gridded:
+            parts += _grid(item, width)
+            continue
+        points = f"{item.points} point{'s' if item.points != 1 else ''}"
+        head = Text(safe_text(f"{item.title} ({points}): "), style="bold")
+        head.append_text(_sentence(item.headline()))
+        parts.append(head)
+        parts += [_sentence(line, "  ") for line in item.lines()]
+        said = True
+    if any(isinstance(item, Grid) for item in found):
         parts.append(Text(GRID_LEGEND, style="dim"))
     parts.append(Text(""))
     return parts
 
 
-def _by_question(found: Iterable[Answer]) -> dict[str, list[Answer]]:
-    out: dict[str, list[Answer]] = {}
-    for a in found:
-        out.setdefault(a.question, []).append(a)
-    return out
-
-
-def _decides(a: Answer) -> bool:
-    return any(t.counts.get(Decision.BETTER) or t.counts.get(Decision.WORSE) for t in a.targets)
-
-
-GRID_LEGEND = (
-    "grids: each target's geometric mean ratio over a family's points and their verdict "
-    "(better, worse, ≈ equivalent, ? inconclusive, ! flagged), with the count when not "
-    f"every point has it (worse 12/18: worse at 12 of 18, the rest undecided); {MIXED_MARK}: "
-    "better at some points, worse at others. best: the highest mean (the lowest latency), "
-    "? where its lead over the next is not decided"
-)
-
-
-def _grid(question: str, listed: Sequence[Answer], width: int) -> list[Table]:
-    """A question's families as a grid: a row per family, each target's geometric mean
-    ratio to the baseline with the verdict its points agree on, and the best target; in
-    blocks of targets where they do not fit `width` (the best in the last block)."""
-    base = listed[0].baseline
-    names = list(dict.fromkeys(t.target for a in listed for t in a.targets))
-    metrics = ", ".join(dict.fromkeys(a.metric.label for a in listed))
-    title = f"{question + ': ' if question else ''}{metrics} against {base}"
-    # A workload of one family is named by the workload alone (diskspd's patterns).
-    per_workload: dict[str, int] = {}
-    for a in listed:
-        per_workload[a.workload] = per_workload.get(a.workload, 0) + 1
-    labels: list[str] = []
-    cells: list[dict[str, Text]] = []
-    for a in listed:
-        label = a.title.removeprefix(f"{question} · ") if question else a.title
-        labels.append(a.workload if per_workload[a.workload] == 1 else label)
-        row: dict[str, Text] = {}
-        for t in a.targets:
-            text, decision, flagged = family_cell(t, a.points)
-            style = "yellow" if flagged else _STYLES.get(decision, "") if decision else ""
-            row[t.target] = Text(text, style=style)
-        cells.append(row)
-    bests = [best_cell(a) for a in listed]
-    need = {n: _GAP + max([len(n), *(len(r[n].plain) for r in cells if n in r)]) for n in names}
+def _grid(g: Grid, width: int) -> list[Table]:
+    """A grid in blocks of targets where they do not fit `width` (the best in the last)."""
+    cells = [
+        {
+            n: Text(
+                c.text,
+                style="yellow" if c.flagged else _STYLES.get(c.decision, "") if c.decision else "",
+            )
+            for n, c in zip(g.targets, row.cells, strict=True)
+            if c is not None
+        }
+        for row in g.rows
+    ]
+    labels = [row.label for row in g.rows]
+    bests = [row.best for row in g.rows]
+    need = {n: _GAP + max([len(n), *(len(r[n].plain) for r in cells if n in r)]) for n in g.targets}
     best_w = _GAP + max(len("best"), *(len(b) for b in bests))
     # The label wraps to its longest word at worst; the numbers never do.
     label_w = max(len(w) for text in labels for w in text.split())
-    blocks = _pack(names, need, width - label_w - 2 - best_w)
+    blocks = _pack(g.targets, need, width - label_w - 2 - best_w)
     tables: list[Table] = []
     for j, block in enumerate(blocks):
         last = j == len(blocks) - 1
         more = f" ({j + 1}/{len(blocks)})" if len(blocks) > 1 else ""
         table = Table(
-            title=Text(safe_text(title + more)),
+            title=Text(safe_text(g.title + more)),
             title_justify="left",
             title_style="bold",
             box=box.SIMPLE_HEAD,
