@@ -182,6 +182,26 @@ def test_plan_shows_points_estimate_and_side_effects(tmp_path: Path) -> None:
 
 
 @pytest.mark.root
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_each_example_passes_fslab_plan(path: Path, tmp_path: Path) -> None:
+    """`fslab plan` on every example, as a user would start it: the study's checks of
+    this machine (file systems, btrfs profiles, fscrypt, PostgreSQL) pass, the plan has
+    points and an estimate, and nothing is created."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: provisioning loop targets does")
+    # PostgreSQL's user must pass through the work directory: not pytest's (0700) tree
+    work = Path("/var/tmp") / f"fslab-plan-test-{os.getpid()}-{path.stem}"
+    done = fslab(
+        "plan", str(path), "--scale", "0.02", "--json", "--results", str(tmp_path / "r.db"),
+        "--workdir", str(work), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["points"] and doc["runs"] >= len(doc["points"]) and doc["estimate_s"] > 0
+    assert list(tmp_path.iterdir()) == [] and not work.exists(), "plan touches nothing"
+
+
+@pytest.mark.root
 def test_a_test_file_that_does_not_fit_is_refused_by_plan(tmp_path: Path) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root: provisioning loop targets does")
