@@ -907,6 +907,10 @@ def test_a_grid_cell_gives_the_range_of_its_decided_points(tmp_path: Path) -> No
     for row in rows:
         assert "0.447x [0.250-0.800] worse" in row, row
         assert "0.707x [0.500-1.00] worse 1/2" in row and "·" not in row, row
+    # how the swept axis moves it, under the grid (the largest first, six at most)
+    assert "where a swept axis moves a ratio more than 1.5x (4 more" in text
+    assert text.count("wide · pattern-") == 6 - text.count("half · pattern-")
+    assert "  wide · pattern-0 by iodepth: 1: 0.250x, 8: 0.800x" in text
     data = load_report(db.path)
     md = render_markdown_report(data, (), "report_files")
     assert (

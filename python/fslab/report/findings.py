@@ -270,6 +270,44 @@ def grid(question: str, listed: Sequence[Answer]) -> Grid:
     return Grid(question, title, base, names, tuple(rows))
 
 
+MOVES_SHOWN = 6
+"""Under a grid in the terminal, at most this many of `moves`: the rest are in the
+reports' sentences."""
+
+
+@dataclass(frozen=True)
+class Move:
+    """How a swept axis moves a target's ratio within one of a grid's families."""
+
+    family: str
+    target: str
+    axis: str
+    values: tuple[tuple[str, float], ...]
+    """Each value of the axis and the target's geometric mean ratio there."""
+
+    @property
+    def factor(self) -> float:
+        ratios = [r for _, r in self.values]
+        return max(ratios) / min(ratios)
+
+
+def moves(g: Grid) -> tuple[Move, ...]:
+    """Where a swept axis (threads, bs, a file set, ...) moves a target's ratio within a
+    family by more than `SPREAD_SHOWN`, the largest first: what the grid's one number per
+    cell cannot say, and the sentences' `by threads: ...` would."""
+    out: list[Move] = []
+    for row in g.rows:
+        for t in row.answer.targets:
+            for axis, values in t.by_axis:
+                shown = tuple((v, gap.ratio) for v, gap in values if gap is not None)
+                if len(shown) < 2:
+                    continue
+                m = Move(row.label, t.target, axis, shown)
+                if m.factor > SPREAD_SHOWN:
+                    out.append(m)
+    return tuple(sorted(out, key=lambda m: -m.factor))
+
+
 def _grid_cell(t: TargetAnswer, points: int) -> GridCell | None:
     spread = ""
     if t.spread is not None and t.spread[1] > SPREAD_SHOWN * t.spread[0]:

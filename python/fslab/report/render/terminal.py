@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from rich import box
 from rich.console import Console, Group, RenderableType
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -18,14 +19,18 @@ from fslab.compare import Comparison, MetricSpec
 from fslab.compare import Group as CompareGroup
 from fslab.report.findings import (
     GRID_LEGEND,
+    MOVES_SHOWN,
+    SPREAD_SHOWN,
     Grid,
     Sentence,
+    moves,
     summary,
     verdict_headlines,
     verdicts,
 )
 from fslab.report.format import (
     against_text,
+    format_ratio,
     group_title,
     header,
     legend,
@@ -91,6 +96,7 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
                 parts.append(Text(""))
                 said = False
             parts += _grid(item, width)
+            parts += _moves(item)
             continue
         points = f"{item.points} point{'s' if item.points != 1 else ''}"
         head = Text(safe_text(f"{item.title} ({points}): "), style="bold")
@@ -102,6 +108,24 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
         parts.append(Text(GRID_LEGEND, style="dim"))
     parts.append(Text(""))
     return parts
+
+
+def _moves(g: Grid) -> list[RenderableType]:
+    """The largest `moves` of a grid, one line each: `btrfs · random writes by threads:
+    1: 0.13x, 4: 0.09x, 16: 0.06x, 64: 0.05x`."""
+    found = moves(g)
+    if not found:
+        return []
+    lines: list[RenderableType] = []
+    for m in found[:MOVES_SHOWN]:
+        line = Text(safe_text(m.target), style="bold")
+        values = ", ".join(f"{v}: {format_ratio(r)}" for v, r in m.values)
+        line.append(safe_text(f" · {m.family} by {m.axis}: {values}"))
+        lines.append(Padding(line, (0, 0, 0, 2)))  # wrapped lines stay indented
+    more = len(found) - MOVES_SHOWN
+    tail = f" ({more} more in the report's sentences)" if more > 0 else ""
+    head = Text(f"where a swept axis moves a ratio more than {SPREAD_SHOWN:g}x{tail}:", style="dim")
+    return [head, *lines, Text("")]
 
 
 def _grid(g: Grid, width: int) -> list[Table]:
