@@ -68,7 +68,8 @@ class Case:
 CASES = [
     Case("01-toml-syntax", 'name = "s\n', ("not valid TOML",), at='name = "s'),
     Case("02-repeat-three", edit('name = "s"\n', 'name = "s"\nrepeat = "three"\n'),
-         ("repeat: `three` is not a whole number",), at="repeat"),
+         ("repeat: `three` is not a number of runs from 1 to 100", "min = 3, max = 10"),
+         at="repeat"),
     Case("03-fs-4", edit('fs = "ext4"', "fs = 4", BASE), ("`4` is not allowed",), at="fs = 4"),
     Case("04-loop-size-negative", edit('"256MiB"', '"-1GiB"', BASE),
          ("loop.size", "is not a size"), at="loop ="),
@@ -163,6 +164,12 @@ CASES = [
          at='name = ["a"]'),
     Case("49-size-256MB5", edit('"256MiB"', '"256MB5"', BASE), ("`256MB5` is not a size",),
          at="loop ="),
+    Case("repeat-min-over-max", edit('name = "s"\n', 'name = "s"\nrepeat = { min = 5, max = 3 }\n'),
+         ("repeat: `min` (5) is more than `max` (3)",), at="repeat"),
+    Case("repeat-min-1", edit('name = "s"\n', 'name = "s"\nrepeat = { min = 1 }\n'),
+         ("repeat: min: Input should be greater than or equal to 2",), at="repeat"),
+    Case("budget-soon", edit('name = "s"\n', 'name = "s"\nbudget = "soon"\n'),
+         ("budget: `soon` is not a duration",), at="budget"),
     # Beyond the matrix: what the fixes of F11 and F18 promise.
     Case("device-string", edit("loop =", 'device = "/dev/loop7"\nloop =', BASE).replace(
         'loop = { size = "256MiB" }\n', ""),

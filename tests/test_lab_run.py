@@ -116,6 +116,8 @@ def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
     for line, (op, iops) in zip(logged, stored, strict=True):
         assert f": ok  {op} {iops:,.0f} IOPS " in line and line.endswith(" MiB/s"), line
     assert "caches" in eff
+    # Loop devices bypass the host's page cache by default.
+    assert {x["dio"] for x in eff["loop"]} == {"1"}, eff["loop"]
     assert open_journal[0] == 0, "every side effect was undone"
     assert not _mounts_under(lab) and not _loops_under(lab)
     assert not list((lab / "fslab-work").rglob("*.img"))
@@ -426,12 +428,98 @@ def test_bad_work_directories_are_refused_before_anything_is_made(
     assert not Path("/fslab-work").exists() and not Path("/ext4").exists()
 
 
-def test_plan_names_a_work_directory_in_memory(lab: Path) -> None:
+def test_plan_shows_loop_devices_attached_with_direct_io(lab: Path) -> None:
+    study = write_study(lab)
+    done = fslab("plan", str(study), "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    assert "`losetup --direct-io=on <loop0>" in done.stdout, done.stdout
+    assert "include the host's page cache" not in done.stdout
+    assert done.stdout.count("losetup --direct-io=on") == 3, "ext4's one, btrfs-raid1's two"
+    buffered = '{ size = "256MiB", direct_io = false }'
+    study.write_text(study.read_text().replace('{ size = "256MiB" }', buffered, 1))
+    done = fslab("plan", str(study), "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    assert "the results include the host's page cache" in done.stdout, done.stdout
+    assert done.stdout.count("losetup --direct-io=on") == 2, "btrfs-raid1's two"
+
+
+def test_a_work_directory_in_memory_is_refused_unless_forced(lab: Path) -> None:
     shm = Path(tempfile.mkdtemp(prefix="fslab-test-", dir="/dev/shm"))
     try:
         study = write_study(lab)
-        done = fslab("plan", str(study), "--results", "r.db", "--workdir", str(shm / "w"), cwd=lab)
+        args = ("plan", str(study), "--results", "r.db", "--workdir", str(shm / "w"))
+        done = fslab(*args, cwd=lab)
+        assert done.returncode == 2, done.stderr
+        assert "is on tmpfs (memory): the loop images of" in done.stderr
+        assert "would measure RAM" in done.stderr and "--force" in done.stderr
+        assert not (shm / "w").exists()
+        done = fslab(*args, "--force", cwd=lab)
         assert done.returncode == 0, done.stderr
         assert "is on tmpfs (memory): loop images there measure RAM" in done.stdout
     finally:
         shutil.rmtree(shm, ignore_errors=True)
+
+
+TWINS = """
+name = "twins"
+repeat = {{ min = 3, max = 4 }}
+
+[[target]]
+name = "ext4-a"
+fs = "ext4"
+loop = {{ size = "256MiB" }}
+
+[[target]]
+name = "ext4-b"
+fs = "ext4"
+loop = {{ size = "256MiB" }}
+
+[[target]]
+name = "btrfs"
+fs = "btrfs"
+loop = {{ size = "256MiB" }}
+
+[[workload]]
+rw = "randwrite"
+bs = "4k"
+iodepth = 8
+file_size = "64MiB"
+runtime = "2s"
+{extra}
+"""
+
+
+def test_an_adaptive_study_decides_btrfs_at_the_minimum_and_never_splits_twins(
+    lab: Path,
+) -> None:
+    """Identical ext4 targets are never called different; btrfs's random writes (several
+    times slower, from copy-on-write and checksums) are `worse` at the first look."""
+    study = lab / "twins.toml"
+    study.write_text(TWINS.format(extra=""))
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    assert "adaptive: " in done.stderr and "points settled" in done.stderr, done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        looks = con.execute(
+            "SELECT l.round, p.target, l.verdict, l.runs, l.state, l.level FROM look l"
+            " JOIN point p ON p.id = l.point_id ORDER BY l.round, p.target"
+        ).fetchall()
+        runs = con.execute(
+            "SELECT p.target, count(*) FROM run r JOIN point p ON p.id = r.point_id"
+            " WHERE r.status = 'ok' GROUP BY p.target"
+        ).fetchall()
+    finally:
+        con.close()
+    assert looks, "a look after the minimum rounds was stored"
+    first = {t: (v, n) for r, t, v, n, _, _ in looks if r == 3}
+    assert first["btrfs"] == ("worse", 3), looks
+    assert first["ext4-a"][0] is None, "the baseline has no verdict of its own"
+    assert all(v not in ("better", "worse") for _, t, v, *_ in looks if t == "ext4-b"), looks
+    assert {level for *_, level in looks} == {0.05 / 2}
+    # Every point ran the minimum; none more than the maximum.
+    assert all(3 <= n <= 4 for _, n in runs), runs
+    # compare judges the runs at the looks' level, as the stopping rule did.
+    cmp = fslab("compare", "--results", "r.db", cwd=lab)
+    assert cmp.returncode == 0, cmp.stderr
+    assert "97.5%" in cmp.stdout and "btrfs" in cmp.stdout

@@ -33,6 +33,7 @@ def test_a_new_database_has_the_current_schema(tmp_path: Path) -> None:
         "journal",
         "telemetry",
         "run_metric",
+        "look",
     } <= tables
 
 
@@ -44,7 +45,8 @@ def _make_v1(path: Path) -> None:
     con = sqlite3.connect(path)
     con.executescript(
         "DROP TABLE run_fact; DROP TABLE run_value; DROP TABLE value_layout;"
-        " DROP TABLE run_metric; DROP TABLE telemetry; PRAGMA user_version = 1;"
+        " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look;"
+        " PRAGMA user_version = 1;"
     )
     con.close()
 

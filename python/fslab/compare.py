@@ -27,6 +27,7 @@ import orjson
 
 from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import (
+    APP_HEADLINE_OP,
     APP_METRICS,
     APP_OP,
     FILES_METRICS,
@@ -69,13 +70,15 @@ from fslab.store.query import (
     studies,
     study_results,
 )
+from fslab.study.model import APP_KINDS
 
 __all__ = [
-    "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "FILES_METRICS", "JETSTRESS_METRICS",
+    "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "FILES_METRICS", "HEADLINE_METRIC",
+    "JETSTRESS_METRICS",
     "JETSTRESS_OP", "METRICS", "PGBENCH_METRICS", "TELEMETRY_METRICS", "TELEMETRY_OP",
     "VERDICT_UNIT", "BadResultsError", "Cell", "CompareError", "Comparison", "Group",
     "MetricSpec", "ResultsError", "Row", "build_comparison", "compare_results",
-    "keep_ops", "op_metrics", "parse_where", "pseudo_metrics", "row_numbers",
+    "is_headline", "keep_ops", "op_metrics", "parse_where", "pseudo_metrics", "row_numbers",
 ]  # fmt: skip
 
 # Operations in the order people expect them; others follow in order of appearance.
@@ -522,6 +525,12 @@ class Group:
     limits: Mapping[str, float] = field(default_factory=dict)
     """The limits a verdict judged the runs by, as the engine stored them per run: its
     check (`db_read_lat_ms_mean`, ...) -> the maximum in ms. Empty without a verdict."""
+    points: Mapping[str, str] = field(default_factory=dict)
+    """Each target's point (`point.id`): what a repetition of the group runs again."""
+
+    def headline_rows(self) -> tuple[Row, ...]:
+        """The rows the group is judged by (`is_headline`)."""
+        return tuple(r for r in self.rows if is_headline(self.kind, r))
 
     def all_warnings(self) -> tuple[StatWarning, ...]:
         """The group's warnings and its cells', each once, in order."""
@@ -656,7 +665,7 @@ def build_comparison(
     where: Iterable[str | tuple[str, str]] = (),
     *,
     confidence: float = CONFIDENCE,
-    alpha: float = ALPHA,
+    alpha: float | None = None,
 ) -> Comparison:
     """Reads the results database at `db_path` and compares the targets of one study.
 
@@ -693,10 +702,14 @@ def compare_results(
     baseline: str | None = None,
     where: Iterable[str | tuple[str, str]] = (),
     confidence: float = CONFIDENCE,
-    alpha: float = ALPHA,
+    alpha: float | None = None,
 ) -> Comparison:
     """The comparison of one study's results (`fslab.store.query.study_results`): no
-    database, no I/O. Raises `ResultsError` or `CompareError` with a hint."""
+    database, no I/O. `alpha` of the verdicts: by default an adaptive study's level per
+    look (`fslab.stats.sequential`), else `ALPHA`. Raises `ResultsError` or `CompareError`
+    with a hint."""
+    if alpha is None:
+        alpha = results.level if results.level is not None else ALPHA
     filters = parse_where(where)
     points = list(results.points)
     if not points:
@@ -999,9 +1012,24 @@ class _Grouping:
                     rows=rows,
                     warnings=tuple(warnings),
                     limits=judged_by,
+                    points={p.target: p.id for p in self.group_points[g]},
                 )
             )
         return tuple(groups)
+
+
+HEADLINE_METRIC = "iops"
+"""The metric a family is judged by: IOPS for block I/O, files/s for files ops, tps for
+the application models (all stored as `iops`)."""
+
+
+def is_headline(kind: str, row: Row) -> bool:
+    """Whether `row` is one a point of `kind` is judged by: its headline metric, for each
+    of the workload's own operations (block reads and writes, files ops), or transactions
+    for the application models; not the devices' (telemetry) nor JetStress's verdict."""
+    if row.metric.name != HEADLINE_METRIC or row.op.endswith(TELEMETRY_OP):
+        return False
+    return row.op == APP_HEADLINE_OP if kind in APP_KINDS else row.op != JETSTRESS_OP
 
 
 _JUDGED = (MetricKind.RATE, MetricKind.LATENCY, MetricKind.EFFICIENCY)

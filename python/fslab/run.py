@@ -12,6 +12,7 @@ signals are held off until it is complete; `fslab cleanup` undoes what a SIGKILL
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 from collections.abc import Callable, Iterator
@@ -22,16 +23,24 @@ from types import FrameType
 from typing import Any
 
 from fslab.cleanup import undo_open
+from fslab.compare import CompareError, ResultsError, compare_results
 from fslab.engine import Report, SeriesPoint, find_engine
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.report.job_summary import live_summary, stored_summary
+from fslab.stats import sequential
+from fslab.stats.sequential import look_level
 from fslab.store.db import Results
+from fslab.store.query import study_results
 from fslab.study.plan import Plan, Point
 from fslab.targets.journal import JournalRef, make_dir, undo_refs
 from fslab.targets.provision import Provisioned, provision, teardown
 from fslab.targets.spec import TargetSpec
 from fslab.telemetry import Sampler, Telemetry, devices_under, statvfs_used_bytes
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
 
 
 class Interrupted(FslabError):
@@ -45,6 +54,15 @@ class Outcome:
     skipped: int = 0
     interrupted: bool = False
     failures: list[str] = field(default_factory=list)
+    rounds: int = 0
+    """An adaptive study's rounds run (or found done)."""
+    undecided: list[str] = field(default_factory=list)
+    """An adaptive study's points still undecided at the end (labels): at `max`, or
+    when the budget was spent (`budget_spent`)."""
+    settled: int = 0
+    """An adaptive study's points that stopped repeating because they were decided (or
+    cannot be)."""
+    budget_spent: bool = False
 
 
 @dataclass
@@ -175,23 +193,14 @@ class Runner:
             self.db.add_point(
                 p.id, self.study_id, p.seq, p.target.name, p.workload, p.kind, spec, p.params
             )
-        todo = [(rep, p) for rep, p in self.plan.runs() if rep not in self.db.done_reps(p.id)]
-        out.skipped = len(self.plan.runs()) - len(todo)
-        self.progress.start(len(self.plan.runs()), out.skipped)
         with self.signals.installed():
             made_workdir: JournalRef | None = None
             try:
                 made_workdir = self._make_workdir()
-                for rep, point in todo:
-                    if self.signals.received:
-                        out.interrupted = True
-                        break
-                    status, run_id = self._one(rep, point, out)
-                    rates = self.db.run_rates(run_id)
-                    self.progress.advance(status, stored_summary(point.kind, rates))
-                    if status == "interrupted":
-                        out.interrupted = True
-                        break
+                if self.plan.study.adaptive:
+                    self._rounds(out)
+                else:
+                    self._fixed(out)
             except KeyboardInterrupt:
                 out.interrupted = True
             finally:
@@ -203,6 +212,99 @@ class Runner:
                         # Kept (the entry stays open) while something else is in it.
                         undo_refs([made_workdir], self.db.journal(None))
         return out
+
+    def _fixed(self, out: Outcome) -> None:
+        """`repeat = N`: every point N times, repetitions interleaved."""
+        todo = [(rep, p) for rep, p in self.plan.runs() if rep not in self.db.done_reps(p.id)]
+        out.skipped = len(self.plan.runs()) - len(todo)
+        self.progress.start(len(self.plan.runs()), out.skipped)
+        for rep, point in todo:
+            if not self._step(rep, point, out):
+                return
+
+    def _step(self, rep: int, point: Point, out: Outcome) -> bool:
+        """Runs repetition `rep` of `point`; False when the study must stop (a signal)."""
+        if self.signals.received:
+            out.interrupted = True
+            return False
+        status, run_id = self._one(rep, point, out)
+        rates = self.db.run_rates(run_id)
+        self.progress.advance(status, stored_summary(point.kind, rates))
+        if status == "interrupted":
+            out.interrupted = True
+            return False
+        return True
+
+    def _rounds(self, out: Outcome) -> None:
+        """`repeat = { min, max }`: rounds of every point still undecided, in a fresh
+        random order each, with a look after each from `min` on (`fslab.stats.sequential`)."""
+        st = self.plan.study
+        level = look_level(st.repeat_min, st.repeat_max)
+        points = self.plan.points
+        todo = {p.id for p in points}
+        done = {p.id: self.db.done_reps(p.id) for p in points}
+        # The bar's total grows by each round's points after the `min` rounds.
+        total = len(points) * st.repeat_min
+        finished = sum(len({r for r in done[p.id] if r < st.repeat_min}) for p in points)
+        self.progress.start(total, finished)
+        for rnd in range(st.repeat_max):
+            out.rounds = rnd + 1
+            order = self.plan.round_order(rnd, [p for p in points if p.id in todo])
+            found = sum(rnd in done[p.id] for p in order)
+            if rnd >= st.repeat_min:
+                total += len(order)
+                finished += found
+                self.progress.start(total, finished)
+            for point in order:
+                if rnd in done[point.id]:
+                    out.skipped += 1
+                    continue
+                if rnd >= st.repeat_min and self._spent():
+                    out.budget_spent = True
+                    break
+                if not self._step(rnd, point, out):
+                    return
+                finished += 1
+            if rnd + 1 < st.repeat_min:
+                continue
+            todo = self._look(rnd + 1, level, budget=out.budget_spent)
+            if not todo or out.budget_spent:
+                break
+        by_id = {p.id: p for p in points}
+        out.undecided = [by_id[i].label() for i in sorted(todo, key=lambda i: by_id[i].seq)]
+        out.settled = len(points) - len(todo)
+
+    def _spent(self) -> bool:
+        budget = self.plan.study.budget_s
+        return budget is not None and self.db.run_time_s(self.study_id) >= budget
+
+    def _look(self, round_: int, level: float, *, budget: bool) -> set[str]:
+        """Judges the study's runs so far at `level`, stores the look, and returns the
+        points still to repeat: those of groups some comparison leaves undecided."""
+        every = {p.id for p in self.plan.points}
+        try:
+            results = study_results(self.db.con, self.study_id, self.db.path)
+            comparison = compare_results(results, study=self.plan.study.name, alpha=level)
+        except (ResultsError, CompareError):
+            return every  # nothing completed yet to judge
+        rows: list[tuple[str, str, int, str | None, float | None, float | None,
+                         float | None, str]] = []  # fmt: skip
+        settled: set[str] = set()
+        for g in sequential.look(comparison):
+            state = str(g.state)
+            if g.state != sequential.State.OPEN:
+                settled |= set(g.points.values())
+            elif budget:
+                state = "budget"
+            for v in g.verdicts:
+                j = v.judgement
+                rows.append((
+                    g.points[v.target], v.op, v.runs, j.decision.word if j else None,
+                    _finite(j.ratio if j else None), _finite(j.low if j else None),
+                    _finite(j.high if j else None), state,
+                ))  # fmt: skip
+        self.db.add_look(self.study_id, round_, level, self.plan.seed, rows)
+        return every - settled
 
     def _make_workdir(self) -> JournalRef | None:
         """Makes the work directory if it does not exist, as a directory fslab owns

@@ -12,6 +12,7 @@ from rich.table import Table
 from fslab.errors import ExitStatus
 from fslab.params import format_param
 from fslab.safe_text import safe_text
+from fslab.stats.sequential import look_level
 from fslab.store.lock import waiting_for
 from fslab.study.preflight import checked_plan
 from fslab.targets.provision import side_effects
@@ -32,7 +33,7 @@ scale_option = click.option(
 force_option = click.option(
     "--force", is_flag=True,
     help="Let the safety gate accept a `device` that carries a signature, if it is also "
-    "named with --device.",
+    "named with --device; let loop images live on tmpfs (to measure memory).",
 )  # fmt: skip
 device_option = click.option(
     "--device", "devices", multiple=True, metavar="PATH",
@@ -71,6 +72,7 @@ def plan(
         study, scale, results=results, force=force, confirmed=frozenset(devices), workdir=workdir
     )
     p, workdir = checked.plan, checked.workdir
+    st = p.study
     effects = {t.name: side_effects(t, workdir, scale) for t in p.targets()}
     about_workdir = workdir_notes(workdir, p.targets())
     holder = waiting_for(results)
@@ -83,9 +85,16 @@ def plan(
         doc = {
             "study": p.study.name,
             "scale": scale,
-            "repeat": p.repeat,
+            "repeat": (
+                {"min": st.repeat_min, "max": st.repeat_max, "seed": p.seed}
+                if st.adaptive
+                else p.repeat
+            ),
+            "budget_s": st.budget_s,
             "runs": len(p.runs()),
+            "runs_min": len(p.points) * st.repeat_min,
             "estimate_s": round(p.estimate_s(), 1),
+            "estimate_min_s": round(p.estimate_min_s(), 1),
             "workdir": str(workdir),
             "workdir_notes": about_workdir,
             "points": [
@@ -104,7 +113,11 @@ def plan(
         return ExitStatus.OK
     # Names and values are the study's own text: shown as written, never as markup.
     out = Console(highlight=False, markup=False)
-    table = Table(title=f"{safe_text(p.study.name)}: {len(p.points)} points x {p.repeat} repeats")
+    repeats = (
+        f"{st.repeat_min}-{st.repeat_max} repeats" if st.adaptive
+        else f"{p.repeat} repeats"
+    )  # fmt: skip
+    table = Table(title=f"{safe_text(p.study.name)}: {len(p.points)} points x {repeats}")
     keys = list(dict.fromkeys(k for pt in p.points for k in pt.params))
     # Parameters with one value everywhere are said once, under the table.
     common = [
@@ -122,7 +135,22 @@ def plan(
     if common:
         said = ", ".join(f"{k}={_value(k, p.points[0].params[k])}" for k in common)
         out.print(f"every point: {said}", soft_wrap=True)
-    out.print(f"runs: {len(p.runs())}, estimated time: {format_s(p.estimate_s())}")
+    if st.adaptive:
+        level = look_level(st.repeat_min, st.repeat_max)
+        out.print(
+            f"runs: {len(p.points) * st.repeat_min} to {len(p.runs())}, estimated time: "
+            f"{format_s(p.estimate_min_s())} to {format_s(p.estimate_s())}"
+            + (f" (budget {format_s(st.budget_s)})" if st.budget_s is not None else ""),
+            soft_wrap=True,
+        )
+        out.print(
+            f"adaptive: every point {st.repeat_min} times, then rounds of the points still "
+            f"undecided up to {st.repeat_max}, each look a {(1 - level) * 100:.4g}% interval "
+            f"(5% split over {st.repeat_max - st.repeat_min + 1} looks); order seed {p.seed}",
+            soft_wrap=True,
+        )
+    else:
+        out.print(f"runs: {len(p.runs())}, estimated time: {format_s(p.estimate_s())}")
     out.print(f"work directory: {safe_text(workdir)}", soft_wrap=True)
     for line in about_workdir:
         out.print(f"  - {safe_text(line)}", soft_wrap=True)

@@ -23,11 +23,12 @@ from fslab.cli.plan import (
     workdir_option,
 )
 from fslab.errors import ExitStatus
+from fslab.run import Outcome, Runner
 from fslab.run import Progress as RunProgress
-from fslab.run import Runner
 from fslab.safe_text import safe_markup
 from fslab.store.db import Results
 from fslab.store.lock import exclusive, waiting_for
+from fslab.study.plan import Plan
 from fslab.study.preflight import Checked, checked_plan
 
 
@@ -139,6 +140,8 @@ def _run(
             f"{outcome.ok} runs ok, {outcome.failed} failed, {outcome.skipped} already done"
             f"{', interrupted' if outcome.interrupted else ''}; results in {safe_markup(results)}"
         )
+        if plan.study.adaptive and not outcome.interrupted:
+            _adaptive_summary(err, plan, outcome)
         if outcome.interrupted:
             err.print("hint: run the same command again to resume")
             return ExitStatus.INTERRUPTED
@@ -148,6 +151,31 @@ def _run(
         return ExitStatus.OK
     finally:
         db.close()
+
+
+UNDECIDED_SHOWN = 5
+"""Undecided points named after an adaptive run; `fslab compare` shows them all."""
+
+
+def _adaptive_summary(err: Console, plan: Plan, outcome: Outcome) -> None:
+    """How the rounds ended: how many points settled, which stayed undecided and why."""
+    st = plan.study
+    err.print(
+        f"adaptive: {outcome.settled} of {len(plan.points)} points settled (decided, or no "
+        f"verdict possible) after {st.repeat_min} to {outcome.rounds} rounds",
+        soft_wrap=True,
+    )
+    if not outcome.undecided:
+        return
+    why = "the budget was spent" if outcome.budget_spent else f"{st.repeat_max} runs (max)"
+    shown = ", ".join(safe_markup(x) for x in outcome.undecided[:UNDECIDED_SHOWN])
+    more = len(outcome.undecided) - UNDECIDED_SHOWN
+    err.print(
+        f"undecided at {why}: {len(outcome.undecided)} points ({shown}"
+        + (f", {more} more" if more > 0 else "")
+        + "); `fslab compare` gives their intervals",
+        soft_wrap=True,
+    )
 
 
 command = run

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from fslab.compare import DEFAULT_RESULTS, Comparison, Group, build_comparison
+from fslab.report.format import interval_level
 from fslab.stats.decision import EQUIVALENCE_MARGIN
-from fslab.stats.summary import MIN_EFFECT_PCT
+from fslab.stats.summary import ALPHA, MIN_EFFECT_PCT
 from fslab.store.query import (
     completed_run_places,
     environment,
@@ -268,6 +269,14 @@ def target_facts(info: TargetInfo) -> list[tuple[str, str]]:
             text = _fact_text(key, value)
             if text:
                 out.append((key.replace("_", " "), text))
+    loops = eff.get("loop")
+    if isinstance(loops, list) and loops:
+        dio = {str(x.get("dio")) for x in loops if isinstance(x, Mapping)}
+        out.append(
+            ("loop direct I/O", "on: the host's page cache bypassed")
+            if dio == {"1"}
+            else ("loop direct I/O", "off: the results include the host's page cache")
+        )
     caches = eff.get("caches")
     if isinstance(caches, Mapping) and "dropped" in caches:
         out.append(("page cache dropped before runs", "yes" if caches["dropped"] else "no"))
@@ -276,8 +285,21 @@ def target_facts(info: TargetInfo) -> list[tuple[str, str]]:
 
 def methodology(c: Comparison) -> tuple[str, ...]:
     """How the numbers were made and judged, one paragraph each (plain text)."""
+    adaptive = (
+        (
+            "The study repeated its points adaptively: every point its minimum number of "
+            "times, then more rounds (in random order) of the points whose comparisons were "
+            "still undecided, with a look after each; each look, and every verdict here, "
+            f"uses a {interval_level(c.alpha)} interval (5% split over the looks planned), so "
+            "identical targets are called different at most 5% of the time. Points that "
+            "stayed inconclusive reached the maximum or the study's time budget.",
+        )
+        if c.alpha < ALPHA
+        else ()
+    )
     return (
-        "Each target is made fresh from its study entry (image files on loop devices unless "
+        "Each target is made fresh from its study entry (image files on loop devices, "
+        "attached with direct I/O unless a target's facts say otherwise, unless "
         "the study names devices or directories), the page cache is dropped before each "
         "run, and fslab-engine runs the workload while a sampler records what the devices, "
         "CPUs and page cache did. Every run of every point is stored; only completed runs "
@@ -287,8 +309,8 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         "no interval.",
         _compared_with(c) + "by its ratio: the "
         "geometric mean of its runs over the baseline's, with Welch's interval on log values "
-        f"({1 - c.alpha:.0%}). Better or worse when the interval excludes 1 and the change is "
-        f"at least {MIN_EFFECT_PCT:g}%; equivalent when it lies within ±"
+        f"({interval_level(c.alpha)}). Better or worse when the interval excludes 1 and the "
+        f"change is at least {MIN_EFFECT_PCT:g}%; equivalent when it lies within ±"
         f"{EQUIVALENCE_MARGIN:.0%}; otherwise inconclusive, with the runs per side that would "
         "likely decide it. No verdict for a single run, for amounts of work (bytes, counts, "
         "CPU shares: compare those per unit of work, as write amplification does), or for "
@@ -304,6 +326,7 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         "space amplification is the space used on the file system per byte of data stored "
         "(from statvfs before and after). Device figures sum the target's own devices, not "
         "the disk under a loop image.",
+        *adaptive,
     )
 
 

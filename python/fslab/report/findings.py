@@ -26,6 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from fslab.compare import (
+    HEADLINE_METRIC,
     JETSTRESS_OP,
     TELEMETRY_OP,
     VERDICT_UNIT,
@@ -34,6 +35,7 @@ from fslab.compare import (
     MetricSpec,
     Question,
     Row,
+    is_headline,
     log_ratios,
 )
 from fslab.metrics import APP_HEADLINE_OP
@@ -50,9 +52,6 @@ from fslab.report.format import (
 from fslab.stats.decision import Decision, Judgement, NoVerdict, combine
 from fslab.study.model import APP_KINDS
 
-HEADLINE_METRIC = "iops"
-"""The metric a family is judged by: IOPS for block I/O, files/s for files ops, tps for
-the application models (all stored as `iops`)."""
 AXIS_VALUES = 8
 """At most this many values of a swept axis are spelled out in a summary line."""
 
@@ -438,12 +437,6 @@ def _counts(t: TargetAnswer, points: int) -> str:
 _ORDER = (Decision.WORSE, Decision.BETTER, Decision.EQUIVALENT, Decision.INCONCLUSIVE)
 
 
-def _headline_row(group: Group, row: Row) -> bool:
-    if row.metric.name != HEADLINE_METRIC or row.op.endswith(TELEMETRY_OP):
-        return False
-    return row.op == APP_HEADLINE_OP if group.kind in APP_KINDS else row.op != JETSTRESS_OP
-
-
 def _family(group: Group, op: str) -> str:
     rw = dict(group.params).get("rw")
     if group.kind in APP_KINDS or op == APP_HEADLINE_OP:
@@ -481,7 +474,7 @@ def answers_by_metric(
             if metric not in fams:
                 continue
             if metric == HEADLINE_METRIC:
-                if not _headline_row(group, row):
+                if not is_headline(group.kind, row):
                     continue
                 op = row.op
             elif row.op.endswith(TELEMETRY_OP):

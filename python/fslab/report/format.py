@@ -157,7 +157,7 @@ def vs_title(vs: Judgement | None, baseline: str) -> str:
         return "" if vs is None else f"vs {baseline}: no ratio ({vs.reason})"
     text = f"{format_ratio(vs.ratio)} of {baseline}"
     if vs.low is not None and vs.high is not None:
-        text += f", 95% interval {format_ratio(vs.low)} to {format_ratio(vs.high)}"
+        text += f", interval {format_ratio(vs.low)} to {format_ratio(vs.high)}"
     if vs.decision is Decision.INCONCLUSIVE:
         more = vs.more_runs
         runs = "" if more is None else f": about {more} more run{'s' if more != 1 else ''} each"
@@ -275,9 +275,14 @@ def against_text(comparison: Comparison, quote: Callable[[str], str] = _quoted) 
     return "its question's baseline"
 
 
+def interval_level(alpha: float) -> str:
+    """`95%`; `99.38%` for an adaptive study's level per look (`fslab.stats.sequential`)."""
+    return f"{(1 - alpha) * 100:.4g}%"
+
+
 def legend(comparison: Comparison) -> str:
     """The key to the cells and marks, one paragraph (a terminal wraps it)."""
-    conf = f"{1 - comparison.alpha:.0%}"
+    conf = interval_level(comparison.alpha)
     return (
         f"mean ± {comparison.confidence:.0%} CI half-width (Student's t) over n runs. "
         f"ratio: target / {against_text(comparison)}, geometric means, judged on its {conf} "

@@ -48,6 +48,7 @@ from fslab.report.findings import (
 from fslab.report.format import (
     FLAGGED_MARK,
     format_vs,
+    interval_level,
     legend,
     mark,
     vs_title,
@@ -369,6 +370,7 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         format_vs=format_vs,
         cell_class=_cell_class,
         vs_title=vs_title,
+        interval_level=interval_level,
         verdicts=verdicts(c),
         verdict_lines=verdict_headlines(c),
         spans=_spans,

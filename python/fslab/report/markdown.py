@@ -40,6 +40,7 @@ from fslab.report.format import (
     against_text,
     baselines_text,
     code,
+    interval_level,
     legend,
     mark,
     md,
@@ -228,7 +229,8 @@ def _summary(data: ReportData) -> list[str]:
     against = against_text(c, code)
     lines += [
         f"_Each target against {against}: the geometric mean of its ratios over a "
-        "family's points with its 95% interval, and at how many points the decision rule "
+        f"family's points with its {interval_level(c.alpha)} interval, and at how many points "
+        "the decision rule "
         "found it better, worse, equivalent (within ±5%) or inconclusive. Points whose runs "
         "are flagged (cached, contaminated, unsteady) get no verdict and are left out of the "
         "mean._",

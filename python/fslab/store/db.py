@@ -11,7 +11,7 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib.resources import files
@@ -196,6 +196,32 @@ class Results:
                 (point_id, study_id, seq, target, workload, kind,
                  json.dumps(target_spec, sort_keys=True), json.dumps(params, sort_keys=True)),
             )  # fmt: skip
+
+    def add_look(
+        self, study_id: int, round_: int, level: float, seed: int,
+        rows: Iterable[tuple[str, str, int, str | None, float | None, float | None,
+                             float | None, str]],
+    ) -> None:  # fmt: skip
+        """One look of adaptive repetition: per (point, op) its runs, verdict, ratio and
+        interval, and its group's state (`fslab.stats.sequential`). A look taken again
+        (a resumed study) replaces the earlier one."""
+        at = time.time()
+        with self.tx() as c:
+            c.execute("DELETE FROM look WHERE study_id = ? AND round = ?", (study_id, round_))
+            c.executemany(
+                "INSERT INTO look (study_id, round, point_id, op, level, seed, runs, verdict,"
+                " ratio, low, high, state, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(study_id, round_, *r[:2], level, seed, *r[2:], at) for r in rows],
+            )
+
+    def run_time_s(self, study_id: int) -> float:
+        """Seconds the study's runs took, start to end (provisioning included)."""
+        row = self.con.execute(
+            "SELECT sum(r.ended_at - r.started_at) FROM run r JOIN point p ON p.id = r.point_id"
+            " WHERE p.study_id = ? AND r.ended_at IS NOT NULL",
+            (study_id,),
+        ).fetchone()
+        return float(row[0] or 0.0)
 
     def done_reps(self, point_id: str) -> set[int]:
         rows = self.con.execute(

@@ -76,8 +76,33 @@ def _to_5(con: sqlite3.Connection) -> None:
     derive(con)
 
 
+def _to_6(con: sqlite3.Connection) -> None:
+    """Adaptive repetition's looks (`look`); an older study has none."""
+    for statement in _V6.split(";"):
+        if statement.strip():
+            con.execute(statement)
+
+
+_V6 = """CREATE TABLE look (
+    study_id    INTEGER NOT NULL REFERENCES study(id),
+    round       INTEGER NOT NULL,   -- rounds done at this look (1-based)
+    point_id    TEXT NOT NULL REFERENCES point(id),
+    op          TEXT NOT NULL,      -- the headline row's operation ('' for a row-less point)
+    level       REAL NOT NULL,      -- alpha of each look: the study's alpha / looks planned
+    seed        INTEGER NOT NULL,   -- the rounds' random order
+    runs        INTEGER NOT NULL,   -- completed runs of the point at this look
+    verdict     TEXT,      -- better, worse, equivalent, inconclusive, none (NULL: baseline)
+    ratio       REAL,
+    low         REAL,
+    high        REAL,
+    state       TEXT NOT NULL,      -- the group's: open | decided | undecidable | alone | budget
+    at          REAL NOT NULL,      -- unix seconds
+    PRIMARY KEY (study_id, round, point_id, op)
+) STRICT;
+"""
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5,
+    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

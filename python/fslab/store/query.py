@@ -169,6 +169,9 @@ class StudyResults:
     """Per completed run with a verdict, the limits it judged by (`check` -> max in ms)."""
     questions: dict[str, str] = field(default_factory=dict)
     """Per target that answers one of the study's questions (its `question` key): which."""
+    level: float | None = None
+    """An adaptive study's level per look (`fslab.stats.sequential`): what its runs are
+    judged by; None for a study of fixed repetitions."""
 
 
 def studies(con: sqlite3.Connection) -> list[StudyRow]:
@@ -205,8 +208,17 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
     ok = {r.id for r in runs if r.status == "ok"}
     facts, limits = run_facts(con, ok)
     return StudyResults(
-        tuple(pts), runs, run_values(con, ok), facts, limits, target_questions(con, study_id)
-    )
+        tuple(pts), runs, run_values(con, ok), facts, limits, target_questions(con, study_id),
+        look_level(con, study_id),
+    )  # fmt: skip
+
+
+def look_level(con: sqlite3.Connection, study_id: int) -> float | None:
+    """The level of the study's latest look, None when it has none."""
+    row = con.execute(
+        "SELECT level FROM look WHERE study_id = ? ORDER BY round DESC LIMIT 1", (study_id,)
+    ).fetchone()
+    return float(row[0]) if row else None
 
 
 def target_questions(con: sqlite3.Connection, study_id: int) -> dict[str, str]:

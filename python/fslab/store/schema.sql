@@ -1,5 +1,6 @@
--- fslab results database, schema version 4 (PRAGMA user_version; version 4 changed no
--- table: it re-derives run_value for a metric the catalog gained).
+-- fslab results database, schema version 6 (PRAGMA user_version; versions 4 and 5
+-- changed no table: they re-derive run_value for metrics the catalog gained; version 6
+-- added `look`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -139,6 +140,26 @@ CREATE TABLE run_fact (
     trend_p     REAL,
     engine_warnings TEXT NOT NULL,      -- JSON [[kind, op or null, message, hint or null], ...]
     limits      TEXT NOT NULL           -- JSON {check: max}: what a verdict judged by (ms)
+) STRICT;
+
+-- Adaptive repetition (version 6): each look after a round, from the study's `repeat.min`
+-- on, with every target's headline verdict against its baseline at the look's level, so
+-- the path by which each point stopped repeating can be audited (`fslab.stats.sequential`).
+CREATE TABLE look (
+    study_id    INTEGER NOT NULL REFERENCES study(id),
+    round       INTEGER NOT NULL,   -- rounds done at this look (1-based)
+    point_id    TEXT NOT NULL REFERENCES point(id),
+    op          TEXT NOT NULL,      -- the headline row's operation ('' for a row-less point)
+    level       REAL NOT NULL,      -- alpha of each look: the study's alpha / looks planned
+    seed        INTEGER NOT NULL,   -- the rounds' random order
+    runs        INTEGER NOT NULL,   -- completed runs of the point at this look
+    verdict     TEXT,      -- better, worse, equivalent, inconclusive, none (NULL: baseline)
+    ratio       REAL,
+    low         REAL,
+    high        REAL,
+    state       TEXT NOT NULL,      -- the group's: open | decided | undecidable | alone | budget
+    at          REAL NOT NULL,      -- unix seconds
+    PRIMARY KEY (study_id, round, point_id, op)
 ) STRICT;
 
 -- (point_id, status) covers the study's runs and their status: no read of `run` itself,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Callable
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from fslab.kinds import APP_KINDS, AnySpec, AnyWorkload
 from fslab.kinds.app import (
@@ -38,7 +38,7 @@ from fslab.targets.spec import (
     Size,
     TargetSpec,
 )
-from fslab.units import parse_size
+from fslab.units import parse_duration, parse_size
 
 WorkloadSpec = BlockWorkloadSpec
 """The block workload's spec (its old name)."""
@@ -81,10 +81,33 @@ def _closest(name: str, names: list[str]) -> str:
     return f"did you mean `{close[0]}`?" if close else "name one of the targets, or add it"
 
 
+MAX_REPEAT = 100
+
+
+class Repeat(Strict):
+    """`repeat = { min = 3, max = 10 }`: every point `min` times, then more rounds of the
+    points whose comparisons are still undecided, up to `max` (`fslab.stats.sequential`)."""
+
+    min: int = Field(3, ge=2, le=MAX_REPEAT)
+    max: int = Field(10, ge=2, le=MAX_REPEAT)
+
+    @model_validator(mode="after")
+    def _order(self) -> Repeat:
+        if self.min > self.max:
+            raise ValueError(f"`min` ({self.min}) is more than `max` ({self.max})")
+        return self
+
+
 class Study(Strict):
     name: str
     description: str | None = None
-    repeat: int = Field(1, ge=1, le=100)
+    # A number: exactly that many runs of every point; a table: adaptive (`Repeat`).
+    repeat: int | Repeat = 1
+    budget: str | None = None
+    """Adaptive repetition stops adding rounds once the study's runs took this long
+    (`2h`); the `min` rounds always run."""
+    seed: int | None = Field(None, ge=0)
+    """The seed of an adaptive study's run order (default: from the study's name)."""
     # A fresh file system for every run (the default), or one per target kept for all.
     reuse: bool = False
     workdir: str | None = None
@@ -149,6 +172,56 @@ class Study(Strict):
         if problems:
             raise ValueError("\n".join(problems))
         return self
+
+    @field_validator("repeat", mode="before")
+    @classmethod
+    def _repeat(cls, v: object) -> object:
+        """One error for a bad `repeat`, not one per form it could have had."""
+        if isinstance(v, dict):
+            try:
+                return Repeat.model_validate(v)
+            except ValidationError as e:
+                raise ValueError(
+                    "; ".join(
+                        ".".join(map(str, err["loc"]))
+                        + ": " * bool(err["loc"])
+                        + str(err["msg"]).removeprefix("Value error, ")
+                        for err in e.errors()
+                    )
+                ) from None
+        if isinstance(v, int) and not isinstance(v, bool):
+            if v < 1:
+                raise ValueError(f"`{v}` is too small: it must be at least 1")
+            if v > MAX_REPEAT:
+                raise ValueError(f"`{v}` is too large: it must be at most {MAX_REPEAT}")
+            return v
+        raise ValueError(
+            f"`{v}` is not a number of runs from 1 to {MAX_REPEAT}; write `repeat = 3`, or "
+            f"`repeat = {{ min = 3, max = 10 }}` to repeat each point until it is decided"
+        )
+
+    @field_validator("budget")
+    @classmethod
+    def _budget(cls, v: str | None) -> str | None:
+        if v is not None and parse_duration(v) <= 0:
+            raise ValueError(f"`{v}` is no time to spend; give a duration such as `2h`")
+        return v
+
+    @property
+    def adaptive(self) -> bool:
+        return isinstance(self.repeat, Repeat)
+
+    @property
+    def repeat_min(self) -> int:
+        return self.repeat.min if isinstance(self.repeat, Repeat) else self.repeat
+
+    @property
+    def repeat_max(self) -> int:
+        return self.repeat.max if isinstance(self.repeat, Repeat) else self.repeat
+
+    @property
+    def budget_s(self) -> float | None:
+        return parse_duration(self.budget) if self.budget is not None else None
 
     def targets_of(self, w: AnySpec) -> list[TargetSpec]:
         """The targets a workload runs on: its `targets`, else every target that is not

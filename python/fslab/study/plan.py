@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import random
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,17 +82,42 @@ class Plan:
 
     @property
     def repeat(self) -> int:
-        return self.study.repeat
+        """The most runs a point gets (exactly this many unless the study is adaptive)."""
+        return self.study.repeat_max
+
+    @property
+    def seed(self) -> int:
+        """The seed of an adaptive study's round order: the study's `seed`, else one
+        from its name (so a resumed study runs its rounds in the same order)."""
+        if self.study.seed is not None:
+            return self.study.seed
+        return zlib.crc32(self.study.name.encode())
 
     def runs(self) -> list[tuple[int, Point]]:
-        """(repetition, point) in the order they run: repetitions interleaved."""
+        """(repetition, point) in the order they run: repetitions interleaved (for an
+        adaptive study, the most it may run)."""
         return [(rep, p) for rep in range(self.repeat) for p in self.points]
 
-    def estimate_s(self) -> float:
+    def round_order(self, round_: int, points: list[Point]) -> list[Point]:
+        """The order `points` run in round `round_`: plan order for fixed repetitions, a
+        fresh random order per round (from `seed`) for an adaptive study, so drift of the
+        machine lands on no target in particular."""
+        if not self.study.adaptive:
+            return points
+        out = list(points)
+        random.Random(f"{self.seed}:{round_}").shuffle(out)
+        return out
+
+    def estimate_s(self, repeat: int | None = None) -> float:
+        """Seconds for `repeat` runs of every point (default: the most, `repeat`)."""
         fresh = not self.study.reuse
         per_rep = sum(p.estimate_s(fresh) for p in self.points)
         kept = 0.0 if fresh else PROVISION_S * len(self.study.target)
-        return per_rep * self.repeat + kept
+        return per_rep * (self.repeat if repeat is None else repeat) + kept
+
+    def estimate_min_s(self) -> float:
+        """Seconds for the runs every point gets (`repeat.min` of an adaptive study)."""
+        return self.estimate_s(self.study.repeat_min)
 
     def targets(self) -> list[TargetSpec]:
         return list(self.study.target)

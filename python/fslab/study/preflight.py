@@ -20,6 +20,7 @@ from fslab.study.check import (
 from fslab.study.load import Problem, StudyError, load_study, where
 from fslab.study.plan import Plan, expand
 from fslab.targets.system import System
+from fslab.targets.workdir import memory_problems
 from fslab.targets.workdir import problems as workdir_problems
 from fslab.targets.workdir import taken as workdir_taken
 
@@ -74,7 +75,7 @@ def checked_plan(
         else where(study, "workdir", place=place) if study.workdir is not None
         else f"{place}: the default work directory"
     )  # fmt: skip
-    found = workdir_problems(workdir)
+    found = workdir_problems(workdir) or memory_problems(workdir, plan.targets(), force=force)
     if not found and waiting_for(results) is None:
         # While a run holds the results database its targets are there: `fslab run`
         # checks again under the lock.

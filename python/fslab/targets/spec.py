@@ -54,8 +54,10 @@ class LoopSpec(_Strict):
     size: Size = "4GiB"
     count: int = Field(1, ge=1, le=16)
     # The loop driver's own direct I/O to its backing file (`losetup --direct-io=on`):
-    # I/O then reaches the backing disk instead of stopping in the page cache.
-    direct_io: bool = False
+    # I/O then reaches the backing disk instead of stopping in the host's page cache.
+    # On by default: buffered, ext4 4k random reads at QD16 measured 220k IOPS on this
+    # project's VM against 50k with it on, i.e. memory, not the disk a study is about.
+    direct_io: bool = True
 
     _size = field_validator("size")(check_size)
 

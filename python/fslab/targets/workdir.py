@@ -82,6 +82,28 @@ def taken(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
     return out
 
 
+def _in_memory(workdir: Path) -> str | None:
+    """The memory file system (`tmpfs`, `ramfs`) the work directory is on, or None."""
+    m = mount_containing(_nearest_existing(Path(os.path.realpath(workdir))))
+    return m.fstype if m is not None and m.fstype in RAM_FS else None
+
+
+def memory_problems(workdir: Path, targets: Iterable[TargetSpec], *, force: bool) -> list[str]:
+    """Loop images in memory measure RAM whatever the loop driver does: refused, as
+    sentences, unless `force` (the user wants to measure memory). Touches nothing."""
+    fstype = _in_memory(workdir)
+    loops = [t.name for t in targets if t.effective_loop]
+    if fstype is None or not loops or force:
+        return []
+    real = Path(os.path.realpath(workdir))
+    return [
+        f"the work directory {real} is on {fstype} (memory): the loop images of "
+        f"{', '.join(f'`{n}`' for n in loops)} would measure RAM, not a disk; choose a "
+        f"--workdir on a disk file system (ext4, xfs), or give --force to measure memory "
+        f"on purpose"
+    ]
+
+
 def notes(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
     """What `fslab plan` says about the work directory: whether it exists (and so is
     left alone) or will be made, and whether loop images there would measure RAM."""
@@ -93,10 +115,18 @@ def notes(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
         ]
     else:
         out = [f"{real} will be made for the run and removed afterwards once empty"]
-    m = mount_containing(_nearest_existing(real))
-    if m is not None and m.fstype in RAM_FS and any(t.effective_loop for t in targets):
+    targets = list(targets)
+    fstype = _in_memory(real)
+    if fstype is not None and any(t.effective_loop for t in targets):
         out.append(
-            f"note: {real} is on {m.fstype} (memory): loop images there measure RAM, not a "
-            f"disk; choose a --workdir on a disk file system to measure one"
+            f"note: {real} is on {fstype} (memory): loop images there measure RAM, not a "
+            f"disk (allowed by --force); choose a --workdir on a disk file system to "
+            f"measure one"
+        )
+    buffered = [t.name for t in targets if (lp := t.effective_loop) and not lp.direct_io]
+    if buffered:
+        out.append(
+            f"note: {', '.join(f'`{n}`' for n in buffered)}: `loop.direct_io = false`, so "
+            f"the results include the host's page cache over the loop images"
         )
     return out

@@ -33,6 +33,7 @@ from fslab.report.format import (
     format_ratio,
     group_title,
     header,
+    interval_level,
     legend,
     mark,
     row_cells,
@@ -71,7 +72,7 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
     parts: list[RenderableType] = [
         Text(
             f"Summary: each target against {against}, the geometric mean of its ratios over "
-            "a family's points (95% interval)",
+            f"a family's points ({interval_level(comparison.alpha)} interval)",
             style="bold",
         )
     ]
