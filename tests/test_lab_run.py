@@ -523,3 +523,42 @@ def test_an_adaptive_study_decides_btrfs_at_the_minimum_and_never_splits_twins(
     cmp = fslab("compare", "--results", "r.db", cwd=lab)
     assert cmp.returncode == 0, cmp.stderr
     assert "97.5%" in cmp.stdout and "btrfs" in cmp.stdout
+
+
+BUFFERED_LOOP = """
+name = "buffered"
+
+[[target]]
+name = "direct"
+fs = "ext4"
+loop = { size = "256MiB" }
+
+[[target]]
+name = "buffered"
+fs = "ext4"
+loop = { size = "256MiB", direct_io = false }
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+iodepth = 8
+file_size = "32MiB"
+runtime = "3s"
+"""
+
+
+def test_reads_a_buffered_loop_device_kept_from_the_disk_are_cached(lab: Path) -> None:
+    """The loop device reads every block the workload asks for, but with the loop
+    driver's direct I/O off the host's page cache over the image serves the repeats:
+    the disk under it saw a fraction, and the cached check counts that disk."""
+    study = lab / "buffered.toml"
+    study.write_text(BUFFERED_LOOP)
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    cmp = fslab("compare", "--results", "r.db", "--format", "json", cwd=lab)
+    assert cmp.returncode == 0, cmp.stderr
+    doc = json.loads(cmp.stdout)
+    warnings = [w for g in doc["groups"] for w in g["warnings"]]
+    cached = [w for w in warnings if w["kind"] == "cached"]
+    assert [w["target"] for w in cached] == ["buffered"], warnings
+    assert "any disk under a loop image" in cached[0]["message"]

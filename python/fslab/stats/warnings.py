@@ -293,13 +293,15 @@ def run_warnings(
             StatWarning(
                 WarningKind.CACHED,
                 target,
-                f"{of_n(ids)}: the devices read "
+                f"{of_n(ids)}: the devices (and any disk under a loop image) read "
                 + ("under 1%" if most < 0.01 else f"at most {most:.0%}")
                 + " of what the workload read; memory served the rest"
                 + (", although the I/O was direct" if direct else ""),
                 "direct I/O falls back to buffered I/O where a file system cannot do it "
-                "(fscrypt without inline encryption, for one): read these numbers as "
-                "including the page cache, or make the data well larger than memory"
+                "(fscrypt without inline encryption, for one), and a loop device with "
+                "`loop.direct_io = false` reads through the host's page cache: read these "
+                "numbers as including the page cache, or make the data well larger than "
+                "memory"
                 if direct
                 else "use `direct = true`, or data well larger than memory",
                 runs=ids,

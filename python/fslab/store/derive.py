@@ -137,7 +137,7 @@ def _facts(
         # `copy.contaminated_intervals` (files) and `contaminated_intervals` (block) add up
         # over a run's ops; free memory is the least of them.
         key = name.rpartition(".")[2]
-        if name == "read_bytes":
+        if name in ("read_bytes", "backing_read_bytes"):
             got[name] = value
         elif key == "available_min_bytes":
             got[key] = min(got.get(key, math.inf), value)
@@ -146,13 +146,19 @@ def _facts(
     reasons = ",".join(r for r in REASON_KEYS if got.get(f"contaminated_{r}_intervals"))
     # What block and application runs read (a files run's ops are judged by their own).
     workload_read = read if kind == "block" or kind in _MODEL_KINDS else None
+    # What reached a disk: a loop device's reads may stop in the host's page cache over
+    # its image (a buffered loop device), so the disk under it bounds them too. That disk
+    # also carries the rest of the machine's reads: an upper bound, never too low.
+    device_read = got.get("read_bytes")
+    if device_read is not None and "backing_read_bytes" in got:
+        device_read = min(device_read, got["backing_read_bytes"])
     return (
         int(got.get("intervals", 0)),
         int(got.get("contaminated_intervals", 0)),
         reasons,
         got.get("available_min_bytes"),
         workload_read,
-        got.get("read_bytes"),
+        device_read,
         json.dumps(engine_warnings(engine_json), separators=(",", ":")),
         json.dumps(limits, separators=(",", ":")),
     )
