@@ -298,9 +298,10 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         else ()
     )
     return (
-        "Each target is made fresh from its study entry (image files on loop devices, "
-        "attached with direct I/O unless a target's facts say otherwise, unless "
-        "the study names devices or directories), the page cache is dropped before each "
+        "Each target is made fresh from its study entry (image files on loop devices "
+        "unless the study names devices or directories; the loop devices do direct I/O, "
+        "bypassing the host's page cache, where a target's facts do not say otherwise), "
+        "the page cache is dropped before each "
         "run, and fslab-engine runs the workload while a sampler records what the devices, "
         "CPUs and page cache did. Every run of every point is stored; only completed runs "
         "count here.",
