@@ -149,6 +149,13 @@ def plan(
             f"(5% split over {st.repeat_max - st.repeat_min + 1} looks); order seed {p.seed}",
             soft_wrap=True,
         )
+        if st.budget_s is not None and st.budget_s < p.estimate_min_s():
+            out.print(
+                f"note: the budget ({format_s(st.budget_s)}) is less than the {st.repeat_min} "
+                f"rounds every point gets ({format_s(p.estimate_min_s())}): they all run "
+                f"anyway, and no more",
+                soft_wrap=True,
+            )
     else:
         out.print(f"runs: {len(p.runs())}, estimated time: {format_s(p.estimate_s())}")
     out.print(f"work directory: {safe_text(workdir)}", soft_wrap=True)
