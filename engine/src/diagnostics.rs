@@ -13,12 +13,14 @@ pub enum WarningKind {
     IgnoredKey,
     /// The measured part of the job took under a second: start-up and caching dominate.
     ShortRun,
+    /// `steady_state = true`, but the rate did not settle before `runtime` ran out.
+    NotSteady,
 }
 
 /// A typed warning with advice.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Warning {
-    /// Stable identifier: `ignored_key`, `short_run`.
+    /// Stable identifier: `ignored_key`, `short_run`, `not_steady`.
     pub kind: WarningKind,
     pub message: String,
     pub hint: Option<String>,

@@ -21,12 +21,16 @@ use crate::report::{
 };
 use crate::series::SeriesBuilder;
 use crate::spec::Job;
+use crate::steady;
 
 /// Flags every thread watches. `stop` is set by the first SIGINT/SIGTERM, `abort` by a
-/// thread that hit an I/O error (the job stops at the first error, like fio's default).
+/// thread that hit an I/O error (the job stops at the first error, like fio's default),
+/// `steady` when a steady-state job has measured its steady window: it ends as if
+/// `runtime` had run out, not interrupted.
 pub struct Flags {
     pub stop: Arc<AtomicBool>,
     pub abort: AtomicBool,
+    pub steady: AtomicBool,
 }
 
 impl Flags {
@@ -35,13 +39,17 @@ impl Flags {
         Self {
             stop: Arc::new(AtomicBool::new(false)),
             abort: AtomicBool::new(false),
+            steady: AtomicBool::new(false),
         }
     }
 
-    /// Whether threads should wind down: a signal, or another thread's error.
+    /// Whether threads should wind down: a signal, another thread's error, or a steady
+    /// window measured.
     #[inline]
     pub fn stopped(&self) -> bool {
-        self.stop.load(Ordering::Relaxed) || self.abort.load(Ordering::Relaxed)
+        self.stop.load(Ordering::Relaxed)
+            || self.abort.load(Ordering::Relaxed)
+            || self.steady.load(Ordering::Relaxed)
     }
 
     /// Whether a thread's error (or a failed set-up) has stopped the job.
@@ -85,15 +93,18 @@ pub struct Launch {
     /// before it does any I/O (block jobs). Without it the clock starts while threads
     /// still allocate (files and app jobs, whose set-up is a buffer and cannot fail).
     pub ready: bool,
+    /// Stop once steady (`steady_state = true`), and report the steady window.
+    pub steady: Option<steady::Limits>,
 }
 
 impl Launch {
-    /// The launch a job's own keys give: its `interval` and `ramp_time`.
+    /// The launch a job's own keys give: its `interval`, `ramp_time` and steady state.
     pub fn of(job: &Job, ready: bool) -> Self {
         Self {
             interval: job.interval(),
             ramp: job.ramp_time(),
             ready,
+            steady: steady::Limits::of(job),
         }
     }
 }
@@ -127,7 +138,13 @@ impl Gate<'_> {
         }
         self.go.wait();
         let start = *self.start.get().expect("set before `go`");
-        let rec = Recorder::new(start, self.launch.ramp, self.launch.interval, self.tx);
+        let rec = Recorder::new(
+            start,
+            self.launch.ramp,
+            self.launch.interval,
+            self.tx,
+            self.launch.steady.is_some(),
+        );
         (start, rec)
     }
 }
@@ -168,6 +185,8 @@ pub struct Harvest<T> {
     pub cpu: Cpu,
     /// The first set-up failure a thread reported.
     pub setup_error: Option<String>,
+    /// A steady-state job's verdict and the window its results cover.
+    pub steady: Option<steady::Outcome>,
 }
 
 /// Runs one thread per input from one start instant: `thread` gets its index, its
@@ -199,7 +218,7 @@ where
         .map(|d| d.as_secs_f64())
         .unwrap_or(0.0);
 
-    let (outcomes, points, start, joined, cpu) = std::thread::scope(|s| {
+    let (outcomes, points, steady, start, joined, cpu) = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (t, input) in inputs.into_iter().enumerate() {
             let gate = Gate {
@@ -229,8 +248,10 @@ where
         go.wait();
         // Set-up is done (with `ready`): the CPU counted from here is the run's.
         let cpu_before = crate::cpu::usage();
-        let mut series = SeriesBuilder::new(threads, start, launch.interval, launch.ramp);
-        series.drain(rx, on_point);
+        let mut series = SeriesBuilder::new(threads, start, launch.interval, launch.ramp)
+            .with_steady(launch.steady);
+        series.drain(rx, on_point, &flags.steady);
+        let steady = series.take_steady();
         let mut outcomes: Vec<Outcome<T>> = handles
             .into_iter()
             .map(|h| h.join().expect("a worker thread panicked"))
@@ -238,7 +259,7 @@ where
         after(&mut outcomes);
         let joined = Instant::now();
         let cpu = crate::cpu::since(&cpu_before, joined - start);
-        (outcomes, series.finish(), start, joined, cpu)
+        (outcomes, series.finish(), steady, start, joined, cpu)
     });
 
     Harvest {
@@ -253,6 +274,7 @@ where
             .unwrap_or_else(|p| p.into_inner())
             .into_iter()
             .next(),
+        steady,
     }
 }
 
@@ -275,21 +297,32 @@ impl<T> Harvest<T> {
             .unwrap_or(self.start)
     }
 
-    /// The run from its start to `end`, less `ramp`.
+    /// The run from its start to `end`, less `ramp`; a steady-state job's reported
+    /// window instead, when it has one.
     pub fn span(&self, end: Instant, ramp: Duration) -> Span {
+        let window = self.steady.as_ref().and_then(|s| s.window.as_ref());
         Span {
-            runtime_s: end
-                .saturating_duration_since(self.start + ramp)
-                .as_secs_f64()
-                .max(1e-9),
+            runtime_s: window.map_or_else(
+                || {
+                    end.saturating_duration_since(self.start + ramp)
+                        .as_secs_f64()
+                        .max(1e-9)
+                },
+                steady::Window::len_s,
+            ),
             ramp_s: ramp
                 .as_secs_f64()
                 .min(end.saturating_duration_since(self.start).as_secs_f64()),
         }
     }
 
-    /// One `Op` slot's totals over every thread, as the report shows them.
+    /// One `Op` slot's totals over every thread, as the report shows them: over the
+    /// steady window when a steady-state job reports one (its intervals, merged by the
+    /// series), else over the whole measured run (the threads' totals).
     pub fn merged(&self, slot: Op, op: ResultOp, span: Span) -> OpResult {
+        if let Some(w) = self.steady.as_ref().and_then(|s| s.window.as_ref()) {
+            return record::merged_result(op, [&w.part(slot)], span.runtime_s);
+        }
         record::merged_result(
             op,
             self.outcomes.iter().map(|o| &o.totals.ops[slot as usize]),
@@ -326,6 +359,18 @@ impl<T> Harvest<T> {
             .collect();
         let interrupted = flags.interrupted();
         let status = status_of(&errors, interrupted, span.runtime_s, &mut warnings, advice);
+        let steady_state = self.steady.as_ref().map(|s| {
+            let covers = match &s.window {
+                Some(w) => (w.start_s, w.end_s),
+                None => (span.ramp_s, span.ramp_s + span.runtime_s),
+            };
+            // Only a run that reached its cap missed steady state; a stopped one just
+            // stopped.
+            if status == Status::Ok {
+                warnings.extend(s.warning(job.runtime.unwrap_or(span.runtime_s)));
+            }
+            s.report(covers)
+        });
         Report {
             schema_version: report::SCHEMA_VERSION,
             engine: EngineInfo::this(),
@@ -347,6 +392,7 @@ impl<T> Harvest<T> {
             warnings,
             files: body.files,
             app: body.app,
+            steady_state,
             job,
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! `spec` reads the job; one module per kind runs it (`block`, `files`, `app`) through
 //! the shared `harness`; `record` + `series` measure it; `report` is the JSON that comes
-//! out, and `diagnostics` the warnings in it.
+//! out, and `diagnostics` the warnings in it; `steady` says when a job may stop early.
 
 pub mod app;
 pub mod block;
@@ -18,6 +18,7 @@ pub mod record;
 pub mod report;
 pub mod series;
 pub mod spec;
+pub mod steady;
 pub mod units;
 
 use crate::diagnostics::Warning;

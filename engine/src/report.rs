@@ -52,6 +52,67 @@ pub struct Report {
     /// What an application model (`kind = "oltp"`, `"mailstore"`) did; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub app: Option<AppResult>,
+    /// With `steady_state = true`: whether the rate settled before `runtime`, and the
+    /// span `results` cover; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
+}
+
+/// A steady-state job's verdict (docs/engine.md, "Steady state"). Times are seconds from
+/// the start of the job, the ramp included, as in `series`. The rate is completions per
+/// second of the job's tracked operations: a block job's reads and writes, an
+/// application model's transactions.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SteadyState {
+    /// True when a window was steady before `runtime` (then only the cap) ran out; false
+    /// comes with a `not_steady` warning.
+    pub attained: bool,
+    /// Rounds completed over the whole job.
+    pub rounds: u32,
+    /// The last window judged (the steady one when `attained`); null when the job
+    /// completed fewer rounds than a window holds.
+    pub window_start_s: Option<f64>,
+    pub window_end_s: Option<f64>,
+    /// That window's rates, max - min, in percent of their mean.
+    pub range_pct: Option<f64>,
+    /// How far the least-squares line through that window's rates moves from its first
+    /// round to its last, in percent of their mean.
+    pub slope_pct: Option<f64>,
+    /// That window's rounds, oldest first (empty with no whole window).
+    pub window_rounds: Vec<SteadyRound>,
+    /// What `results` and `runtime_s` cover: the steady window and `steady_measure` after
+    /// it; when never steady, the last window judged, or the whole measured job when it
+    /// held none.
+    pub results_start_s: f64,
+    pub results_end_s: f64,
+    /// The job's limits, resolved.
+    pub limits: SteadyLimits,
+}
+
+/// One round of a steady-state window: whole series intervals.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SteadyRound {
+    pub start_s: f64,
+    pub end_s: f64,
+    /// Completions of the tracked operations.
+    pub ios: u64,
+    /// `ios` per second.
+    pub rate: f64,
+}
+
+/// The limits the job was judged by: its steady-state keys, resolved.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SteadyLimits {
+    /// `steady_round`: the shortest round, seconds (rounds widen to hold 200 completions).
+    pub round_s: f64,
+    /// `steady_window`: rounds judged together.
+    pub window: u32,
+    /// `steady_range`, percent.
+    pub range_pct: f64,
+    /// `steady_slope`, percent.
+    pub slope_pct: f64,
+    /// `steady_measure`: seconds measured after the window was steady.
+    pub measure_s: f64,
 }
 
 /// An application model's answers. Counts cover the measured time (after the ramp),

@@ -1,12 +1,15 @@
-//! Merges the threads' interval reports into the job's time series.
+//! Merges the threads' interval reports into the job's time series, and hands each
+//! completed interval to the steady-state tracker when the job has one.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::record::{interval_hist, IntervalMsg, OPS};
+use crate::record::{IntervalMsg, OPS};
 use crate::report::{IntervalOp, SeriesPoint};
+use crate::steady::{self, Tracker};
 
 #[derive(Default)]
 struct OpAcc {
@@ -31,6 +34,7 @@ pub struct SeriesBuilder {
     ramp: Duration,
     pending: BTreeMap<u64, Acc>,
     points: Vec<SeriesPoint>,
+    steady: Option<Tracker>,
 }
 
 impl SeriesBuilder {
@@ -42,21 +46,39 @@ impl SeriesBuilder {
             ramp,
             pending: BTreeMap::new(),
             points: Vec::new(),
+            steady: None,
         }
     }
 
+    /// Judges the job's steadiness as its intervals complete (`steady_state = true`).
+    pub fn with_steady(mut self, limits: Option<steady::Limits>) -> Self {
+        self.steady = limits.map(Tracker::new);
+        self
+    }
+
     /// Takes every interval the threads send until they all hang up, handing each
-    /// completed point to `on_point` as it completes (live progress).
+    /// completed point to `on_point` as it completes (live progress), and setting
+    /// `steady` once the job is steady (and has measured `steady_measure` more).
     pub fn drain(
         &mut self,
         rx: impl IntoIterator<Item = IntervalMsg>,
         on_point: &mut dyn FnMut(&SeriesPoint),
+        steady: &AtomicBool,
     ) {
         for msg in rx {
             if let Some(p) = self.add(msg) {
                 on_point(p);
             }
+            if self.steady.as_ref().is_some_and(Tracker::done) {
+                steady.store(true, Ordering::Relaxed);
+            }
         }
+    }
+
+    /// The steady-state verdict, once the threads have hung up (`drain` returned).
+    /// Intervals completed only by `finish` (after a thread ended early) are not judged.
+    pub fn take_steady(&mut self) -> Option<steady::Outcome> {
+        self.steady.take().map(Tracker::finish)
     }
 
     /// Adds one thread's interval; returns the point when this completed it.
@@ -83,11 +105,20 @@ impl SeriesBuilder {
             return None;
         }
         let acc = self.pending.remove(&msg.index)?;
-        self.points.push(self.point(msg.index, acc));
+        let point = self.point(msg.index, &acc);
+        if let Some(t) = &mut self.steady {
+            let ops = acc
+                .ops
+                .each_ref()
+                .map(|a| (a.ios, a.bytes, a.hist.as_ref()));
+            let begin = Duration::from_nanos(self.interval.as_nanos() as u64 * msg.index);
+            t.push(begin.as_secs_f64(), point.t_s, point.ramp, ops);
+        }
+        self.points.push(point);
         self.points.last()
     }
 
-    fn point(&self, index: u64, acc: Acc) -> SeriesPoint {
+    fn point(&self, index: u64, acc: &Acc) -> SeriesPoint {
         let iv_ns = self.interval.as_nanos() as u64;
         let begin = Duration::from_nanos(iv_ns * index);
         let full_end = Duration::from_nanos(iv_ns * (index + 1));
@@ -100,19 +131,18 @@ impl SeriesBuilder {
             .saturating_sub(begin)
             .max(Duration::from_micros(1))
             .as_secs_f64();
-        let [r, w, f, l, t, b] = acc.ops;
-        let op = |a: OpAcc| -> Option<IntervalOp> {
+        let [r, w, f, l, t, b] = &acc.ops;
+        let op = |a: &OpAcc| -> Option<IntervalOp> {
             if a.ios == 0 {
                 return None;
             }
-            let hist = a.hist.unwrap_or_else(interval_hist);
             Some(IntervalOp {
                 ios: a.ios,
                 bytes: a.bytes,
                 iops: a.ios as f64 / dur,
                 bw_bytes: a.bytes as f64 / dur,
                 lat_mean_ns: a.lat_sum_ns as f64 / a.ios as f64,
-                lat_p99_ns: hist.value_at_quantile(0.99),
+                lat_p99_ns: a.hist.as_ref().map_or(0, |h| h.value_at_quantile(0.99)),
             })
         };
         SeriesPoint {
@@ -132,7 +162,7 @@ impl SeriesBuilder {
     pub fn finish(mut self) -> Vec<SeriesPoint> {
         let rest: Vec<_> = std::mem::take(&mut self.pending).into_iter().collect();
         for (index, acc) in rest {
-            let p = self.point(index, acc);
+            let p = self.point(index, &acc);
             self.points.push(p);
         }
         self.points.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
@@ -209,7 +239,7 @@ fn merge_point(into: &mut SeriesPoint, from: SeriesPoint) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{IntervalPart, OPS};
+    use crate::record::{interval_hist, IntervalPart, OPS};
 
     const S: Duration = Duration::from_secs(1);
 

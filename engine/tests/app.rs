@@ -96,6 +96,44 @@ fn oltp_does_the_io_it_claims() {
 }
 
 #[test]
+fn a_steady_model_reports_its_window_and_the_app_numbers_made_from_it() {
+    let (dir, tmpfs) = shm_or_disk();
+    // Wide limits: what a steady model reports, not how steady this machine is.
+    let r = run_job(&job(
+        "oltp",
+        dir.path(),
+        tmpfs,
+        "runtime = \"30s\"\nnumjobs = 2\ninterval = \"100ms\"\ncheckpoint_interval = \"200ms\"\nsteady_state = true\nsteady_window = 3\nsteady_range = \"90%\"\nsteady_slope = \"90%\"",
+    ));
+    let s = &r["steady_state"];
+    assert_eq!(s["attained"], true, "{s}");
+    assert_eq!(
+        s["limits"]["round_s"], 1.0,
+        "at least a second, and a checkpoint"
+    );
+    let rounds = s["window_rounds"].as_array().unwrap();
+    let window_txn: u64 = rounds.iter().map(|x| u(&x["ios"])).sum();
+    let txn = result(&r, "txn");
+    assert_eq!(
+        u(&txn["ios"]),
+        window_txn,
+        "the rate tracked is transactions"
+    );
+    let runtime = r["runtime_s"].as_f64().unwrap();
+    assert!(runtime < 10.0, "{runtime}");
+    let app = &r["app"];
+    assert_eq!(
+        app["txn"], txn["ios"],
+        "the app section reads the window's results"
+    );
+    let per_s = app["txn_per_s"].as_f64().unwrap();
+    assert!(
+        (per_s - window_txn as f64 / runtime).abs() < 1e-6,
+        "{per_s}"
+    );
+}
+
+#[test]
 fn oltp_scans_are_big_reads() {
     let (dir, tmpfs) = shm_or_disk();
     let r = run_job(&job(

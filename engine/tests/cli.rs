@@ -160,6 +160,119 @@ fn ramp_is_shown_in_the_series_but_not_counted() {
     );
 }
 
+/// The steady-state report's numbers as (ios of the window's rounds, results span).
+fn steady_window(r: &Value) -> (u64, f64, f64) {
+    let s = &r["steady_state"];
+    let ios = s["window_rounds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| u(&x["ios"]))
+        .sum();
+    let f = |k: &str| s[k].as_f64().unwrap();
+    (ios, f("results_start_s"), f("results_end_s"))
+}
+
+#[test]
+fn a_steady_job_stops_before_runtime_and_reports_its_window() {
+    let started = std::time::Instant::now();
+    // Wide limits: this is about what a steady job does, not how steady a busy machine is.
+    let r = run_job(
+        "ioengine = \"null\"\nnull_lat = \"10us\"\nruntime = \"60s\"\nramp_time = \"200ms\"\ninterval = \"200ms\"\nsteady_state = true\nsteady_round = \"200ms\"\nsteady_range = \"60%\"\nsteady_slope = \"60%\"",
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(r["status"], "ok", "a steady stop is not an interruption");
+    assert_eq!(r["interrupted"], false);
+    let s = &r["steady_state"];
+    assert_eq!(s["attained"], true, "{s}");
+    assert_eq!(s["window_rounds"].as_array().unwrap().len(), 5);
+    assert_eq!(s["limits"]["range_pct"], 60.0);
+    let (ios, from, to) = steady_window(&r);
+    assert!(from >= 0.2, "the ramp is not judged: {from}");
+    assert_eq!(s["window_start_s"].as_f64(), Some(from));
+    assert_eq!(u(&op(&r, "read")["ios"]), ios, "results are the window's");
+    let runtime = r["runtime_s"].as_f64().unwrap();
+    assert!(
+        (runtime - (to - from)).abs() < 1e-9,
+        "{runtime} vs {from}..{to}"
+    );
+    assert!(
+        (runtime - 1.0).abs() < 1e-6,
+        "5 rounds of 200 ms: {runtime}"
+    );
+    let iops = op(&r, "read")["iops"].as_f64().unwrap();
+    assert!((iops - ios as f64 / runtime).abs() < 1e-6);
+    assert!(
+        r["warnings"].as_array().unwrap().is_empty(),
+        "{}",
+        r["warnings"]
+    );
+}
+
+#[test]
+fn steady_measure_adds_a_fixed_time_after_the_window() {
+    let r = run_job(
+        "ioengine = \"null\"\nnull_lat = \"10us\"\nruntime = \"60s\"\ninterval = \"200ms\"\nsteady_state = true\nsteady_round = \"200ms\"\nsteady_window = 3\nsteady_range = \"60%\"\nsteady_slope = \"60%\"\nsteady_measure = \"400ms\"",
+    );
+    let s = &r["steady_state"];
+    assert_eq!(s["attained"], true, "{s}");
+    let (ios, from, to) = steady_window(&r);
+    let window_end = s["window_end_s"].as_f64().unwrap();
+    assert!((to - window_end - 0.4).abs() < 1e-6, "{window_end}..{to}");
+    assert!((r["runtime_s"].as_f64().unwrap() - (to - from)).abs() < 1e-9);
+    assert!(
+        u(&op(&r, "read")["ios"]) > ios,
+        "the measure adds to the window"
+    );
+}
+
+#[test]
+fn a_job_that_cannot_hold_a_window_warns_not_steady_and_reports_the_whole_run() {
+    let r = run_job(
+        "ioengine = \"null\"\nruntime = \"600ms\"\ninterval = \"200ms\"\nsteady_state = true",
+    );
+    assert_eq!(r["status"], "ok");
+    let s = &r["steady_state"];
+    assert_eq!(s["attained"], false);
+    assert!(
+        s["window_start_s"].is_null() && s["range_pct"].is_null(),
+        "{s}"
+    );
+    assert_eq!(s["results_start_s"], 0.0);
+    let warned: Vec<&Value> = r["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["kind"] == "not_steady")
+        .collect();
+    assert_eq!(warned.len(), 1, "{}", r["warnings"]);
+    assert!(
+        warned[0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("the results cover the whole run"),
+        "{}",
+        warned[0]
+    );
+    let series_ios: u64 = r["series"]["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["read"]["ios"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(u(&op(&r, "read")["ios"]), series_ios);
+}
+
+#[test]
+fn steady_state_without_runtime_is_refused() {
+    let err = bad("ioengine = \"null\"\nsteady_state = true");
+    assert!(err.contains("`steady_state`: needs `runtime`"), "{err}");
+}
+
 #[test]
 fn json_job_file_and_resolved_echo() {
     let dir = scratch(Path::new("/dev/shm"));

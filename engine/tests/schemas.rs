@@ -80,6 +80,8 @@ fn type_of(prop: &Value, defs: &Value) -> String {
                         "size"
                     } else if r.ends_with("DurationValue") {
                         "duration"
+                    } else if r.ends_with("PercentValue") {
+                        "percentage"
                     } else {
                         "string, integer"
                     }
@@ -119,7 +121,8 @@ fn job_key_reference_is_current() {
     let mut md = String::from(
         "# Job keys\n\n<!-- Generated from engine/src/spec/mod.rs by `make schemas`; do not edit. -->\n\n\
          Sizes are bytes as a number or a string with a binary suffix (`4k` = `4KiB` = 4096).\n\
-         Durations are seconds as a number or a string with a unit (`500ms`, `30s`, `2m`).\n\n\
+         Durations are seconds as a number or a string with a unit (`500ms`, `30s`, `2m`).\n\
+         Percentages are a number of percent or a string ending in `%` (`20` = `\"20%\"`).\n\n\
          | key | type | meaning |\n|---|---|---|\n",
     );
     let props = schema["properties"].as_object().unwrap();

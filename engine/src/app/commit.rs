@@ -193,7 +193,13 @@ mod tests {
 
     fn recorder() -> (Recorder, mpsc::Receiver<crate::record::IntervalMsg>) {
         let (tx, rx) = mpsc::channel();
-        let rec = Recorder::new(Instant::now(), Duration::ZERO, Duration::from_secs(60), tx);
+        let rec = Recorder::new(
+            Instant::now(),
+            Duration::ZERO,
+            Duration::from_secs(60),
+            tx,
+            false,
+        );
         (rec, rx)
     }
 

@@ -211,6 +211,7 @@ pub fn run(
         interval: job.interval(),
         ramp: Duration::ZERO,
         ready: false,
+        steady: None,
     };
     let harvest = harness::run_threads(
         &launch,

@@ -184,6 +184,8 @@ impl JobSpec {
             allow_device_write: self.allow_device_write.unwrap_or(false),
             null_lat: null_lat.as_secs_f64(),
             kind,
+            steady_state: false,
+            steady: None,
             op: None,
             dest: None,
             nr_files: None,

@@ -13,6 +13,7 @@ mod app;
 mod block;
 mod files;
 mod parse;
+mod steady;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -69,6 +70,9 @@ const fn files_key(name: &'static str, ops: &'static [FileOp]) -> Key {
 const ANY: &[Kind] = &[Kind::Block, Kind::Files, Kind::Oltp, Kind::Mailstore];
 const FILES: &[Kind] = &[Kind::Files];
 const APP: &[Kind] = &[Kind::Oltp, Kind::Mailstore];
+/// Kinds that run for a time: a files job is a fixed amount of work, which a stop once
+/// steady would leave half done.
+const TIMED: &[Kind] = &[Kind::Block, Kind::Oltp, Kind::Mailstore];
 const OLTP: &[Kind] = &[Kind::Oltp];
 const MAILSTORE: &[Kind] = &[Kind::Mailstore];
 const CREATE: &[FileOp] = &[FileOp::Create];
@@ -99,6 +103,12 @@ pub const KEYS: &[Key] = &[
     key("allow_device_write", ANY),
     key("null_lat", ANY),
     key("kind", ANY),
+    key("steady_state", TIMED),
+    key("steady_round", TIMED),
+    key("steady_window", TIMED),
+    key("steady_range", TIMED),
+    key("steady_slope", TIMED),
+    key("steady_measure", TIMED),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("nr_files", CREATE),
@@ -297,6 +307,14 @@ pub enum DurationValue {
     Text(String),
 }
 
+/// A percentage: a number of percent, or a string ending in `%` (`20` = `"20%"`).
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PercentValue {
+    Percent(f64),
+    Text(String),
+}
+
 /// A job as written in TOML or JSON. Every key is optional; `Job` holds the defaults.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -356,6 +374,18 @@ pub struct JobSpec {
     pub null_lat: Option<DurationValue>,
     /// `block` (I/O on a file or device), `files` (one file-management `op` on a tree under `directory`), or an application model under `directory`: `oltp` (a database) or `mailstore` (an Exchange-like store; see docs/engine.md). Default `block`.
     pub kind: Option<Kind>,
+    /// Stop once the rate is steady (SNIA's rule on rounds of intervals: docs/engine.md); `runtime` is then only the cap, and `results` cover the steady window. Block jobs with `runtime`, oltp, mailstore. Default false.
+    pub steady_state: Option<bool>,
+    /// Steady state: the shortest round; a round is whole intervals, widened until it holds 200 completions. Default 1s (oltp, mailstore: `checkpoint_interval` when longer, so each round holds one checkpoint).
+    pub steady_round: Option<DurationValue>,
+    /// Steady state: the rounds judged together (the window), 2..=25. Default 5.
+    pub steady_window: Option<u32>,
+    /// Steady state: the window's round rates may span (max - min) at most this much of their mean, more than 0 and at most 100%. Default 20%.
+    pub steady_range: Option<PercentValue>,
+    /// Steady state: the least-squares line through the window's round rates may move at most this much of their mean from its first round to its last, more than 0 and at most 100%. Default 10%.
+    pub steady_slope: Option<PercentValue>,
+    /// Steady state: once steady, measure this much longer, so that every job's results cover about as much time. Default 0.
+    pub steady_measure: Option<DurationValue>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -444,6 +474,12 @@ pub struct Job {
     pub null_lat: f64,
     #[serde(skip_serializing_if = "Kind::is_block")]
     pub kind: Kind,
+    /// Left out when false: a files job takes no steady-state key, not even `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub steady_state: bool,
+    /// The steady-state keys, resolved; absent when `steady_state` is false.
+    #[serde(flatten)]
+    pub steady: Option<SteadyJob>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub op: Option<FileOp>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -504,6 +540,20 @@ pub struct AppJob {
     pub read_lat_ms_max: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_lat_ms_max: Option<f64>,
+}
+
+/// The steady-state keys (`steady_state = true`), resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SteadyJob {
+    /// Seconds.
+    pub steady_round: f64,
+    pub steady_window: u32,
+    /// Percent.
+    pub steady_range: f64,
+    /// Percent.
+    pub steady_slope: f64,
+    /// Seconds.
+    pub steady_measure: f64,
 }
 
 impl AppJob {
@@ -576,6 +626,8 @@ impl JobSpec {
         }
         self.refuse_other_kinds_keys(kind, e);
         job.app = self.resolve_app(kind, job.ioengine, job.direct, job.runtime(), e);
+        job.steady = self.resolve_steady(&job, e);
+        job.steady_state = job.steady.is_some();
         self.check_paths(kind, job.ioengine, e);
         if errors.is_empty() {
             Ok(job)
@@ -615,34 +667,34 @@ impl JobSpec {
 
     /// Warnings for keys the job sets but does not use.
     pub fn warnings(&self, job: &Job) -> Vec<Warning> {
+        let mut out = self.ignored_steady_keys(job);
         if job.kind.is_app() {
-            return Vec::new();
+            return out;
         }
         if job.kind == Kind::Block {
-            return self
-                .ignored_keys()
-                .into_iter()
+            out.extend(self.ignored_keys().into_iter().map(|k| {
+                Warning::new(
+                    WarningKind::IgnoredKey,
+                    format!("`{k}` has no effect with rw = {:?}", job.rw).to_lowercase(),
+                    format!("remove `{k}`, or use a mixed `rw` (randrw, readwrite)"),
+                )
+            }));
+            return out;
+        }
+        let op = job.op.map_or("", FileOp::name);
+        out.extend(
+            self.set_keys()
+                .filter(|k| k.kinds == FILES && !k.ops.is_empty())
+                .filter(|k| !job.op.is_some_and(|op| k.ops.contains(&op)))
                 .map(|k| {
                     Warning::new(
                         WarningKind::IgnoredKey,
-                        format!("`{k}` has no effect with rw = {:?}", job.rw).to_lowercase(),
-                        format!("remove `{k}`, or use a mixed `rw` (randrw, readwrite)"),
+                        format!("`{}` has no effect with kind = files, op = {op}", k.name),
+                        format!("remove `{}`", k.name),
                     )
-                })
-                .collect();
-        }
-        let op = job.op.map_or("", FileOp::name);
-        self.set_keys()
-            .filter(|k| k.kinds == FILES && !k.ops.is_empty())
-            .filter(|k| !job.op.is_some_and(|op| k.ops.contains(&op)))
-            .map(|k| {
-                Warning::new(
-                    WarningKind::IgnoredKey,
-                    format!("`{}` has no effect with kind = files, op = {op}", k.name),
-                    format!("remove `{}`", k.name),
-                )
-            })
-            .collect()
+                }),
+        );
+        out
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::{known_keys, DurationValue, JobSpec, SizeValue, MAX_RUNTIME};
+use super::{known_keys, DurationValue, JobSpec, PercentValue, SizeValue, MAX_RUNTIME};
 use crate::error::{JobError, JobErrors};
 use crate::units::{parse_duration, parse_size};
 
@@ -132,6 +132,9 @@ fn type_error(key: &str, val: &Value, serde_msg: &str) -> JobError {
     } else if msg.contains("untagged enum DurationValue") {
         e.message = format!("{val} is not a duration");
         e = e.hint("write seconds as a number, or a string such as `500ms`, `30s`, `2m`");
+    } else if msg.contains("untagged enum PercentValue") {
+        e.message = format!("{val} is not a percentage");
+        e = e.hint(PERCENT_HINT);
     }
     e
 }
@@ -180,6 +183,43 @@ pub(super) fn duration(
                 None
             }
         },
+    }
+}
+
+const PERCENT_HINT: &str = "write a string such as `\"20%\"`, or the percent as a number (20)";
+
+/// A percentage, in percent.
+pub(super) fn percent(
+    key: &str,
+    v: &Option<PercentValue>,
+    errors: &mut Vec<JobError>,
+) -> Option<f64> {
+    let pct = match v.as_ref()? {
+        PercentValue::Percent(p) => Some(*p),
+        PercentValue::Text(t) => t
+            .trim()
+            .strip_suffix('%')
+            .and_then(|n| n.trim().parse::<f64>().ok()),
+    };
+    match pct {
+        Some(p) if p.is_finite() && p > 0.0 && p <= 100.0 => Some(p),
+        Some(p) => {
+            errors.push(JobError::new(
+                key,
+                format!("{p}% is out of range (more than 0%, at most 100%)"),
+            ));
+            None
+        }
+        None => {
+            let shown = match v {
+                Some(PercentValue::Text(t)) => format!("{t:?}"),
+                _ => String::new(),
+            };
+            errors.push(
+                JobError::new(key, format!("{shown} is not a percentage")).hint(PERCENT_HINT),
+            );
+            None
+        }
     }
 }
 
