@@ -12,7 +12,7 @@ from fslab.telemetry.devices import (
     statvfs_used_bytes,
 )
 from fslab.telemetry.procfs import TelemetryError, TelemetryUsageError
-from fslab.telemetry.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler
+from fslab.telemetry.sampler import MAX_INTERVAL_S, MIN_INTERVAL_S, Sampler, interval_for
 from fslab.telemetry.series import (
     DeviceInterval,
     PsiInterval,
@@ -35,5 +35,6 @@ __all__ = [
     "Thresholds",
     "device_roles",
     "devices_under",
+    "interval_for",
     "statvfs_used_bytes",
 ]

@@ -30,6 +30,19 @@ from fslab.telemetry.series import Telemetry, TelemetryPoint, Thresholds, make_p
 
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 60.0
+SAMPLES_PER_RUN = 20
+"""A run gets at least this many samples where `MIN_INTERVAL_S` allows: a peak over a
+handful of samples is an average."""
+DEFAULT_INTERVAL_S = 1.0
+
+
+def interval_for(expected_s: float) -> float:
+    """The sampling interval for a run expected to last `expected_s` (its shortest
+    possible length: a steady-state run may stop early): `SAMPLES_PER_RUN` samples, no
+    finer than `MIN_INTERVAL_S` (100 ms, for short runs), no coarser than 1 s."""
+    if not (math.isfinite(expected_s) and expected_s > 0):
+        return DEFAULT_INTERVAL_S
+    return max(MIN_INTERVAL_S, min(DEFAULT_INTERVAL_S, round(expected_s / SAMPLES_PER_RUN, 2)))
 
 
 class Sampler:
