@@ -7,6 +7,7 @@ import pytest
 
 from fslab.stats.warnings import (
     NOISY_CV,
+    SUPPRESSING,
     RunFacts,
     WarningKind,
     modified_z_scores,
@@ -114,3 +115,14 @@ def test_engine_warnings_are_grouped_by_kind_with_their_ops() -> None:
     assert kinds(ws) == [WarningKind.SHORT]
     assert ws[0].message == "2 of 2 runs measured under a second (create, scan)"
     assert ws[0].hint == "use more files" and ws[0].runs == (1, 2)
+
+
+def test_the_engines_not_steady_is_unsteady_and_takes_the_verdict_away() -> None:
+    said = "no steady state within `runtime` (10.000 s): over the last 5 rounds ..."
+    facts = [
+        RunFacts(1, runtime_s=5.0, engine_warnings=(("not_steady", None, said, "give more"),)),
+        RunFacts(2, runtime_s=5.0),
+    ]
+    [w] = run_warnings("btrfs", "oltp", {}, facts)
+    assert w.kind == WarningKind.UNSTEADY and w.kind in SUPPRESSING
+    assert w.runs == (1,) and w.message == f"1 of 2 runs: {said}" and w.hint == "give more"

@@ -148,6 +148,17 @@ class Job(_Model):
     null_lat: float
     kind: str = "block"
     """`block`, `files`, `oltp` or `mailstore` (the engine leaves it out for `block`)."""
+    steady_state: bool = False
+    """Stop once steady (the engine leaves it out when false); the keys below with it."""
+    steady_round: float | None = None
+    """Seconds: the shortest round (rounds widen to hold 200 completions)."""
+    steady_window: int | None = None
+    steady_range: float | None = None
+    """Percent of the window's mean its rates may span (max - min)."""
+    steady_slope: float | None = None
+    """Percent of the window's mean its fitted line may move across it."""
+    steady_measure: float | None = None
+    """Seconds measured after the window was steady."""
     # files jobs (`None` where the job's kind or `op` does not use the key)
     op: str | None = None
     """A files job's operation: `create`, `copy`, `sync`, `mutate`, `scan`, ..."""
@@ -422,6 +433,52 @@ class App(_Model):
     """mailstore: PASS or FAIL against the job's thresholds."""
 
 
+class SteadyRound(_Model):
+    """One round of a steady-state window: whole series intervals."""
+
+    start_s: float
+    end_s: float
+    ios: int
+    """Completions of the tracked operations (block: reads + writes; oltp, mailstore:
+    transactions)."""
+    rate: float
+    """`ios` per second."""
+
+
+class SteadyLimits(_Model):
+    """The steady-state keys the run was judged by, resolved."""
+
+    round_s: float
+    window: int
+    range_pct: float
+    slope_pct: float
+    measure_s: float
+
+
+class SteadyState(_Model):
+    """A steady-state run's verdict (`steady_state = true`; docs/engine.md). Times are
+    seconds from the start of the job, the ramp included, as in `series`."""
+
+    attained: bool
+    """The rate settled before `runtime` (then only the cap) ran out; false comes with the
+    engine's `not_steady` warning."""
+    rounds: int
+    window_start_s: float | None = None
+    """The last window judged (the steady one when attained); None when the run completed
+    fewer rounds than a window holds."""
+    window_end_s: float | None = None
+    range_pct: float | None = None
+    """That window's rates, max - min, in percent of their mean."""
+    slope_pct: float | None = None
+    """How far the line fitted through them moves across the window, percent of the mean."""
+    window_rounds: _Items[SteadyRound]
+    results_start_s: float
+    """What `results` and `runtime_s` cover: the steady window and the measure after it;
+    the last window when never steady; the whole measured run when it held none."""
+    results_end_s: float
+    limits: SteadyLimits
+
+
 class ScanTotal(_Model):
     bytes: int
     """As `du -sb` counts them: files and directories."""
@@ -473,6 +530,9 @@ class Report(_Model):
     """An application model's answers; absent for block and files jobs."""
     files: FilesResult | None = None
     """A files job's answers; absent for block jobs and application models."""
+    steady_state: SteadyState | None = None
+    """Whether a steady-state run settled and what `results` cover; absent when the job
+    did not ask for steady state."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:

@@ -24,7 +24,7 @@ from pydantic import Field, field_validator
 
 from fslab.engine import App, Report
 from fslab.kinds.base import MIN_FILE_SIZE, EngineJobKind, scale_sizes_and_times
-from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
+from fslab.study.workload import NAME_PATTERN, STEADY_DURATION_KEYS, Param, SteadySpec, Value
 from fslab.units import format_bytes
 
 if TYPE_CHECKING:
@@ -36,9 +36,11 @@ APP_KINDS = ("oltp", "mailstore")
 """Workload kinds that are one of the engine's application models."""
 MIN_LOG_SIZE = 1 << 20
 MIN_CHECKPOINT_S = 0.5
-# The engine's defaults when a study leaves them out (docs/job-keys.md), for capacity.
+# The engine's defaults when a study leaves them out (docs/job-keys.md), for capacity
+# and for how long a steady-state round is.
 ENGINE_DATA_SIZE = 256 << 20
 ENGINE_LOG_SIZE = 64 << 20
+ENGINE_CHECKPOINT_S = {"oltp": 5.0, "mailstore": 1.0}
 
 
 def mix_sweep(v: list[Any]) -> list[list[Any]]:
@@ -48,7 +50,7 @@ def mix_sweep(v: list[Any]) -> list[list[Any]]:
     return [v]
 
 
-class AppWorkloadSpec(SweepSpec):
+class AppWorkloadSpec(SteadySpec):
     """An application I/O model in the engine (`kind = "oltp"` or `"mailstore"`): a data
     file and a log file under the target, `threads` users, sync I/O. Keys are the engine's
     (docs/job-keys.md) but `threads` and `runtime`; unset ones take the engine's default.
@@ -149,7 +151,9 @@ class AppKind(EngineJobKind):
     size_keys: tuple[str, ...] = (
         "data_size", "log_size", "page_size", "cache_size", "log_record_size"
     )  # fmt: skip
-    duration_keys = ("runtime", "ramp_time", "interval", "checkpoint_interval")
+    duration_keys = (
+        "runtime", "ramp_time", "interval", "checkpoint_interval", *STEADY_DURATION_KEYS
+    )  # fmt: skip
     count_keys = ("threads",)
     footprint_what = "the data and log files"
     footprint_key = "data_size"
@@ -188,6 +192,11 @@ class AppKind(EngineJobKind):
         if isinstance(ckpt, float):
             out["checkpoint_interval"] = max(MIN_CHECKPOINT_S, round(ckpt * scale, 3))
         return out
+
+    def default_round_s(self, params: Mapping[str, Value]) -> float:
+        """The engine's: one checkpoint (and its dip in the rate) per round."""
+        ckpt = params.get("checkpoint_interval", ENGINE_CHECKPOINT_S[self.name])
+        return max(1.0, float(ckpt) if isinstance(ckpt, int | float) else 0.0)
 
     def label(self, point: Point) -> str:
         """`ext4 store x12 cache 64MiB`."""

@@ -22,6 +22,7 @@ A kind holds:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from fslab.engine import Report, SeriesPoint, run_job
 from fslab.environment import drop_caches
-from fslab.study.workload import SweepSpec, Value
+from fslab.study.workload import STEADY_PERCENT_KEYS, SweepSpec, Value
 from fslab.units import parse_duration, parse_size
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ MIN_RUNTIME_S = 1.0
 MIN_FILE_SIZE = 16 << 20
 # How fast the engine lays out a test file here, for estimates only.
 LAYOUT_BYTES_PER_S = 400 << 20
+# The engine's steady-state window when a study leaves it out (docs/job-keys.md).
+ENGINE_STEADY_WINDOW = 5
 RunStatus = tuple[str, str | None]
 """A run's status (`ok`, `failed`, `interrupted`) and, unless ok, why."""
 _STATUS = {0: "ok", 130: "interrupted"}
@@ -186,6 +189,19 @@ class Kind:
         raise NotImplementedError
 
 
+def percent(value: Value) -> float:
+    """A percentage as the engine takes it (`"20%"` or 20) in percent; ValueError says
+    why a value is not one."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, str) and value.strip().endswith("%"):
+        try:
+            return float(value.strip()[:-1])
+        except ValueError:
+            pass
+    raise ValueError(f'{value!r} is not a percentage; write e.g. "20%", or 20')
+
+
 def scale_sizes_and_times(params: dict[str, Value], scale: float) -> dict[str, Value]:
     """An engine job's test file (`file_size`), its amount of I/O (`io_size`), runtime
     and ramp, shrunk by `scale` (sizes in whole MiB), never below the floors."""
@@ -216,8 +232,46 @@ class EngineJobKind(Kind):
         raise NotImplementedError
 
     def engine_params(self, point: Point) -> dict[str, Any]:
-        """The point's parameters under the engine's names."""
-        return {self.engine_key(k): v for k, v in point.params.items()}
+        """The point's parameters under the engine's names, with steady state on unless
+        the point says otherwise or cannot hold a window (`steady_params`)."""
+        params = {self.engine_key(k): v for k, v in point.params.items()}
+        return {**self.steady_params(params), **params}
+
+    def normalize(self, key: str, value: Value) -> Value:
+        if key in STEADY_PERCENT_KEYS and not isinstance(value, list):
+            return percent(value)
+        return super().normalize(key, value)
+
+    def default_round_s(self, params: Mapping[str, Value]) -> float:
+        """The engine's `steady_round` when the point leaves it out."""
+        return 1.0
+
+    def steady_params(self, params: Mapping[str, Value]) -> dict[str, Any]:
+        """`steady_state = true` for a point that leaves it unset and whose runtime can
+        hold one window of rounds: a study stops each run once steady, with `runtime` as
+        the cap. A shorter run (a demo's seconds, `--scale`) could never be steady, and
+        its `not_steady` warning would take every verdict away: it runs its `runtime` as
+        without steady state. Nothing when the point sets `steady_state` itself."""
+        if "steady_state" in params:
+            return {}
+        runtime = params.get("runtime")
+        if not isinstance(runtime, int | float) or isinstance(runtime, bool):
+            return {}
+
+        def num(key: str, default: float) -> float:
+            v = params.get(key)
+            return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else default
+
+        interval = num("interval", 1.0)
+        ramp = num("ramp_time", 0.0)
+        round_s = num("steady_round", self.default_round_s(params))
+        window = num("steady_window", float(ENGINE_STEADY_WINDOW))
+        # Rounds are whole intervals from the first interval that starts after the ramp.
+        per_round = math.ceil(round_s / interval - 1e-9) * interval
+        judged_from = math.ceil(ramp / interval - 1e-9) * interval
+        if ramp + float(runtime) - judged_from < window * per_round - 1e-9:
+            return {}
+        return {"steady_state": True}
 
     def engine_jobs(self, point: Point, directory: Path) -> list[dict[str, Any]]:
         return [self.job(point, directory)]

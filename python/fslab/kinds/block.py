@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from fslab.kinds.base import EngineJobKind, scale_sizes_and_times
-from fslab.study.workload import NAME_PATTERN, Param, Scalar, SweepSpec, Value
+from fslab.study.workload import (
+    NAME_PATTERN,
+    STEADY_DURATION_KEYS,
+    Param,
+    Scalar,
+    SteadySpec,
+    Value,
+)
 
 if TYPE_CHECKING:
     from fslab.study.model import Study
@@ -27,7 +34,7 @@ FIO_WORDS = {"numjobs": "threads", "size": "file_size"}
 """fio's names a block workload also takes -> the study's word."""
 
 
-class BlockWorkloadSpec(SweepSpec):
+class BlockWorkloadSpec(SteadySpec):
     """A block workload; each list-valued key is a sweep axis."""
 
     kind: Literal["block"] = "block"
@@ -87,7 +94,7 @@ class BlockKind(EngineJobKind):
     aliases = FIO_WORDS
     engine_keys: Mapping[str, str] = {"threads": "numjobs", "file_size": "size"}
     size_keys = ("bs", "file_size", "io_size")
-    duration_keys = ("runtime", "ramp_time", "interval")
+    duration_keys = ("runtime", "ramp_time", "interval", *STEADY_DURATION_KEYS)
     count_keys = ("threads", "iodepth")
     footprint_what = "file_size"
     footprint_key = "file_size"

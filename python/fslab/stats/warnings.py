@@ -24,7 +24,8 @@ class WarningKind(StrEnum):
     OUTLIER = "outlier"
     """One repetition is far from the others (modified z-score above `OUTLIER_Z`)."""
     UNSTEADY = "unsteady"
-    """The run's throughput was still drifting at its end: no steady state."""
+    """The run's throughput was still drifting at its end, or (steady state on) the engine
+    found no steady window before `runtime` ran out: no steady state."""
     SHORT = "short"
     """The run was too short for its numbers to mean much."""
     CACHED = "cached"
@@ -207,7 +208,7 @@ def run_warnings(
     def of_n(ids: tuple[int, ...]) -> str:
         return "the run" if n == 1 else f"{len(ids)} of {n} runs"
 
-    # Engine warnings (the engine's own `short_run` included), one per kind.
+    # Engine warnings (the engine's own `short_run` and `not_steady` included), one per kind.
     engine: dict[str, tuple[str, str | None, dict[int, None], dict[str, None]]] = {}
     for f in facts:
         for k, op, message, hint in f.engine_warnings:
@@ -222,7 +223,7 @@ def run_warnings(
             said = f"{of_n(ids_)} measured under a second{ops}"
         else:
             said = f"{of_n(ids_)}{ops}: {message}"
-        wk = WarningKind.SHORT if k == "short_run" else WarningKind.ENGINE
+        wk = _ENGINE_KINDS.get(k, WarningKind.ENGINE)
         out.append(StatWarning(wk, target, said, hint or "", runs=ids_))
     if kind == "block" and "short_run" not in engine:
         short = tuple(
@@ -356,6 +357,11 @@ def _quiet(f: RunFacts) -> bool:
         )
     )
 
+
+_ENGINE_KINDS = {"short_run": WarningKind.SHORT, "not_steady": WarningKind.UNSTEADY}
+"""The engine's warnings that are one of the lab's kinds; the others are `engine`. A
+`not_steady` run is `unsteady`: the engine judged it on its rounds (and the lab's own
+trend is not worked out for such a run, `fslab.store.derive`)."""
 
 _REASONS = {
     "foreign_cpu": "other processes' CPU",

@@ -9,7 +9,8 @@ and rebuilt from it by the migration to version 3:
   thirty, and never parses a stored metric name or the engine's report again.
 - `run_fact`: what the run says about itself for the warnings (`RunFacts`): intervals
   and contaminated intervals, free memory, what the workload and the devices read, the
-  trend of its IOPS and the engine's own warnings.
+  trend of its IOPS (none for a run the engine judged for steady state itself: its
+  `steady_state` and `not_steady` warning say it) and the engine's own warnings.
 
 `derive(con, run_ids)` (re)writes both for completed runs and drops them for others; the
 store calls it whenever a completed run's rows change.
@@ -106,10 +107,14 @@ def _derive_chunk(con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str
         con.execute(
             "INSERT INTO run_value VALUES (?, ?, ?)", (run_id, layout, _little_endian(data))
         )
-        facts = _facts(kind, run_metrics.get(run_id, []), read.get(run_id), engine_json)
+        docs = reports(engine_json)
+        facts = _facts(kind, run_metrics.get(run_id, []), read.get(run_id), docs)
         points = sorted(series.get(run_id, {}).items())
-        # The last interval is usually partial (the job ends inside it): leave it out.
-        t = trend(points[:-1])
+        # The last interval is usually partial (the job ends inside it): leave it out. A
+        # steady-state run's engine judged its steadiness on its own rounds: a window it
+        # found steady is steady by construction, one it did not comes with `not_steady`.
+        judged = any(isinstance(d.get("steady_state"), dict) for d in docs)
+        t = None if judged else trend(points[:-1])
         con.execute(
             "INSERT INTO run_fact VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, runtime_s, *facts[:6], *(t if t is not None else (None, None)), *facts[6:]),
@@ -124,7 +129,10 @@ def _little_endian(data: array[float]) -> bytes:
 
 
 def _facts(
-    kind: str, run_metrics: Sequence[tuple[str, float]], read: float | None, engine_json: Any
+    kind: str,
+    run_metrics: Sequence[tuple[str, float]],
+    read: float | None,
+    docs: Sequence[dict[str, Any]],
 ) -> tuple[int, int, str, float | None, float | None, float | None, str, str]:
     """(intervals, contaminated intervals, reasons, least available memory, what the
     workload read, what the devices read, the engine's warnings and the verdict's limits,
@@ -159,26 +167,32 @@ def _facts(
         got.get("available_min_bytes"),
         workload_read,
         device_read,
-        json.dumps(engine_warnings(engine_json), separators=(",", ":")),
+        json.dumps(engine_warnings(docs), separators=(",", ":")),
         json.dumps(limits, separators=(",", ":")),
     )
 
 
-def engine_warnings(engine_json: str | None) -> list[tuple[str, str | None, str, str | None]]:
-    """The engine's warnings in a run's stored report(s): one document (block) or a list
-    of them, one per op (files): (kind, op of a files run or None, message, hint)."""
+def reports(engine_json: str | None) -> list[dict[str, Any]]:
+    """A run's stored report(s): one document (block, application models) or a list of
+    them, one per op (files); what is not a report is left out."""
     if not engine_json:
         return []
     try:
         doc = json.loads(engine_json)
     except json.JSONDecodeError:
         return []
-    docs = doc if isinstance(doc, list) else [doc]
+    return [d for d in (doc if isinstance(doc, list) else [doc]) if isinstance(d, dict)]
+
+
+def engine_warnings(
+    docs: Sequence[dict[str, Any]],
+) -> list[tuple[str, str | None, str, str | None]]:
+    """The engine's warnings in a run's reports (`reports`): (kind, op of a files run or
+    None, message, hint)."""
     out: list[tuple[str, str | None, str, str | None]] = []
     for d in docs:
-        if not isinstance(d, dict):
-            continue
-        op = (d.get("job") or {}).get("op") if isinstance(doc, list) else None
+        # Only a files job names an `op`: each of its ops is one report.
+        op = (d.get("job") or {}).get("op")
         for w in d.get("warnings") or []:
             if isinstance(w, dict) and "kind" in w:
                 hint = w.get("hint")

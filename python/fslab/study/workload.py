@@ -54,3 +54,25 @@ class SweepSpec(Strict):
                 if isinstance(v, list) and not v and k not in cls.NOT_AXES:
                     raise ValueError(f"`{k}` is an empty list: a sweep axis needs a value")
         return data
+
+
+STEADY_DURATION_KEYS = ("steady_round", "steady_measure")
+"""The steady-state keys that are durations (seconds once planned)."""
+STEADY_PERCENT_KEYS = ("steady_range", "steady_slope")
+"""The steady-state keys that are percentages (a number of percent once planned)."""
+
+
+class SteadySpec(SweepSpec):
+    """The engine's steady-state keys (docs/engine.md, "Steady state"), which every
+    workload the engine runs for a time takes (block, oltp, mailstore): the run stops
+    once its rate is steady, `runtime` is only the cap, and the results cover the steady
+    window. Left unset, steady state is on wherever the runtime can hold a window
+    (`fslab.kinds.base.EngineJobKind.steady_params`); unset keys take the engine's
+    defaults. Like any key, a list is a sweep axis (`steady_state = [false, true]`)."""
+
+    steady_state: Param | None = None
+    steady_round: Param | None = None
+    steady_window: Param | None = None
+    steady_range: Param | None = None
+    steady_slope: Param | None = None
+    steady_measure: Param | None = None
