@@ -435,3 +435,147 @@ fn status_of(
     }
     status
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::IoOp;
+
+    /// One thread that completes `ios[i]` reads of `lat_ns[i]` in interval `i` of 1 s, on
+    /// a simulated clock (no waiting), unless the job was stopped before that interval.
+    fn simulated(ios: &[u64], lat_ns: &[u64], steady: steady::Limits) -> (Harvest<()>, bool) {
+        let launch = Launch {
+            interval: Duration::from_secs(1),
+            ramp: Duration::ZERO,
+            ready: false,
+            steady: Some(steady),
+        };
+        let flags = Flags::new();
+        let harvest = run_threads(
+            &launch,
+            &flags,
+            vec![()],
+            &mut |_| {},
+            |_, (), gate| {
+                let (start, mut rec) = gate.start();
+                let mut done = 0;
+                for (&n, &lat) in ios.iter().zip(lat_ns) {
+                    // What the job did after it was found steady is not part of it.
+                    if flags.stopped() {
+                        break;
+                    }
+                    for k in 0..n {
+                        let t = start + Duration::from_secs(done) + Duration::from_micros(k + 1);
+                        rec.complete(Op::Read, 4096, t - Duration::from_nanos(lat), t);
+                    }
+                    done += 1;
+                }
+                // Whole intervals: the last one is as long as the others.
+                let end = start + Duration::from_secs(done);
+                Outcome {
+                    totals: rec.finish(end),
+                    end,
+                    error: None,
+                    value: (),
+                }
+            },
+            |_| {},
+        );
+        let stopped = flags.steady.load(Ordering::Relaxed);
+        (harvest, stopped)
+    }
+
+    fn limits() -> steady::Limits {
+        steady::Limits {
+            round_s: 1.0,
+            window: 5,
+            range_pct: 20.0,
+            slope_pct: 10.0,
+            measure_s: 0.0,
+            tracks: steady::tracked(crate::spec::Kind::Block),
+        }
+    }
+
+    #[test]
+    fn the_results_of_a_steady_job_are_its_steady_window() {
+        // A warm-up of fast I/O, then 1000 reads of 100 us per second for 20 s; after it
+        // another 5000 of 7 us that a real job would not have run.
+        let mut ios = vec![3000, 2000, 1500];
+        let mut lat = vec![50_000, 50_000, 50_000];
+        ios.extend([1000; 20]);
+        lat.extend([100_000; 20]);
+        ios.push(5000);
+        lat.push(7_000);
+        let (h, stopped) = simulated(&ios, &lat, limits());
+        assert!(stopped, "the steady flag was set");
+        let s = h.steady.as_ref().unwrap();
+        assert!(s.attained);
+        let span = h.span(h.last_end(), Duration::ZERO);
+        assert_eq!(span.runtime_s, 5.0, "the window: intervals 3..8");
+        let r = h.merged(Op::Read, IoOp::Read.into(), span);
+        assert_eq!(r.ios, 5000);
+        assert_eq!(r.iops, 1000.0);
+        assert!(
+            (99_900..=100_100).contains(&r.lat_ns.min) && r.lat_ns.max <= 100_100,
+            "only the window's latencies: {:?}",
+            r.lat_ns
+        );
+        let state = s.report((3.0, 8.0));
+        assert_eq!(state.window_start_s, Some(3.0));
+        assert_eq!(state.window_end_s, Some(8.0));
+        // The whole run is still in the series (how far past the window the thread got
+        // before it saw the flag depends on the scheduler).
+        let series: u64 = h
+            .points
+            .iter()
+            .filter_map(|p| p.read.as_ref())
+            .map(|o| o.ios)
+            .sum();
+        assert!(series >= 6500 + 5000, "{series}");
+    }
+
+    #[test]
+    fn a_job_never_steady_reports_its_last_window_and_warns() {
+        let ios: Vec<u64> = (0..8).map(|i| 1000 * (i + 1)).collect();
+        let lat = vec![1_000; 8];
+        let (h, stopped) = simulated(&ios, &lat, limits());
+        assert!(!stopped);
+        let s = h.steady.as_ref().unwrap();
+        assert!(!s.attained);
+        let span = h.span(h.last_end(), Duration::ZERO);
+        assert_eq!(span.runtime_s, 5.0);
+        let r = h.merged(Op::Read, IoOp::Read.into(), span);
+        assert_eq!(
+            r.ios,
+            (4..=8).map(|i| 1000 * i).sum::<u64>(),
+            "the last 5 rounds"
+        );
+        let report = h.into_report(
+            crate::spec::load("ioengine = \"null\"\nruntime = 8\nsteady_state = true")
+                .unwrap()
+                .1,
+            span,
+            Body {
+                target: TargetInfo {
+                    kind: crate::report::TargetKind::Nothing,
+                    paths: Vec::new(),
+                    size_bytes: 0,
+                    dio_align_bytes: None,
+                },
+                layout: None,
+                results: vec![r],
+                fsync: FsyncResult::default(),
+                files: None,
+                app: None,
+            },
+            Vec::new(),
+            &Flags::new(),
+            "",
+        );
+        assert_eq!(report.status, Status::Ok);
+        let kinds: Vec<WarningKind> = report.warnings.iter().map(|w| w.kind).collect();
+        assert_eq!(kinds, [WarningKind::NotSteady]);
+        let st = report.steady_state.unwrap();
+        assert_eq!((st.results_start_s, st.results_end_s), (3.0, 8.0));
+    }
+}
