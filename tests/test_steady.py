@@ -15,6 +15,7 @@ import pytest
 from conftest import REPO
 
 from fslab.engine import Report, check_job, decode_hist, run_job
+from fslab.report.job_summary import render_summary
 from fslab.store.db import Results
 from fslab.study.check import param_problems
 from fslab.study.load import StudyError, parse_study
@@ -192,6 +193,9 @@ def test_a_steady_60s_job_on_tmpfs_ends_well_before_its_runtime(shm_file: Path) 
     hist = decode_hist(read.hist)
     assert hist.get_total_count() == read.ios
     assert s.window_end_s is not None and s.window_end_s < r.series.points[-1].t_s + 1e-9
+    said = render_summary(r)
+    assert f"steady: after {s.rounds} rounds; window " in said, said
+    assert "(limit 20%)" in said and "(limit 10%)" in said
 
 
 @pytest.mark.engine
@@ -206,6 +210,7 @@ def test_a_run_too_short_for_a_window_is_not_steady(shm_file: Path) -> None:
     [w] = [w for w in r.warnings if w.kind == "not_steady"]
     assert "3 of the 5 rounds" in w.message, w.message
     assert w.hint and "`runtime`" in w.hint
+    assert "steady: not attained (3 rounds), a window needs 5; results 0.0-3.0" in render_summary(r)
 
 
 @pytest.mark.engine

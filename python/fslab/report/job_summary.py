@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fslab.engine import App, Check, Job, LatNs, Report, SeriesPoint, Verdict
+from fslab.engine import App, Check, Job, LatNs, Report, SeriesPoint, SteadyState, Verdict
 from fslab.units import format_bytes, format_count, format_ns, format_rate, format_s
 
 
@@ -29,6 +29,8 @@ def render_summary(report: Report) -> str:
         rows.append(("fsync", f"count={report.fsync.count} {_lat(report.fsync.lat_ns)}"))
     if app is not None:
         rows.extend(_app_rows(report, app))
+    if report.steady_state is not None:
+        rows.append(("steady", _steady(report.steady_state)))
     cpu = report.cpu
     rows.append(
         (
@@ -131,6 +133,23 @@ def _app_rows(report: Report, app: App) -> list[tuple[str, str]]:
     if app.verdict is not None:
         rows.append(("verdict", _verdict(app.verdict)))
     return rows
+
+
+def _steady(s: SteadyState) -> str:
+    """`after 6 rounds; window 1.0-6.0 s: range 15.6% (limit 20%), drift 7.9% (limit 10%);
+    results 1.0-6.0 s`, or `not attained` and what came closest."""
+    lim = s.limits
+    head = f"after {s.rounds} rounds" if s.attained else f"not attained ({s.rounds} rounds)"
+    if s.window_start_s is None or s.window_end_s is None:
+        head += f", a window needs {lim.window}"
+    else:
+        head += (
+            f"; {'window' if s.attained else 'last window'} "
+            f"{s.window_start_s:.1f}-{s.window_end_s:.1f} s: "
+            f"range {s.range_pct or 0:.1f}% (limit {lim.range_pct:g}%), "
+            f"drift {s.slope_pct or 0:.1f}% (limit {lim.slope_pct:g}%)"
+        )
+    return f"{head}; results {s.results_start_s:.1f}-{s.results_end_s:.1f} s"
 
 
 def _verdict(verdict: Verdict) -> str:
