@@ -251,7 +251,14 @@ where
         let mut series = SeriesBuilder::new(threads, start, launch.interval, launch.ramp)
             .with_steady(launch.steady);
         series.drain(rx, on_point, &flags.steady);
-        let steady = series.take_steady();
+        let mut steady = series.take_steady();
+        if let Some(s) = steady.as_mut().filter(|s| !s.attained) {
+            // Only a job that ran to its cap reports its last window; a stopped one's
+            // numbers cover the part that ran, as without steady state.
+            if flags.interrupted() || flags.aborted() {
+                s.window = None;
+            }
+        }
         let mut outcomes: Vec<Outcome<T>> = handles
             .into_iter()
             .map(|h| h.join().expect("a worker thread panicked"))

@@ -399,6 +399,44 @@ fn interrupted_run_still_prints_valid_json() {
 }
 
 #[test]
+fn an_interrupted_steady_job_reports_what_ran_and_no_not_steady() {
+    let mut child = engine()
+        .args(["run", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Limits no real rate meets: it is still seeking when the signal comes.
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"ioengine = \"null\"\nruntime = \"60s\"\ninterval = \"100ms\"\nsteady_state = true\nsteady_round = \"100ms\"\nsteady_window = 3\nsteady_range = \"0.0001%\"\nsteady_slope = \"0.0001%\"")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    signal(&child, libc::SIGINT);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "interrupted");
+    assert_eq!(r["steady_state"]["attained"], false);
+    assert!(
+        !r["steady_state"]["window_start_s"].is_null(),
+        "it held windows"
+    );
+    assert_eq!(
+        r["steady_state"]["results_start_s"], 0.0,
+        "the part that ran"
+    );
+    assert!(
+        r["warnings"].as_array().unwrap().is_empty(),
+        "{}",
+        r["warnings"]
+    );
+}
+
+#[test]
 fn sigterm_is_handled_like_sigint() {
     let child = spawn_long_null_job();
     signal(&child, libc::SIGTERM);
