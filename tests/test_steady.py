@@ -150,20 +150,29 @@ def test_a_run_the_engine_judged_has_no_drift_estimate_of_the_labs(tmp_path: Pat
         env = db.environment_id(
             {"kernel": "test", "cpu_model": "cpu", "cores": 2, "mem_bytes": 1 << 30}
         )
-        drift = {}
+        drift: dict[bool, float | None] = {}
+        read: dict[bool, float] = {}
+        results: dict[bool, int] = {}
+        series: dict[bool, int] = {}
         for steady in (False, True):
             pid = f"p{int(steady)}"
             db.add_point(pid, study, int(steady), "d", "w", "block", {}, {})
             run = db.start_run(pid, 0, env)
             report = _report(steady)
             db.finish_run(run, "ok", report=report, engine_json=report.model_dump_json())
-            drift[steady] = db.con.execute(
-                "SELECT trend_drift FROM run_fact WHERE run_id = ?", (run,)
-            ).fetchone()[0]
+            drift[steady], read[steady] = db.con.execute(
+                "SELECT trend_drift, workload_read_bytes FROM run_fact WHERE run_id = ?", (run,)
+            ).fetchone()
+            results[steady] = sum(r.bytes for r in report.results if r.op == "read")
+            series[steady] = report.measured_bytes(("read",))
     finally:
         db.close()
     assert drift[False] is not None and drift[False] > 0.5, "doubling IOPS drift"
     assert drift[True] is None, "its window is steady by construction"
+    # What the run read, against what its devices read over the whole run: the results
+    # of a plain run, the whole series of a steady one (its results are its window's).
+    assert read[False] == results[False]
+    assert read[True] == series[True] > results[True]
 
 
 # -- the real engine -----------------------------------------------------------------------

@@ -565,6 +565,19 @@ class Report(_Model):
         """The totals of one direction (`read`, `write`), or None if it did no I/O."""
         return next((r for r in self.results if r.op == op), None)
 
+    def measured_bytes(self, ops: tuple[str, ...]) -> int:
+        """Bytes of the series' `ops` (`read`, `write`, `log`, `background`) over the
+        whole measured run, ramp intervals left out: what `results` count, but for a
+        steady-state run, whose `results` cover its steady window alone while whatever
+        watched the run (telemetry) saw all of it."""
+        return sum(
+            o.bytes
+            for p in self.series.points
+            if not p.ramp
+            for o in (getattr(p, op) for op in ops)
+            if o is not None
+        )
+
 
 def _where(loc: tuple[int | str, ...]) -> str:
     """A pydantic error's location as a field path, e.g. `results[0].lat_ns.p99`."""

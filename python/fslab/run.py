@@ -156,7 +156,11 @@ class Watch:
         # Space amplification is about data newly stored: the file(s) laid out now.
         layout = report.layout.bytes if report.layout else 0
         writes = ("write", "data_write", "log_write")
-        written = sum(r.bytes for r in report.results if r.op in writes) + layout
+        if report.steady_state is None:
+            written = sum(r.bytes for r in report.results if r.op in writes) + layout
+        else:
+            # Its results are its steady window's; the devices were watched throughout.
+            written = report.measured_bytes(("write", "log")) + layout
         db.store_telemetry(run_id, self.interval_s, self.data(), self.summary(written, layout))
 
 

@@ -108,18 +108,39 @@ def _derive_chunk(con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str
             "INSERT INTO run_value VALUES (?, ?, ?)", (run_id, layout, _little_endian(data))
         )
         docs = reports(engine_json)
-        facts = _facts(kind, run_metrics.get(run_id, []), read.get(run_id), docs)
+        # A steady-state run's results are its window's; the devices were watched over
+        # the whole run, and so is what it read compared with them.
+        workload_read = _measured_read(docs) if _judged(docs) else read.get(run_id)
+        facts = _facts(kind, run_metrics.get(run_id, []), workload_read, docs)
         points = sorted(series.get(run_id, {}).items())
         # The last interval is usually partial (the job ends inside it): leave it out. A
         # steady-state run's engine judged its steadiness on its own rounds: a window it
         # found steady is steady by construction, one it did not comes with `not_steady`.
-        judged = any(isinstance(d.get("steady_state"), dict) for d in docs)
-        t = None if judged else trend(points[:-1])
+        t = None if _judged(docs) else trend(points[:-1])
         con.execute(
             "INSERT INTO run_fact VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (run_id, runtime_s, *facts[:6], *(t if t is not None else (None, None)), *facts[6:]),
         )
     return len(runs)
+
+
+def _judged(docs: Sequence[dict[str, Any]]) -> bool:
+    """Whether the engine judged the run's steadiness itself (`steady_state = true`)."""
+    return any(isinstance(d.get("steady_state"), dict) for d in docs)
+
+
+def _measured_read(docs: Sequence[dict[str, Any]]) -> float:
+    """What a run read over its whole measured time, from its series (ramp left out):
+    the data reads and the mailstore's maintenance reads (`_ENGINE_READ_OPS`)."""
+    total = 0.0
+    for d in docs:
+        for p in (d.get("series") or {}).get("points") or []:
+            if isinstance(p, dict) and not p.get("ramp"):
+                for op in ("read", "background"):
+                    o = p.get(op)
+                    if isinstance(o, dict):
+                        total += float(o.get("bytes") or 0)
+    return total
 
 
 def _little_endian(data: array[float]) -> bytes:
