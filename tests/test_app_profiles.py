@@ -78,6 +78,7 @@ def test_app_workloads_expand_into_engine_jobs() -> None:
         "kind": "mailstore", "name": "fslab", "directory": "/t", "ioengine": "sync",
         "numjobs": 2, "runtime": 30.0, "ramp_time": 0.0, "data_size": 64 << 20,
         "log_size": 4 << 20, "cache_size": 16 << 20, "read_lat_ms_max": 20,
+        "steady_state": True,  # 30 s holds a window of 5 rounds of 1 s (its checkpoints)
     }  # fmt: skip
     assert plan.points[1].params["read_lat_ms_max"] == 0.5
     [oltp] = plan.points[3].engine_jobs(Path("/t"))
