@@ -14,6 +14,7 @@ import pytest
 from conftest import fslab
 
 from fslab.kinds import KINDS, kind_of
+from fslab.kinds.block import BLOCK as BLOCK_KIND
 from fslab.kinds.files import COPY_BYTES_PER_S, FILE_OP_S, FILES, ops
 from fslab.study.load import StudyError, parse_study
 from fslab.study.plan import expand
@@ -287,3 +288,24 @@ def test_cleanup_knows_how_to_undo_a_postgres_server(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.stdout.strip() == "True", done.stderr
+
+
+@pytest.mark.parametrize(
+    ("keys", "shortest", "interval"),
+    [
+        ('runtime = "2s"', 2.0, 0.1),  # too short to be steady: the runtime
+        ('runtime = "3s"', 3.0, 0.15),
+        ('runtime = "60s"', 5.0, 0.25),  # steady state may stop it after one window
+        ('runtime = "60s"\nsteady_state = false', 60.0, 1.0),
+        ('runtime = "60s"\nsteady_round = "2s"', 10.0, 0.5),
+    ],
+)
+def test_telemetry_samples_a_run_at_least_20_times(
+    keys: str, shortest: float, interval: float
+) -> None:
+    from fslab.telemetry import interval_for
+
+    text = FIO.replace('runtime = "2s"\n', "").format(keys=keys)
+    (point,) = expand(parse_study(text, "s")).points
+    assert BLOCK_KIND.shortest_s(point) == shortest
+    assert interval_for(BLOCK_KIND.shortest_s(point)) == interval

@@ -10,10 +10,12 @@ from rich.console import Console
 from rich.table import Table
 
 from fslab.errors import ExitStatus
+from fslab.kinds.base import EngineJobKind
 from fslab.params import format_param
 from fslab.safe_text import safe_text
 from fslab.stats.sequential import look_level
 from fslab.store.lock import waiting_for
+from fslab.study.plan import Plan
 from fslab.study.preflight import checked_plan
 from fslab.targets.provision import side_effects
 from fslab.targets.workdir import notes as workdir_notes
@@ -135,6 +137,9 @@ def plan(
     if common:
         said = ", ".join(f"{k}={_value(k, p.points[0].params[k])}" for k in common)
         out.print(f"every point: {said}", soft_wrap=True)
+    steady = _steady_line(p)
+    if steady:
+        out.print(steady, soft_wrap=True)
     if st.adaptive:
         level = look_level(st.repeat_min, st.repeat_max)
         out.print(
@@ -169,6 +174,30 @@ def plan(
 
 
 command = plan
+
+
+def _steady_line(p: Plan) -> str:
+    """Which points run to a steady state and which their whole runtime."""
+    on = off = 0
+    for pt in p.points:
+        kind = pt.kind_spec
+        if not isinstance(kind, EngineJobKind) or "runtime" not in pt.params:
+            continue
+        if kind.engine_params(pt).get("steady_state") is True:
+            on += 1
+        else:
+            off += 1
+    if not on and not off:
+        return ""
+    if not on:
+        return (
+            "steady state: off (each run measures its whole runtime; a runtime of 5 rounds "
+            "or more stops each run once steady)"
+        )
+    said = f"steady state: on for {on} point{'s' if on != 1 else ''} (runtime is the cap)"
+    if off:
+        said += f", off for {off} whose runtime cannot hold a window of rounds"
+    return said
 
 
 def _value(key: str, value: object) -> str:

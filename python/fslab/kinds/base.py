@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from fslab.engine import Report, SeriesPoint, run_job
 from fslab.environment import drop_caches
 from fslab.study.workload import STEADY_PERCENT_KEYS, SweepSpec, Value
+from fslab.telemetry.sampler import interval_for
 from fslab.units import parse_duration, parse_size
 
 if TYPE_CHECKING:
@@ -276,6 +277,17 @@ class EngineJobKind(Kind):
     def engine_jobs(self, point: Point, directory: Path) -> list[dict[str, Any]]:
         return [self.job(point, directory)]
 
+    def shortest_s(self, point: Point) -> float:
+        """The least a run of the point can measure: its runtime, or one steady-state
+        window where the run may stop once steady (for telemetry's sampling interval)."""
+        params = self.engine_params(point)
+        runtime = float(params.get("runtime", 0) or 0)
+        if params.get("steady_state") is not True:
+            return runtime
+        round_s = float(params.get("steady_round") or self.default_round_s(params))
+        window = float(params.get("steady_window") or ENGINE_STEADY_WINDOW)
+        return min(runtime, round_s * window) if runtime else round_s * window
+
     def estimate_s(self, point: Point) -> float:
         runtime = float(point.params.get("runtime", 0) or 0)
         ramp = float(point.params.get("ramp_time", 0) or 0)
@@ -289,7 +301,8 @@ class EngineJobKind(Kind):
     def run(self, ctx: RunContext, run_id: int, point: Point, prov: Provisioned) -> RunStatus:
         caches = drop_caches()
         ctx.db.set_effective(run_id, {**prov.effective, "caches": caches.as_dict()})
-        watch = ctx.watch(prov, float(point.params.get("interval") or 1.0))
+        given = point.params.get("interval")
+        watch = ctx.watch(prov, float(given) if given else interval_for(self.shortest_s(point)))
         try:
             result = run_job(
                 self.job(point, prov.workdir), engine=ctx.engine, progress_cb=ctx.engine_live()

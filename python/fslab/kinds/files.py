@@ -20,6 +20,7 @@ from fslab.engine import Report, run_job
 from fslab.environment import drop_caches
 from fslab.kinds.base import Kind, RunContext, RunStatus, run_status
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
+from fslab.telemetry.sampler import interval_for
 from fslab.units import parse_size
 
 if TYPE_CHECKING:
@@ -329,15 +330,18 @@ class FilesKind(Kind):
         caches: dict[str, Any] = {}
         status, err = "ok", None
         reports: list[Report] = []
-        for op, job in self.file_jobs(point, prov.workdir, src.workdir if src else None):
+        jobs = self.file_jobs(point, prov.workdir, src.workdir if src else None)
+        # Each op is a share of the point's work: sampled to give each its 20 samples.
+        every = interval_for(self.estimate_s(point) / max(1, len(jobs)))
+        for op, job in jobs:
             caches[op] = drop_caches().as_dict()
             watch: Watch
             if src is None:
-                watch = ctx.watch(prov, 1.0)
+                watch = ctx.watch(prov, every)
             elif op in ("create", "mutate"):
-                watch = ctx.watch(src, 1.0)
+                watch = ctx.watch(src, every)
             else:
-                watch = ctx.watch(prov, 1.0, also=src, space_at=prov.workdir)
+                watch = ctx.watch(prov, every, also=src, space_at=prov.workdir)
             try:
                 result = run_job(job, engine=ctx.engine, progress_cb=ctx.engine_live(f"{op}: "))
             finally:

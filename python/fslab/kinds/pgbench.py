@@ -28,6 +28,7 @@ from fslab.environment import drop_caches
 from fslab.kinds.base import MIN_RUNTIME_S, Kind, RunContext, RunStatus
 from fslab.study.problems import Problem
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
+from fslab.telemetry.sampler import interval_for
 
 if TYPE_CHECKING:
     from fslab.study.model import Study
@@ -174,7 +175,8 @@ class PgbenchKind(Kind):
                          "postgres": {"version": tools.version, **settings}}  # fmt: skip
             ctx.db.set_effective(run_id, effective)
             ctx.live(f"pgbench -c {spec.clients} -j {spec.jobs}")
-            watch = ctx.watch(prov, 1.0, pids=server.pids)
+            every = interval_for(float(point.params.get("duration", 0) or 0))
+            watch = ctx.watch(prov, every, pids=server.pids)
             try:
                 result = run_pgbench(server, spec)
             finally:
