@@ -380,7 +380,8 @@ def test_summary_derives_the_issue_metrics_from_the_series() -> None:
     assert s["cpu_steal_pct_peak"] == pytest.approx(15.0)
     assert s["foreign_cpu_pct_peak"] == pytest.approx(50.0)
     assert s["psi_memory_some_pct_peak"] == pytest.approx(30.0)
-    assert s["contaminated"] == 1 and s["contaminated_intervals"] == 3
+    # Steal is recorded but contaminates nothing (`series.CONTAMINATING`).
+    assert s["contaminated"] == 1 and s["contaminated_intervals"] == 2
     assert s["contaminated_foreign_cpu_intervals"] == 1
     assert s["contaminated_steal_intervals"] == 1
     assert s["contaminated_memory_pressure_intervals"] == 1
@@ -745,3 +746,27 @@ def test_the_sampler_costs_little_at_100_ms() -> None:
         time.sleep(2.0)
     cost = s.telemetry.summary()["sampler_cpu_pct"]
     assert cost is not None and cost < 5.0
+
+
+def test_contamination_is_judged_over_a_second_not_a_100_ms_tick() -> None:
+    """At 100 ms one tick of another process is 10% of a CPU: a lone tick in a second
+    sampled finely is no contamination, a second of it is."""
+    from dataclasses import replace
+
+    from fslab.telemetry.series import judge_contamination
+
+    (first, *_) = made_up_telemetry().series
+    clean = replace(first, dt_s=0.1, foreign_cpu_pct=0.0, cpu_steal_pct=0.0, psi={})
+    tick = replace(clean, foreign_cpu_pct=20.0)
+    busy = replace(clean, foreign_cpu_pct=40.0)
+    fine = [tick, *[clean] * 9, *[busy] * 10, *[clean] * 3]
+    judged = judge_contamination(fine, Thresholds())
+    assert [p.contaminated for p in judged] == [False] * 10 + [True] * 10 + [True] * 3, (
+        "the second of 40% is contaminated; the last 0.3 s joins it"
+    )
+    assert judged[10].reasons == ("foreign_cpu",)
+    # At 1 s intervals each interval is its own span, as before.
+    coarse = [replace(p, dt_s=1.0) for p in (tick, clean, busy)]
+    assert [p.contaminated for p in judge_contamination(coarse, Thresholds())] == [
+        True, False, True,
+    ]  # fmt: skip

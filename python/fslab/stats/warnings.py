@@ -35,6 +35,8 @@ class WarningKind(StrEnum):
     """The data written was compressible: a compressing layer would flatter it."""
     CONTAMINATED = "contaminated"
     """Other processes, CPU steal or pressure disturbed the run."""
+    STEAL = "steal"
+    """The hypervisor took CPU time from the run (steal): noise, not a verdict's end."""
     ENGINE = "engine"
     """A warning of the engine's own (an ignored key, io_uring punting to workers, ...)."""
 
@@ -268,7 +270,8 @@ def run_warnings(
         share = sum(f.contaminated_intervals for f in facts) / max(
             1, sum(f.intervals for f in facts if f.contaminated_intervals)
         )
-        why = sorted(set().union(*(f.reasons for f in facts)))
+        why = sorted(set().union(*(f.reasons for f in facts if f.contaminated_intervals)))
+        why = [r for r in why if r != "steal"] or why
         out.append(
             StatWarning(
                 WarningKind.CONTAMINATED,
@@ -278,6 +281,22 @@ def run_warnings(
                 "stop other work on the machine while measuring and re-run the point: "
                 "until then it gets no verdict",
                 runs=dirty,
+            )
+        )
+
+    stolen = tuple(f.run_id for f in facts if "steal" in f.reasons)
+    if stolen:
+        out.append(
+            StatWarning(
+                WarningKind.STEAL,
+                target,
+                f"{of_n(stolen)}: the hypervisor took over 5% of the CPU time (steal) for a "
+                "second or more",
+                "on a virtual machine the I/O path itself shows as steal (direct I/O to a "
+                "virtual disk does), and other tenants add to it: noise the repetitions carry "
+                "into the intervals (in random order, adaptive studies spread it over the "
+                "targets); on a shared host, measure when it is quiet",
+                runs=stolen,
             )
         )
 

@@ -26,7 +26,13 @@ from types import TracebackType
 from fslab.telemetry.devices import device_roles, kernel_name
 from fslab.telemetry.procfs import TelemetryError, TelemetryUsageError
 from fslab.telemetry.readings import _PROC, PSI_RESOURCES, ProcReader, Sample
-from fslab.telemetry.series import Telemetry, TelemetryPoint, Thresholds, make_point
+from fslab.telemetry.series import (
+    Telemetry,
+    TelemetryPoint,
+    Thresholds,
+    judge_contamination,
+    make_point,
+)
 
 MIN_INTERVAL_S = 0.1
 MAX_INTERVAL_S = 60.0
@@ -173,7 +179,7 @@ class Sampler:
         assert self._first is not None
         self._result = Telemetry(
             interval_s=self.interval_s,
-            series=list(self._series),
+            series=judge_contamination(self._series, self.thresholds),
             roles=self.roles,
             start_memory=self._first.memory,
             cpu_count=self._first.cpu_count,
