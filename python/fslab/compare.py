@@ -53,6 +53,7 @@ from fslab.stats.warnings import (
     NOISY_CV,
     OUTLIER_Z,
     SUPPRESSING,
+    RunFacts,
     StatWarning,
     noisy_warning,
     outlier_warning,
@@ -740,7 +741,11 @@ def compare_results(
     for run in results.runs:
         if run.point_id not in kept:
             continue
-        if run.status == "ok":
+        if run.status == "ok" and _never_steady(results.facts.get(run.id)):
+            # Its numbers are a window that never settled: no sample of the steady state.
+            # Left out like a failed run (an adaptive study runs the point again).
+            skipped[NOT_STEADY] = skipped.get(NOT_STEADY, 0) + 1
+        elif run.status == "ok":
             ok_runs[run.id] = run.point_id
         else:
             skipped[run.status] = skipped.get(run.status, 0) + 1
@@ -767,6 +772,14 @@ def compare_results(
         alpha=alpha,
         questions=questions,
     )
+
+
+NOT_STEADY = "not steady"
+"""How `skipped_runs` counts completed runs whose engine found no steady window."""
+
+
+def _never_steady(facts: RunFacts | None) -> bool:
+    return facts is not None and any(w[0] == "not_steady" for w in facts.engine_warnings)
 
 
 def _questions(
