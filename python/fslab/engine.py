@@ -648,7 +648,9 @@ def hist_percentile(hist: Any, percentile: float) -> int:
     total = int(hist.get_total_count())
     if total == 0:
         return 0
-    quantile = min(max(percentile / 100.0, 0.0), 1.0)
+    # 99.9 / 100 is 0.9990000000000001, not the 0.999 the engine ranks by: at a total
+    # where 0.999 x total is whole, the rank would be one higher than the engine's.
+    quantile = min(max(round(percentile / 100.0, 12), 0.0), 1.0)
     rank = max(math.ceil(quantile * total), 1)
     seen = 0
     for index in range(int(hist.counts_len)):

@@ -104,11 +104,14 @@ class BlockKind(EngineJobKind):
         return scale_sizes_and_times(params, scale)
 
     def label(self, point: Point) -> str:
-        """`ext4 rand randread 4K QD32 x4`."""
+        """`ext4 rand randread 4K QD32 x4 1G file`: the file's size too, so the points of
+        a sweep over file sizes tell apart in progress lines and lists."""
         p = point.params
         parts = [str(p.get("rw", "")), human_size(p.get("bs")), f"QD{p.get('iodepth', 1)}"]
         if p.get("threads", 1) != 1:
             parts.append(f"x{p['threads']}")
+        if size := human_size(p.get("file_size")):
+            parts.append(f"{size} file")
         return f"{point.target.name} {point.workload} " + " ".join(x for x in parts if x)
 
     def job(self, point: Point, directory: Path) -> dict[str, Any]:
