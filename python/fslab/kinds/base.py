@@ -221,6 +221,12 @@ def scale_sizes_and_times(params: dict[str, Value], scale: float) -> dict[str, V
     return out
 
 
+def _num(params: Mapping[str, Value], key: str, default: float) -> float:
+    """A number of the point's, `default` where it has none."""
+    v = params.get(key)
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else default
+
+
 class EngineJobKind(Kind):
     """A kind the engine runs as one job per point (block, the application models): one
     engine job from a cold cache, with telemetry."""
@@ -258,21 +264,20 @@ class EngineJobKind(Kind):
         runtime = params.get("runtime")
         if not isinstance(runtime, int | float) or isinstance(runtime, bool):
             return {}
-
-        def num(key: str, default: float) -> float:
-            v = params.get(key)
-            return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else default
-
-        interval = num("interval", 1.0)
-        ramp = num("ramp_time", 0.0)
-        round_s = num("steady_round", self.default_round_s(params))
-        window = num("steady_window", float(ENGINE_STEADY_WINDOW))
-        # Rounds are whole intervals from the first interval that starts after the ramp.
-        per_round = math.ceil(round_s / interval - 1e-9) * interval
+        interval = _num(params, "interval", 1.0)
+        ramp = _num(params, "ramp_time", 0.0)
         judged_from = math.ceil(ramp / interval - 1e-9) * interval
-        if ramp + float(runtime) - judged_from < window * per_round - 1e-9:
+        if ramp + float(runtime) - judged_from < self.window_s(params) - 1e-9:
             return {}
         return {"steady_state": True}
+
+    def window_s(self, params: Mapping[str, Value]) -> float:
+        """The shortest steady-state window of a point's engine job: `steady_window`
+        rounds, each whole intervals (the engine's defaults where the point sets none)."""
+        interval = _num(params, "interval", 1.0)
+        round_s = _num(params, "steady_round", self.default_round_s(params))
+        window = _num(params, "steady_window", float(ENGINE_STEADY_WINDOW))
+        return window * math.ceil(round_s / interval - 1e-9) * interval
 
     def engine_jobs(self, point: Point, directory: Path) -> list[dict[str, Any]]:
         return [self.job(point, directory)]
@@ -281,12 +286,10 @@ class EngineJobKind(Kind):
         """The least a run of the point can measure: its runtime, or one steady-state
         window where the run may stop once steady (for telemetry's sampling interval)."""
         params = self.engine_params(point)
-        runtime = float(params.get("runtime", 0) or 0)
+        runtime = _num(params, "runtime", 0.0)
         if params.get("steady_state") is not True:
             return runtime
-        round_s = float(params.get("steady_round") or self.default_round_s(params))
-        window = float(params.get("steady_window") or ENGINE_STEADY_WINDOW)
-        return min(runtime, round_s * window) if runtime else round_s * window
+        return min(runtime, self.window_s(params)) if runtime else self.window_s(params)
 
     def estimate_s(self, point: Point) -> float:
         runtime = float(point.params.get("runtime", 0) or 0)

@@ -79,9 +79,7 @@ def _to_5(con: sqlite3.Connection) -> None:
 def _to_6(con: sqlite3.Connection) -> None:
     """Adaptive repetition's looks (`look`); an older study has none. The facts again:
     what the devices read now counts the disk under a loop image (`fslab.store.derive`)."""
-    for statement in _V6.split(";"):
-        if statement.strip():
-            con.execute(statement)
+    con.execute(_V6)
     derive(con)
 
 
