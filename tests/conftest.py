@@ -144,3 +144,36 @@ def disk_dir() -> Iterator[Path]:
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def mounts_under(root: Path) -> list[str]:
+    out = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        mp = line.split()[4].replace("\\040", " ")
+        if mp.startswith(str(root)):
+            out.append(mp)
+    return out
+
+
+def loops_under(root: Path) -> list[str]:
+    out = []
+    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
+        if backing.read_text().strip().startswith(str(root)):
+            out.append("/dev/" + backing.parent.parent.name)
+    return out
+
+
+@pytest.fixture
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A directory for the study, results and work tree; whatever a failing test left
+    mounted or attached under it is removed afterwards, then the test fails on it."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (loop devices, mkfs, mount)")
+    root = Path(str(tmp_path_factory.mktemp("lab", numbered=True))).resolve()
+    yield root
+    leaked = mounts_under(root) + loops_under(root)
+    for mp in sorted(mounts_under(root), reverse=True):
+        subprocess.run(["umount", "-l", mp], check=False)
+    for dev in loops_under(root):
+        subprocess.run(["losetup", "-d", dev], check=False)
+    assert not leaked, f"left behind: {leaked}"

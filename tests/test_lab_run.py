@@ -11,11 +11,10 @@ import sqlite3
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import fslab, start_fslab
+from conftest import fslab, loops_under, mounts_under, start_fslab
 
 pytestmark = pytest.mark.root
 
@@ -41,39 +40,6 @@ iodepth = 4
 file_size = "16MiB"
 runtime = "{runtime}"
 """
-
-
-def _mounts_under(root: Path) -> list[str]:
-    out = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        mp = line.split()[4].replace("\\040", " ")
-        if mp.startswith(str(root)):
-            out.append(mp)
-    return out
-
-
-def _loops_under(root: Path) -> list[str]:
-    out = []
-    for backing in Path("/sys/block").glob("loop*/loop/backing_file"):
-        if backing.read_text().strip().startswith(str(root)):
-            out.append("/dev/" + backing.parent.parent.name)
-    return out
-
-
-@pytest.fixture
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A directory for the study, results and work tree; whatever a failing test left
-    mounted or attached under it is removed afterwards, then the test fails on it."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root (loop devices, mkfs, mount)")
-    root = Path(str(tmp_path_factory.mktemp("lab", numbered=True))).resolve()
-    yield root
-    leaked = _mounts_under(root) + _loops_under(root)
-    for mp in sorted(_mounts_under(root), reverse=True):
-        subprocess.run(["umount", "-l", mp], check=False)
-    for dev in _loops_under(root):
-        subprocess.run(["losetup", "-d", dev], check=False)
-    assert not leaked, f"left behind: {leaked}"
 
 
 def write_study(root: Path, runtime: str = "1s") -> Path:
@@ -119,7 +85,7 @@ def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
     # Loop devices bypass the host's page cache by default.
     assert {x["dio"] for x in eff["loop"]} == {"1"}, eff["loop"]
     assert open_journal[0] == 0, "every side effect was undone"
-    assert not _mounts_under(lab) and not _loops_under(lab)
+    assert not mounts_under(lab) and not loops_under(lab)
     assert not list((lab / "fslab-work").rglob("*.img"))
 
     again = fslab("run", str(study), "--results", "r.db", cwd=lab)
@@ -136,7 +102,7 @@ def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
 def _wait_for_mount(root: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if _mounts_under(root):
+        if mounts_under(root):
             return
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
@@ -155,7 +121,7 @@ def test_sigint_stops_cleans_up_and_resumes(lab: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 130, err
-    assert not _mounts_under(lab) and not _loops_under(lab)
+    assert not mounts_under(lab) and not loops_under(lab)
     statuses = [s for _, s, _ in runs(lab / "r.db")]
     assert statuses == ["interrupted"], statuses
 
@@ -170,10 +136,10 @@ def test_sigkill_then_cleanup_removes_everything(lab: Path) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate(timeout=30)
     # The engine was killed too; its process may take a moment to release the mount.
-    assert _mounts_under(lab) and _loops_under(lab), "the kill left things for cleanup"
+    assert mounts_under(lab) and loops_under(lab), "the kill left things for cleanup"
     done = fslab("cleanup", "--results", "r.db", cwd=lab)
     assert done.returncode == 0, done.stderr
-    assert not _mounts_under(lab) and not _loops_under(lab)
+    assert not mounts_under(lab) and not loops_under(lab)
     assert not list((lab / "fslab-work").rglob("*.img"))
     assert [s for _, s, _ in runs(lab / "r.db")] == ["interrupted"]
     again = fslab("cleanup", "--results", "r.db", cwd=lab)
@@ -234,7 +200,7 @@ def test_files_study_measures_each_op_and_the_space_of_clusters(lab: Path) -> No
     assert 0.9 < space["ext4"] < 1.3, space
     assert 3.5 < space["ext4-64k"] < 4.5, space
     assert written >= 400 * 16 * 1024, "the flushed set reached the device"
-    assert not _mounts_under(lab) and not _loops_under(lab)
+    assert not mounts_under(lab) and not loops_under(lab)
     cmp = fslab("compare", "--results", "r.db", cwd=lab)
     assert cmp.returncode == 0, cmp.stderr
     assert "copy files/s" in cmp.stdout and "create device space amp" in cmp.stdout
@@ -308,7 +274,7 @@ def test_copy_from_a_source_target_measures_the_destination(lab: Path) -> None:
         assert eff["source"]["fs"] == "ext4" and eff["source"]["label"] == "fslab-src"
     # The destination's devices saw the copy's bytes.
     assert all(w >= 300 * 16 * 1024 for w in written.values()), written
-    assert not _mounts_under(lab) and not _loops_under(lab)
+    assert not mounts_under(lab) and not loops_under(lab)
 
 
 # ------------------------------------------------------------------- one run per DB
@@ -358,7 +324,7 @@ def test_two_runs_with_wait_on_a_new_db_lose_nothing(lab: Path) -> None:
     assert "0 runs ok, 0 failed, 8 already done" in both
     rows = runs(lab / "r.db")
     assert len(rows) == 8 and {s for _, s, _ in rows} == {"ok"}
-    assert not _mounts_under(lab) and not _loops_under(lab)
+    assert not mounts_under(lab) and not loops_under(lab)
 
 
 # ------------------------------------------------------------------- work directory

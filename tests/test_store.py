@@ -34,6 +34,7 @@ def test_a_new_database_has_the_current_schema(tmp_path: Path) -> None:
         "telemetry",
         "run_metric",
         "look",
+        "integrity",
     } <= tables
 
 
@@ -45,7 +46,7 @@ def _make_v1(path: Path) -> None:
     con = sqlite3.connect(path)
     con.executescript(
         "DROP TABLE run_fact; DROP TABLE run_value; DROP TABLE value_layout;"
-        " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look;"
+        " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look; DROP TABLE integrity;"
         " PRAGMA user_version = 1;"
     )
     con.close()

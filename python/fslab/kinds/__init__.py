@@ -18,16 +18,17 @@ from fslab.kinds.app import APP_KINDS, MAILSTORE, OLTP, MailstoreWorkloadSpec, O
 from fslab.kinds.base import Kind, RunContext, RunStatus
 from fslab.kinds.block import BLOCK, BlockWorkloadSpec
 from fslab.kinds.files import FILES, FilesWorkloadSpec
+from fslab.kinds.integrity import INTEGRITY, IntegrityWorkloadSpec
 from fslab.kinds.pgbench import PGBENCH, PgbenchWorkloadSpec
 
-_ALL: tuple[Kind, ...] = (BLOCK, FILES, PGBENCH, OLTP, MAILSTORE)
+_ALL: tuple[Kind, ...] = (BLOCK, FILES, PGBENCH, OLTP, MAILSTORE, INTEGRITY)
 KINDS: dict[str, Kind] = {k.name: k for k in _ALL}
 DEFAULT_KIND = BLOCK.name
 """The kind of a workload that names none."""
 
 AnySpec = (
     BlockWorkloadSpec | FilesWorkloadSpec | PgbenchWorkloadSpec | OltpWorkloadSpec
-    | MailstoreWorkloadSpec
+    | MailstoreWorkloadSpec | IntegrityWorkloadSpec
 )  # fmt: skip
 """Any kind's workload spec, for the type checker (`AnyWorkload` is built from `KINDS`)."""
 

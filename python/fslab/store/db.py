@@ -214,6 +214,18 @@ class Results:
                 [(study_id, round_, *r[:2], level, seed, *r[2:], at) for r in rows],
             )
 
+    def add_integrity(
+        self, run_id: int, *, fault: str, region: str, outcome: str, errno: int | None,
+        repaired_by: str | None, detail: Mapping[str, Any],
+    ) -> None:  # fmt: skip
+        """What the file system did with an integrity run's fault (`fslab.kinds.integrity`)."""
+        with self.tx() as c:
+            c.execute(
+                "INSERT OR REPLACE INTO integrity VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, fault, region, outcome, errno, repaired_by,
+                 json.dumps(detail, sort_keys=True, default=str)),
+            )  # fmt: skip
+
     def run_time_s(self, study_id: int) -> float:
         """Seconds the study's runs took, start to end (provisioning included)."""
         row = self.con.execute(

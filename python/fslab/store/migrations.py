@@ -101,8 +101,25 @@ _V6 = """CREATE TABLE look (
 ) STRICT;
 """
 
+
+def _to_7(con: sqlite3.Connection) -> None:
+    """Integrity runs' outcomes (`integrity`); an older study has none."""
+    con.execute(_V7)
+
+
+_V7 = """CREATE TABLE integrity (
+    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
+    fault       TEXT NOT NULL,
+    region      TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    errno       INTEGER,
+    repaired_by TEXT,
+    detail      TEXT NOT NULL
+) STRICT;
+"""
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6,
+    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

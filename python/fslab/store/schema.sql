@@ -1,6 +1,6 @@
--- fslab results database, schema version 6 (PRAGMA user_version; versions 4 and 5
+-- fslab results database, schema version 7 (PRAGMA user_version; versions 4 and 5
 -- changed no table: they re-derive run_value for metrics the catalog gained; version 6
--- added `look`).
+-- added `look`, version 7 `integrity`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -92,7 +92,7 @@ CREATE TABLE series (
 CREATE TABLE journal (
     id          INTEGER PRIMARY KEY,
     run_id      INTEGER REFERENCES run(id),
-    action      TEXT NOT NULL,      -- image | loop | mkfs | mount | mkdir | fscrypt_key | postgres
+    action      TEXT NOT NULL,      -- image | loop | mkfs | mount | mkdir | fscrypt_key | postgres | inject
     subject     TEXT NOT NULL,      -- the path or device it concerns
     details     TEXT NOT NULL,      -- JSON: what undo needs (e.g. the image behind a loop device)
     state       TEXT NOT NULL CHECK (state IN ('pending', 'done', 'undone')),
@@ -160,6 +160,18 @@ CREATE TABLE look (
     state       TEXT NOT NULL,      -- the group's: open | decided | undecidable | alone | budget
     at          REAL NOT NULL,      -- unix seconds
     PRIMARY KEY (study_id, round, point_id, op)
+) STRICT;
+
+-- Integrity runs (version 7, `kind = "integrity"`): what the file system did with one
+-- injected fault (fslab.kinds.integrity; docs/integrity.md).
+CREATE TABLE integrity (
+    run_id      INTEGER PRIMARY KEY REFERENCES run(id) ON DELETE CASCADE,
+    fault       TEXT NOT NULL,      -- bitflip | zero_block | random_block | lost_write | misdirected | torn
+    region      TEXT NOT NULL,      -- data | metadata
+    outcome     TEXT NOT NULL,      -- repaired | detected | silent_wrong | silent_stale | unaffected
+    errno       INTEGER,            -- the first error the read after the fault met (NULL: none)
+    repaired_by TEXT,               -- read | scrub (NULL: not repaired)
+    detail      TEXT NOT NULL       -- JSON: injections, each read's block counts, check, kernel lines
 ) STRICT;
 
 -- (point_id, status) covers the study's runs and their status: no read of `run` itself,

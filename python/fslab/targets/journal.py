@@ -55,7 +55,7 @@ from fslab.targets._proc import run
 from fslab.targets.mount import mounts_at, mounts_under, same_device, umount
 from fslab.targets.owner import NotOurs, Owned, inside, prove
 
-ACTIONS = ("image", "loop", "mkdir", "mkfs", "mount", "fscrypt_key", "postgres")
+ACTIONS = ("image", "loop", "mkdir", "mkfs", "mount", "fscrypt_key", "postgres", "inject")
 State = Literal["pending", "done", "undone"]
 Undo = Callable[[str, Mapping[str, Any]], bool]
 """How to revert one entry of an action: (subject, details) -> undone (see `undo`)."""
@@ -188,8 +188,8 @@ def undo(action: str, subject: str, details: Mapping[str, Any]) -> bool:
         return _undo_mkdir(subject, details)
     if action == "fscrypt_key":
         return _undo_key(subject, details)
-    if action == "mkfs":
-        return True  # a file system on fslab's own image goes with the image
+    if action in ("mkfs", "inject"):
+        return True  # a file system (or a fault) in fslab's own image goes with the image
     registered = _UNDO.get(action)
     if registered is not None:
         return registered(subject, details)

@@ -1,0 +1,243 @@
+"""Integrity studies (`kind = "integrity"`): the parsers of the mapping tools, the
+outcome rule, what plan refuses, and (root) the expected table of outcomes on real file
+systems on loop devices (docs/integrity.md)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import fslab, loops_under, mounts_under
+
+from fslab.kinds.integrity import classify, parse_scrub
+from fslab.targets.extents import parse_filefrag, parse_map_logical, parse_xfs_bmap
+
+FILEFRAG_1K = """Filesystem type is: ef53
+File size of m1/f is 1048576 (1024 blocks of 1024 bytes)
+ ext:     logical_offset:        physical_offset: length:   expected: flags:
+   0:        0..     511:      16385..     16896:    512:
+   1:      512..    1023:      20000..     20511:    512:      16897: last,eof
+m1/f: 2 extents found
+"""
+
+
+def test_filefrag_extents_are_in_the_block_size_it_prints() -> None:
+    bs, extents = parse_filefrag(FILEFRAG_1K)
+    assert bs == 1024
+    assert [(e.file_offset, e.address, e.length) for e in extents] == [
+        (0, 16385 * 1024, 512 * 1024),
+        (512 * 1024, 20000 * 1024, 512 * 1024),
+    ]
+    assert extents[1].flags == ("last", "eof")
+
+
+def test_xfs_bmap_is_in_sectors_and_btrfs_names_each_mirror() -> None:
+    (e,) = parse_xfs_bmap("m2/f:\n\t0: [0..2047]: 192..2239\n")
+    assert (e.file_offset, e.address, e.length) == (0, 192 * 512, 2048 * 512)
+    text = (
+        "mirror 1 logical 88145920 physical 88145920 device /dev/loop2\n"
+        "mirror 2 logical 88145920 physical 67174400 device /dev/loop3\n"
+    )
+    assert parse_map_logical(text) == [(1, 88145920, "/dev/loop2"), (2, 67174400, "/dev/loop3")]
+
+
+def test_scrub_summaries() -> None:
+    assert parse_scrub("Error summary:    no errors found") == {
+        "errors": False, "corrected": 0, "uncorrectable": 0,
+    }  # fmt: skip
+    bad = "Error summary:    csum=1\n  Corrected:      0\n  Uncorrectable:  1\n"
+    assert parse_scrub(bad) == {"errors": True, "corrected": 0, "uncorrectable": 1}
+    assert parse_scrub(bad.replace("Corrected:      0", "Corrected:      1"))["corrected"] == 1
+
+
+@pytest.mark.parametrize(
+    ("detail", "outcome"),
+    [
+        ({"first_read": {"good": 10, "corrupt": 1}}, ("silent_wrong", None)),
+        ({"first_read": {"good": 10, "misplaced": 1}}, ("silent_wrong", None)),
+        ({"first_read": {"good": 10, "stale": 1}}, ("silent_stale", None)),
+        # wrong data beside an error is still wrong data the application got
+        ({"first_read": {"corrupt": 1, "unreadable": 1, "errno": 5}}, ("silent_wrong", None)),
+        ({"first_read": {"good": 9, "unreadable": 1, "errno": 5}}, ("detected", None)),
+        ({"first_read": {"errno": 74, "error": "open: Bad message"}}, ("detected", None)),
+        ({"first_read": {"error": "mount: refused"}}, ("detected", None)),
+        (
+            {"first_read": {"good": 10},
+             "kernel": ["BTRFS info (device loop3): read error corrected: ino 257 off 8192"]},
+            ("repaired", "read"),
+        ),
+        (
+            {"first_read": {"good": 9, "unreadable": 1, "errno": 5},
+             "check": {"corrected": 1}, "second_read": {"good": 10}},
+            ("repaired", "scrub"),
+        ),
+        (
+            {"first_read": {"good": 10}, "device_stats": {"corruption_errs": 1}},
+            ("repaired", "read"),
+        ),
+        ({"first_read": {"good": 10}, "check": {"errors": False}}, ("unaffected", None)),
+    ],
+)  # fmt: skip
+def test_the_outcome_is_what_the_first_read_returned(
+    detail: dict[str, object], outcome: tuple[str, str | None]
+) -> None:
+    assert classify(detail) == outcome  # type: ignore[arg-type]
+
+
+STUDY_HEAD = """
+name = "integrity"
+
+[[target]]
+name = "{name}"
+{target}
+"""
+
+
+@pytest.mark.parametrize(
+    ("target", "words"),
+    [
+        ('dir = "{root}/d"', "fslab injects faults only into loop images"),
+        ('fs = "btrfs"\nloop = {{ size = "256MiB" }}\nmount_options = ["compress=zstd"]',
+         "mounts with compression"),
+    ],
+)  # fmt: skip
+def test_plan_refuses_targets_fslab_cannot_inject_into(
+    tmp_path: Path, target: str, words: str
+) -> None:
+    (tmp_path / "d").mkdir()
+    study = tmp_path / "s.toml"
+    study.write_text(
+        STUDY_HEAD.format(name="t", target=target.format(root=tmp_path))
+        + '\n[[workload]]\nkind = "integrity"\nfaults = "bitflip"\n'
+    )
+    done = fslab("plan", str(study), "--results", str(tmp_path / "r.db"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr
+    assert not (tmp_path / "r.db").exists() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "d", "s.toml",
+    ]  # fmt: skip
+
+
+def test_a_metadata_hit_takes_only_the_faults_it_can_model(tmp_path: Path) -> None:
+    study = tmp_path / "s.toml"
+    study.write_text(
+        STUDY_HEAD.format(name="t", target='fs = "ext4"\nloop = { size = "256MiB" }')
+        + '\n[[workload]]\nkind = "integrity"\nregion = "metadata"\n'
+        'faults = ["bitflip", "lost_write"]\n'
+    )
+    done = fslab("plan", str(study), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "takes the faults bitflip, zero_block, random_block, not lost_write" in done.stderr
+
+
+# --------------------------------------------------------------------------- root
+
+EXPECTED_STUDY = """
+name = "integrity"
+
+[[target]]
+name = "ext4"
+fs = "ext4"
+loop = { size = "256MiB" }
+
+[[target]]
+name = "xfs"
+fs = "xfs"
+loop = { size = "512MiB" }
+
+[[target]]
+name = "btrfs"
+fs = "btrfs"
+loop = { size = "256MiB" }
+
+[[target]]
+name = "btrfs-nodatasum"
+fs = "btrfs"
+loop = { size = "256MiB" }
+mount_options = ["nodatasum"]
+
+[[target]]
+name = "btrfs-raid1"
+fs = "btrfs"
+loop = { size = "256MiB", count = 2 }
+profile = "raid1"
+metadata_profile = "raid1"
+
+[[workload]]
+kind = "integrity"
+name = "data"
+faults = ["bitflip", "lost_write", "misdirected"]
+file_size = "1MiB"
+
+[[workload]]
+kind = "integrity"
+name = "inode"
+region = "metadata"
+faults = "bitflip"
+file_size = "1MiB"
+"""
+
+# docs/integrity.md, "Expected on this VM".
+EXPECTED = {
+    ("ext4", "bitflip", "data"): "silent_wrong",
+    ("ext4", "lost_write", "data"): "silent_stale",
+    ("ext4", "misdirected", "data"): "silent_wrong",
+    ("ext4", "bitflip", "metadata"): "detected",
+    ("xfs", "bitflip", "data"): "silent_wrong",
+    ("xfs", "lost_write", "data"): "silent_stale",
+    ("xfs", "misdirected", "data"): "silent_wrong",
+    ("xfs", "bitflip", "metadata"): "detected",
+    ("btrfs", "bitflip", "data"): "detected",
+    ("btrfs", "lost_write", "data"): "detected",
+    ("btrfs", "misdirected", "data"): "detected",
+    ("btrfs", "bitflip", "metadata"): "repaired",
+    ("btrfs-nodatasum", "bitflip", "data"): "silent_wrong",
+    ("btrfs-nodatasum", "lost_write", "data"): "silent_wrong",
+    ("btrfs-nodatasum", "misdirected", "data"): "silent_wrong",
+    ("btrfs-nodatasum", "bitflip", "metadata"): "repaired",
+    ("btrfs-raid1", "bitflip", "data"): "repaired",
+    ("btrfs-raid1", "lost_write", "data"): "repaired",
+    ("btrfs-raid1", "misdirected", "data"): "repaired",
+    ("btrfs-raid1", "bitflip", "metadata"): "repaired",
+}
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_the_expected_table_on_real_file_systems(lab: Path) -> None:
+    study = lab / "integrity.toml"
+    study.write_text(EXPECTED_STUDY)
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab, timeout=900)
+    assert done.returncode == 0, done.stderr
+    assert not mounts_under(lab) and not loops_under(lab)
+    assert not list((lab / "fslab-work").rglob("*")) if (lab / "fslab-work").exists() else True
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        rows = con.execute(
+            "SELECT p.target, i.fault, i.region, i.outcome, i.detail FROM integrity i"
+            " JOIN run r ON r.id = i.run_id JOIN point p ON p.id = r.point_id"
+        ).fetchall()
+        open_journal = con.execute(
+            "SELECT count(*) FROM journal WHERE state != 'undone'"
+        ).fetchone()[0]
+        injected = con.execute("SELECT count(*) FROM journal WHERE action = 'inject'").fetchone()[0]
+    finally:
+        con.close()
+    got = {(t, f, r): o for t, f, r, o, _ in rows}
+    details = {(t, f, r): json.loads(d) for t, f, r, _, d in rows}
+    wrong = {k: (got.get(k), v) for k, v in EXPECTED.items() if got.get(k) != v}
+    assert not wrong, "\n".join(
+        f"{k}: got {g}, expected {v}; detail {json.dumps(details.get(k), default=str)[:1500]}"
+        for k, (g, v) in wrong.items()
+    )
+    assert open_journal == 0 and injected >= len(EXPECTED)
+    # The engine's verify saw what the file systems returned, block by block.
+    ext4 = details[("ext4", "lost_write", "data")]["first_read"]
+    assert ext4["stale"] == 1 and ext4["corrupt"] == 0 and ext4["good"] == ext4["blocks_read"] - 1
+    btrfs = details[("btrfs", "bitflip", "data")]["first_read"]
+    assert btrfs["unreadable"] >= 1 and btrfs["errno"] == 5
+    assert any("csum failed" in x for x in details[("btrfs", "bitflip", "data")]["kernel"])
+    mis = details[("xfs", "misdirected", "data")]["first_read"]
+    assert mis["misplaced"] == 1 and mis["stale"] == 1
