@@ -26,6 +26,8 @@ import numpy.typing as npt
 import orjson
 
 from fslab.errors import ExitStatus, FslabError
+from fslab.integrity_words import KIND as INTEGRITY_KIND
+from fslab.integrity_words import OUTCOMES
 from fslab.metrics import (
     APP_HEADLINE_OP,
     APP_METRICS,
@@ -64,6 +66,7 @@ from fslab.store.query import (
     DEFAULT_RESULTS,
     RUN_HINT,
     BadResultsError,
+    IntegrityRow,
     PointRow,
     ResultsError,
     StudyResults,
@@ -78,7 +81,7 @@ __all__ = [
     "JETSTRESS_METRICS",
     "JETSTRESS_OP", "METRICS", "PGBENCH_METRICS", "TELEMETRY_METRICS", "TELEMETRY_OP",
     "VERDICT_UNIT", "BadResultsError", "Cell", "CompareError", "Comparison", "Group",
-    "MetricSpec", "ResultsError", "Row", "build_comparison", "compare_results",
+    "IntegrityCell", "MetricSpec", "ResultsError", "Row", "build_comparison", "compare_results",
     "is_headline", "keep_ops", "op_metrics", "parse_where", "pseudo_metrics", "row_numbers",
 ]  # fmt: skip
 
@@ -556,6 +559,37 @@ class Group:
 
 
 @dataclass(frozen=True)
+class IntegrityCell:
+    """One target's completed runs of one integrity point (`kind = "integrity"`): what
+    its file system did with the point's fault, run by run. Integrity points have no
+    compared numbers (no `Group`); their outcomes are words (`fslab.integrity_words`)."""
+
+    target: str
+    workload: str
+    point: str
+    """The point's id."""
+    fault: str
+    region: str
+    params: tuple[tuple[str, Any], ...]
+    """The point's parameters as stored, in the order people read them (`faults` and
+    `region` among them)."""
+    outcomes: tuple[str, ...]
+    """Each completed run's outcome, in run order."""
+    runs: tuple[int, ...]
+    """The runs' ids, in the same order."""
+    errnos: tuple[int | None, ...] = ()
+    repaired_by: tuple[str | None, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        """Runs per outcome, most first (ties in `OUTCOMES` order)."""
+        tally: dict[str, int] = {}
+        for o in self.outcomes:
+            tally[o] = tally.get(o, 0) + 1
+        rank = {o: i for i, o in enumerate(OUTCOMES)}
+        return dict(sorted(tally.items(), key=lambda kv: (-kv[1], rank.get(kv[0], 99), kv[0])))
+
+
+@dataclass(frozen=True)
 class Question:
     """Targets compared with each other: those with one `question` key (`RAID layout`),
     or a study's targets when none has one (`name` is then empty). The first target is
@@ -591,6 +625,8 @@ class Comparison:
     alpha: float = ALPHA
     questions: tuple[Question, ...] = ()
     """The study's questions, each with its baseline first; () means one, of every target."""
+    integrity: tuple[IntegrityCell, ...] = ()
+    """The integrity points' outcomes, one cell per point (a target's), in plan order."""
 
     @cached_property
     def _baseline_of(self) -> dict[str, str]:
@@ -758,6 +794,11 @@ def compare_results(
         )
     base_of = {t: q.baseline for q in questions for t in q.targets}
     columns = np.array([targets.index(base_of.get(t, base)) for t in targets], dtype=np.int64)
+    integrity = _integrity_cells(results, kept)
+    if integrity:
+        # Their runs have no compared values: no group, no row (`fslab.metrics`).
+        faulted = {c.point for c in integrity}
+        ok_runs = {r: p for r, p in ok_runs.items() if p not in faulted}
     groups = _Grouping(points, targets, columns, ok_runs, results)
     return Comparison(
         db_path=db_path,
@@ -771,6 +812,31 @@ def compare_results(
         confidence=confidence,
         alpha=alpha,
         questions=questions,
+        integrity=integrity,
+    )
+
+
+def _integrity_cells(results: StudyResults, kept: set[str]) -> tuple[IntegrityCell, ...]:
+    """One cell per integrity point kept (the filters and `--where target=`) that has
+    completed runs, in plan order."""
+    by_point: dict[str, list[IntegrityRow]] = {}
+    for row in results.integrity:
+        if row.point_id in kept:
+            by_point.setdefault(row.point_id, []).append(row)
+    return tuple(
+        IntegrityCell(
+            target=rows[0].target,
+            workload=rows[0].workload,
+            point=pid,
+            fault=rows[0].fault,
+            region=rows[0].region,
+            params=_ordered(rows[0].params),
+            outcomes=tuple(r.outcome for r in rows),
+            runs=tuple(r.run_id for r in rows),
+            errnos=tuple(r.errno for r in rows),
+            repaired_by=tuple(r.repaired_by for r in rows),
+        )
+        for pid, rows in by_point.items()
     )
 
 
@@ -1165,12 +1231,15 @@ def _noise(
 
 def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
     """The comparison with only the rows of these operations (`txn`, `jetstress`,
-    `data_read`, `copy`, ...); `device` keeps every telemetry row (`copy device` too).
-    Groups left without rows go. Raises `CompareError` for an op no group has."""
+    `data_read`, `copy`, ...); `device` keeps every telemetry row (`copy device` too),
+    `integrity` the integrity points' outcomes (which other ops leave out). Groups left
+    without rows go. Raises `CompareError` for an op no group has."""
     wanted = tuple(dict.fromkeys(ops))
     if not wanted:
         return comparison
     present = tuple(dict.fromkeys(op for g in comparison.groups for op in g.ops))
+    if comparison.integrity:
+        present = (*present, INTEGRITY_KIND)
 
     def kept(op: str) -> bool:
         return op in wanted or (TELEMETRY_OP in wanted and op.endswith(TELEMETRY_OP))
@@ -1186,7 +1255,8 @@ def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
         rows = tuple(r for r in g.rows if kept(r.op))
         if rows:
             groups.append(replace(g, rows=rows))
-    return replace(comparison, groups=tuple(groups))
+    integrity = comparison.integrity if INTEGRITY_KIND in wanted else ()
+    return replace(comparison, groups=tuple(groups), integrity=integrity)
 
 
 def _filter_points(points: list[PointRow], filters: tuple[tuple[str, str], ...]) -> list[PointRow]:

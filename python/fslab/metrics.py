@@ -21,6 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 
+from fslab.integrity_words import KIND as INTEGRITY_KIND
+
 
 class Direction(StrEnum):
     """Which way a metric improves."""
@@ -126,12 +128,19 @@ _APP_OP_METRICS: dict[str, tuple[MetricSpec, ...]] = {
 _MAILSTORE_OP_METRICS = {**_APP_OP_METRICS, **dict.fromkeys(
     ("data_read", "data_write", "log_write"), (LAT_P99,))}  # fmt: skip
 _KIND_METRICS = {"files": FILES_METRICS, "pgbench": PGBENCH_METRICS}
+UNCOMPARED_KINDS = frozenset({INTEGRITY_KIND})
+"""Kinds whose runs have no compared numbers: an integrity run's result is a word (what
+the file system did with a fault: table `integrity`, `fslab.integrity_words`), shown in
+tables of its own, never in a comparison's rows."""
 # The application models, whose operations each have their own metrics.
 _MODEL_OP_METRICS = {"oltp": _APP_OP_METRICS, "mailstore": _MAILSTORE_OP_METRICS}
 
 
 def op_metrics(kind: str, op: str) -> tuple[MetricSpec, ...]:
-    """The metrics compared for an engine operation of a point of this workload kind."""
+    """The metrics compared for an engine operation of a point of this workload kind
+    (none for `UNCOMPARED_KINDS`)."""
+    if kind in UNCOMPARED_KINDS:
+        return ()
     per_op = _MODEL_OP_METRICS.get(kind)
     if per_op is not None:
         return per_op.get(op, METRICS)
@@ -238,7 +247,10 @@ def compared(
     run_metrics: Iterable[tuple[str, float]],
 ) -> Iterator[tuple[str, str, float]]:
     """Every compared `(op, metric, value)` of one run: from its `metric` rows (op, the
-    columns by name) and its `run_metric` rows (name, value)."""
+    columns by name) and its `run_metric` rows (name, value); none for a kind of
+    `UNCOMPARED_KINDS`, whatever it stored."""
+    if kind in UNCOMPARED_KINDS:
+        return
     rate: dict[str, float] = {}
     for op, columns in op_rows:
         for m in op_metrics(kind, op):

@@ -20,6 +20,7 @@ import numpy.typing as npt
 import orjson
 
 from fslab.errors import ExitStatus, FslabError
+from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.stats.warnings import RunFacts
 from fslab.store.migrations import SCHEMA_VERSION
 
@@ -172,6 +173,28 @@ class StudyResults:
     level: float | None = None
     """An adaptive study's level per look (`fslab.stats.sequential`): what its runs are
     judged by; None for a study of fixed repetitions."""
+    integrity: tuple[IntegrityRow, ...] = ()
+    """The completed integrity runs (`integrity_rows`): what each did with its fault."""
+
+
+class IntegrityRow(NamedTuple):
+    """One completed run of an integrity point (`kind = "integrity"`, table `integrity`):
+    the point's target, workload and parameters, and what the file system did with the
+    run's fault (`fslab.integrity_words`)."""
+
+    run_id: int
+    point_id: str
+    rep: int
+    target: str
+    workload: str
+    params: dict[str, Any]
+    fault: str
+    region: str
+    outcome: str
+    errno: int | None
+    """The first error the read after the fault met; None: none."""
+    repaired_by: str | None
+    """`read` or `scrub`; None: not repaired."""
 
 
 def studies(con: sqlite3.Connection) -> list[StudyRow]:
@@ -209,8 +232,44 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
     facts, limits = run_facts(con, ok)
     return StudyResults(
         tuple(pts), runs, run_values(con, ok), facts, limits, target_questions(con, study_id),
-        look_level(con, study_id),
+        look_level(con, study_id), tuple(integrity_rows(con, study_id, db, pts)),
     )  # fmt: skip
+
+
+def integrity_rows(
+    con: sqlite3.Connection, study_id: int, db: Path, pts: Sequence[PointRow] | None = None
+) -> list[IntegrityRow]:
+    """The study's completed integrity runs (status ok, points of kind `integrity`, with
+    their `integrity` row), point by point in plan order, each point's by repetition.
+    `pts`: the study's points when already read (`points`)."""
+    if pts is None:
+        pts = points(con, study_id, db)
+    mine = {p.id: p for p in pts if p.kind == INTEGRITY_KIND}
+    if not mine:
+        return []
+    order = {pid: i for i, pid in enumerate(mine)}
+    rows = con.execute(
+        "SELECT run.point_id, run.id, run.rep, i.fault, i.region, i.outcome, i.errno,"
+        " i.repaired_by FROM point JOIN run INDEXED BY run_point ON run.point_id = point.id"
+        " JOIN integrity AS i ON i.run_id = run.id"
+        " WHERE point.study_id = ? AND point.kind = ? AND run.status = 'ok'",
+        (study_id, INTEGRITY_KIND),
+    ).fetchall()
+    out: list[IntegrityRow] = []
+    for pid, run_id, rep, fault, region, outcome, errno, repaired_by in sorted(
+        rows, key=lambda r: (order.get(r[0], len(order)), r[2], r[1])
+    ):
+        p = mine.get(pid)
+        if p is None:
+            continue
+        out.append(
+            IntegrityRow(
+                int(run_id), str(pid), int(rep), p.target, p.workload, p.params, str(fault),
+                str(region), str(outcome), None if errno is None else int(errno),
+                None if repaired_by is None else str(repaired_by),
+            )
+        )  # fmt: skip
+    return out
 
 
 def look_level(con: sqlite3.Connection, study_id: int) -> float | None:
@@ -367,9 +426,19 @@ EngineValues = tuple[str, tuple[int | float, ...]]
 """(op, its `ENGINE_METRICS` in that order): one row of table `metric`."""
 
 
+class IntegrityOutcome(NamedTuple):
+    """What an integrity run's file system did with its fault (its `integrity` row)."""
+
+    fault: str
+    region: str
+    outcome: str
+    errno: int | None
+    repaired_by: str | None
+
+
 class ExportRun(NamedTuple):
     """A completed run and every number stored of it: the engine's per operation (by op)
-    and the run's own metrics (`run_metric`, by name)."""
+    and the run's own metrics (`run_metric`, by name); an integrity run's outcome."""
 
     id: int
     point_id: str
@@ -378,6 +447,7 @@ class ExportRun(NamedTuple):
     runtime_s: float | None
     engine: list[EngineValues]
     telemetry: list[tuple[str, float]]
+    integrity: IntegrityOutcome | None = None
 
 
 def study_file(con: sqlite3.Connection, name: str) -> StudyFile:
@@ -503,6 +573,14 @@ def _export_batch(con: sqlite3.Connection, point_ids: list[str]) -> Iterator[Exp
         runtime: dict[int, float | None] = dict(
             con.execute(f"SELECT run_id, runtime_s FROM run_fact WHERE run_id IN ({marks})", ids)
         )
+        outcomes = {
+            int(r[0]): IntegrityOutcome(str(r[1]), str(r[2]), str(r[3]), r[4], r[5])
+            for r in con.execute(
+                "SELECT run_id, fault, region, outcome, errno, repaired_by FROM integrity"
+                f" WHERE run_id IN ({marks})",
+                ids,
+            )
+        }
         # One run at a time: faster than one query for many (no regrouping of 100 rows a
         # run in Python), and the rows come as they are returned.
         for pid, rep, run_id, started_at in chunk:
@@ -510,7 +588,10 @@ def _export_batch(con: sqlite3.Connection, point_ids: list[str]) -> Iterator[Exp
                 runtime[run_id] = _runtime(con, run_id)
             engine = [(op, tuple(values)) for op, *values in con.execute(engine_sql, (run_id,))]
             telemetry = con.execute(telemetry_sql, (run_id,)).fetchall()
-            yield ExportRun(run_id, pid, rep, started_at, runtime[run_id], engine, telemetry)
+            yield ExportRun(
+                run_id, pid, rep, started_at, runtime[run_id], engine, telemetry,
+                outcomes.get(run_id),
+            )  # fmt: skip
 
 
 def _runtime(con: sqlite3.Connection, run_id: int) -> float | None:
