@@ -64,9 +64,10 @@ def report(
     else:
         write_text(out, render_html(data, charts))
         n_charts, n_tables = len(charts), len(data.comparison.groups)
+        faults = ", an integrity table" if data.comparison.integrity else ""
         click.echo(
             f"report: wrote {out} ({n_charts} chart{'s' if n_charts != 1 else ''}, "
-            f"{n_tables} table{'s' if n_tables != 1 else ''}); open it in a browser",
+            f"{n_tables} table{'s' if n_tables != 1 else ''}{faults}); open it in a browser",
             err=True,
         )
 

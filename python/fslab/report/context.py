@@ -114,13 +114,15 @@ def load_report(
     with open_readonly(Path(db_path)) as con:
         study_row = study_file(con, comparison.study)
         wanted = {key_of(g) for g in comparison.groups}
-        # (point id) -> (group key, target, kind); only the points of compared groups
+        faulted = {cell.point for cell in comparison.integrity}
+        # (point id) -> (group key, target, kind); only the points of compared groups and
+        # the integrity points compared
         points: dict[str, tuple[GroupKey, str, str]] = {}
         specs: dict[str, Mapping[str, Any]] = {}
         for p in point_specs(con, study_row.id):
             specs.setdefault(p.target, _json_object(p.target_spec))
             key = group_key(p.workload, _json_object(p.params))
-            if key in wanted:
+            if key in wanted or p.id in faulted:
                 points[p.id] = (key, p.target, p.kind)
         effective: dict[str, Mapping[str, Any]] = {}
         first_run: dict[tuple[GroupKey, str], tuple[int, int, str]] = {}
@@ -215,6 +217,7 @@ _FACTS = (
     ("block_size", "block size"),
     ("cluster_size", "cluster size"),
     ("profile", "data profile"),
+    ("data_profile", "data profile"),
     ("metadata_profile", "metadata profile"),
     ("data_checksums", "data checksums"),
     ("metadata_checksums", "metadata checksums"),

@@ -9,6 +9,13 @@ per-operation results, table `metric`; `telemetry`: what the sampler measured, t
 `metric` (the stored name: `iops`, `bw_bytes`, `lat_p99_ns`, `written_bytes`,
 `write_amplification`, `device.loop0.written_bytes`, ...) and `value` (base units).
 
+An integrity run (`kind = "integrity"`) has no metrics: it is one row of `source`
+`integrity` (empty `op`, `metric` and `value`) whose last columns say what its file system
+did with the point's fault: `fault`, `region`, `outcome`, `errno` and `repaired_by`
+(`fslab.integrity_words`). An export has these five columns only when it holds integrity
+points; the other rows leave them empty. (The point's own `region` parameter is then the
+column `param_region`, as any parameter named like a fixed column.)
+
 With pandas: `pd.read_csv("runs.csv").pivot_table(index=["target", "iodepth"],
 columns="metric", values="value")`; with polars: `pl.read_csv(...)`.
 
@@ -30,6 +37,7 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from fslab.compare import DEFAULT_RESULTS, build_comparison, parse_where
+from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.params import param_matches, param_order
 from fslab.report.context import group_key
 from fslab.report.format import param_column
@@ -68,7 +76,10 @@ _FIXED_TAIL = (
 )
 
 
+_INTEGRITY_TAIL = ("fault", "region", "outcome", "errno", "repaired_by")
+"""After `value` where the export holds integrity points: what each one's run did."""
 _RESERVED = frozenset(_FIXED_HEAD + _FIXED_TAIL)
+_RESERVED_INTEGRITY = _RESERVED | frozenset(_INTEGRITY_TAIL)
 _RUNS_PER_WRITE = 20
 """Runs whose rows are joined into one write (a few MB)."""
 
@@ -84,11 +95,19 @@ class ExportPlan:
     points: tuple[PointRow, ...]
 
     @property
+    def integrity(self) -> bool:
+        """Whether it exports integrity points (and has their columns)."""
+        return any(p.kind == INTEGRITY_KIND for p in self.points)
+
+    @property
     def columns(self) -> list[str]:
+        faults = self.integrity
+        reserved = _RESERVED_INTEGRITY if faults else _RESERVED
         return [
             *_FIXED_HEAD,
-            *(param_column(k, _RESERVED) for k in self.param_keys),
+            *(param_column(k, reserved) for k in self.param_keys),
             *_FIXED_TAIL,
+            *(_INTEGRITY_TAIL if faults else ()),
         ]
 
     def runs(self) -> Iterator[tuple[PointRow, ExportRun]]:
@@ -134,7 +153,7 @@ def plan_export(
     for p in compared:
         key = group_key(p.workload, p.params)
         first.setdefault(key, p)
-        if p.id in with_values:
+        if p.id in with_values or p.kind == INTEGRITY_KIND:
             has_values.add(key)
     compared_keys = [
         k for key, p in first.items() if key in has_values for k in param_order(tuple(p.params))
@@ -205,6 +224,8 @@ def export_rows(
 
 def _records(plan: ExportPlan) -> Iterator[list[Any]]:
     """Each row's values, in the order of `plan.columns`."""
+    # Where the export has integrity columns, the other rows leave them empty.
+    empty = [None] * len(_INTEGRITY_TAIL) if plan.integrity else []
     for point, run in plan.runs():
         head = [
             plan.study,
@@ -220,10 +241,16 @@ def _records(plan: ExportPlan) -> Iterator[list[Any]]:
         ]
         for op, values in run.engine:
             for name, value in zip(ENGINE_METRICS, values, strict=True):
-                yield [*head, "engine", op, name, value]
+                yield [*head, "engine", op, name, value, *empty]
         for name, value in run.telemetry:
             op, metric = _telemetry_op(point.kind, name)
-            yield [*head, "telemetry", op, metric, value]
+            yield [*head, "telemetry", op, metric, value, *empty]
+        if run.integrity is not None:
+            yield [*head, INTEGRITY_SOURCE, "", "", None, *run.integrity]
+
+
+INTEGRITY_SOURCE = "integrity"
+"""The `source` of an integrity run's row."""
 
 
 def _telemetry_op(kind: str, name: str) -> tuple[str, str]:
@@ -261,6 +288,8 @@ def write_export_csv(plan: ExportPlan, out: IO[bytes]) -> int:
     # kind and stored run metric name its own.
     engine = _Fields(lambda op: [f"engine,{_csv_field(op)},{m}," for m in ENGINE_METRICS])
     telemetry = _Fields(lambda kind: _Fields(functools.partial(_telemetry_fields, kind)))
+    # Where the export has integrity columns, the other rows end with them empty.
+    empty = "," * len(_INTEGRITY_TAIL) if plan.integrity else ""
     for n, (point, run) in enumerate(plan.runs(), 1):
         head = heads.get(point.id)
         if head is None:
@@ -273,9 +302,12 @@ def write_export_csv(plan: ExportPlan, out: IO[bytes]) -> int:
         # Every row of the run is its head and a tail: joined with "\n" + head.
         tails: list[str] = []
         for op, values in run.engine:
-            tails += [f"{f}{v}" for f, v in zip(engine[op], values, strict=True)]
+            tails += [f"{f}{v}{empty}" for f, v in zip(engine[op], values, strict=True)]
         fields = telemetry[point.kind]
-        tails += [f"{fields[name]}{value}" for name, value in run.telemetry]
+        tails += [f"{fields[name]}{value}{empty}" for name, value in run.telemetry]
+        if run.integrity is not None:
+            said = ",".join(_csv_field(str(_csv_value(v))) for v in run.integrity)
+            tails.append(f"{INTEGRITY_SOURCE},,,,{said}")
         if tails:
             texts.append(head + ("\n" + head).join(tails) + "\n")
             rows += len(tails)
@@ -337,6 +369,9 @@ def write_export_json(plan: ExportPlan, out: IO[bytes]) -> int:
     columns = plan.columns
     n_params = len(plan.param_keys)
     item = [f"   {_json(c)}: " for c in columns]
+    # Where the export has integrity columns, the other rows end with them null.
+    empty = "".join(f",\n{i}null" for i in item[len(item) - len(_INTEGRITY_TAIL) :])
+    empty = empty if plan.integrity else ""
     rows = 0
     parts: list[str] = []
     sep = "[\n  {\n"
@@ -361,17 +396,26 @@ def write_export_json(plan: ExportPlan, out: IO[bytes]) -> int:
         for op, values in run.engine:
             prefix = f"{head}{engine}{_json(op)}{metric}"
             for name, v in zip(ENGINE_METRICS, values, strict=True):
-                parts.append(f'{sep}{prefix}"{name}"{value}{_json_number(v)}\n  }}')
+                parts.append(f'{sep}{prefix}"{name}"{value}{_json_number(v)}{empty}\n  }}')
                 sep = ",\n  {\n"
             rows += len(values)
         for name, v in run.telemetry:
             op, metric_name = _telemetry_op(point.kind, name)
             parts.append(
                 f"{sep}{head}{telemetry}{_json(op)}{metric}{_json(metric_name)}"
-                f"{value}{_json_number(v)}\n  }}"
+                f"{value}{_json_number(v)}{empty}\n  }}"
             )
             sep = ",\n  {\n"
         rows += len(run.telemetry)
+        if run.integrity is not None:
+            said = "".join(
+                f",\n{item[at + 8 + i]}{json.dumps(v, ensure_ascii=False)}"
+                for i, v in enumerate(run.integrity)
+            )
+            source = f'{item[at + 4]}"{INTEGRITY_SOURCE}",\n{item[at + 5]}'
+            parts.append(f'{sep}{head}{source}""{metric}""{value}null{said}\n  }}')
+            sep = ",\n  {\n"
+            rows += 1
         if n % _RUNS_PER_WRITE == 0:
             out.write("".join(parts).encode())
             parts.clear()

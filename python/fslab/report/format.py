@@ -239,8 +239,11 @@ def varying_by_workload(comparison: Comparison) -> dict[str, tuple[str, ...]]:
 
 
 def header(comparison: Comparison) -> str:
-    """One line: the study, the baseline, the filter and the parameters every group shares."""
-    parts = [f"study `{comparison.study}`", baselines_text(comparison)]
+    """One line: the study, the baseline, the filter and the parameters every group shares
+    (no baseline where only integrity points were compared: their outcomes are words)."""
+    parts = [f"study `{comparison.study}`"]
+    if comparison.groups or not comparison.integrity:
+        parts.append(baselines_text(comparison))
     if comparison.where:
         parts.append("where " + " ".join(f"{k}={v}" for k, v in comparison.where))
     common = comparison.common_params()

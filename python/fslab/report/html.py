@@ -24,6 +24,7 @@ from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
 from fslab import __version__
+from fslab.integrity_words import OUTCOME_MEANING
 from fslab.params import format_param
 from fslab.report.charts import (
     Chart,
@@ -53,6 +54,14 @@ from fslab.report.format import (
     mark,
     vs_title,
     warning_summary,
+)
+from fslab.report.integrity import (
+    OutcomeCell,
+    fact_columns,
+    integrity_facts,
+    integrity_lines,
+    integrity_table,
+    trade_off_lines,
 )
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.stats.decision import Decision, Judgement
@@ -355,6 +364,7 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         _, counts = by_kind.setdefault(w.kind.value, (w.hint, {}))
         counts[w.target] = counts.get(w.target, 0) + 1
     found = summary(c)
+    integrity = integrity_table(c)
     template = _environment().get_template("report.html.j2")
     return template.render(
         c=c,
@@ -390,6 +400,33 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         plotly_js=plotly_js if plotly_js is not None else get_plotlyjs(),
         common=[f"{k}={format_param(k, v)}" for k, v in c.common_params()],
         json_pretty=lambda v: json.dumps(v, indent=2, sort_keys=True, ensure_ascii=False),
+        points=len(c.groups) + (len(integrity.rows) if integrity else 0),
+        integrity=integrity,
+        integrity_lines=integrity_lines(c),
+        trade_off=trade_off_lines(c),
+        integrity_facts=integrity_facts(
+            integrity.targets if integrity else (), {t.name: t.effective for t in data.targets}
+        ),
+        fact_columns=fact_columns(),
+        outcome_meaning=list(OUTCOME_MEANING.items()),
+        outcome_html=_outcome_html,
+        outcome_class=_outcome_class,
+    )
+
+
+def _outcome_class(cell: OutcomeCell) -> str:
+    """An integrity cell's class: its worst outcome's (`o-silent_wrong`), or none."""
+    worst = cell.worst
+    return f"outcome o-{worst}" if worst else "outcome"
+
+
+def _outcome_html(cell: OutcomeCell) -> Markup:
+    """An integrity cell's text, each outcome of a disagreeing cell in its colour."""
+    parts = cell.parts
+    if len(parts) < 2:
+        return Markup(html.escape(cell.text))
+    return Markup(", ").join(
+        Markup('<span class="o-{}">{} {}</span>').format(o, o, n) for o, n in parts
     )
 
 

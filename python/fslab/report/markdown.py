@@ -47,6 +47,14 @@ from fslab.report.format import (
     warning_hints,
     warning_summary,
 )
+from fslab.report.integrity import (
+    fact_columns,
+    integrity_facts,
+    integrity_lines,
+    integrity_table,
+    markdown_sentence,
+)
+from fslab.report.integrity import markdown_lines as integrity_markdown
 from fslab.report.output import staged_dir, write_text
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.stats.decision import Decision, Judgement
@@ -116,11 +124,14 @@ def render_markdown_report(
     """The Markdown text; images are linked as `<image_dir>/<chart id>.svg`."""
     c = data.comparison
     lines: list[str] = [f"# {md(c.study)}", ""]
+    integrity = integrity_table(c)
+    points = len(c.groups) + (len(integrity.rows) if integrity else 0)
     meta = [
-        f"{len(c.groups)} point{'s' if len(c.groups) != 1 else ''} x {len(c.targets)} "
+        f"{points} point{'s' if points != 1 else ''} x {len(c.targets)} "
         f"target{'s' if len(c.targets) != 1 else ''}",
-        baselines_text(c, code, md),
     ]
+    if c.groups or integrity is None:
+        meta.append(baselines_text(c, code, md))
     if c.where:
         meta.append("filtered: " + code(" ".join(f"{k}={v}" for k, v in c.where)))
     common = " ".join(f"{k}={format_param(k, v)}" for k, v in c.common_params())
@@ -148,6 +159,7 @@ def render_markdown_report(
                 f"{_inline_code(w.message)} — {_inline_code(w.hint)}"
             )
         lines.append("")
+    lines += _integrity(data)
 
     for section in Section:
         mine = [ch for ch in charts if ch.section is section]
@@ -164,7 +176,8 @@ def render_markdown_report(
             if ch.caption:
                 lines += [f"_{md(ch.caption)}_", ""]
 
-    lines += ["## Comparison tables", "", f"_{md(legend(c))}_", ""]
+    if views or integrity is None:
+        lines += ["## Comparison tables", "", f"_{md(legend(c))}_", ""]
     for v in views:
         lines += [f"### {md(v.title)}", ""]
         lines.append(_row([md(col.text) for col in v.columns]))
@@ -222,8 +235,13 @@ def _summary(data: ReportData) -> list[str]:
     if failed:
         lines.append("")
     found = summary(c)
+    said = integrity_lines(c)
+    if said:
+        lines += ["**Integrity** ([the table](#integrity)):", ""]
+        lines += [f"- {markdown_sentence(s)}" for s in said]
+        lines.append("")
     if not found:
-        if rows:
+        if rows or said:
             return lines
         return [*lines, "No point has a headline metric to compare.", ""]
     against = against_text(c, code)
@@ -250,6 +268,32 @@ def _summary(data: ReportData) -> list[str]:
         lines.append("")
     if any(isinstance(item, Grid) for item in found):
         lines += [f"_{md(GRID_LEGEND)}._", ""]
+    return lines
+
+
+def _integrity(data: ReportData) -> list[str]:
+    """The integrity section: the faults x targets table, its legend, integrity beside
+    speed, and the configuration facts that explain the outcomes."""
+    c = data.comparison
+    table = integrity_table(c)
+    if table is None:
+        return []
+    lines = [
+        "## Integrity",
+        "",
+        "_One fault per point, injected into the target's loop image under a file written "
+        "with the engine's `verify`; the file is read back from a cold cache and each cell "
+        "says what the file system returned (a cell whose runs disagree counts each "
+        "outcome)._",
+        "",
+    ]
+    lines += integrity_markdown(c, sentences=False)
+    facts = integrity_facts(table.targets, {t.name: t.effective for t in data.targets})
+    lines += ["### What explains it", ""]
+    lines.append(_row(["target", *(md(x) for x in fact_columns())]))
+    lines.append("|:---|" + ":---|" * len(fact_columns()))
+    lines += [_row([code(t), *(md(v) for v in values)]) for t, values in facts]
+    lines.append("")
     return lines
 
 

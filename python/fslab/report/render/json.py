@@ -9,7 +9,10 @@ Layout (version 3): the comparison's facts, then `groups`, each with its workloa
 ratio_high, verdict: `baseline` for a baseline; more_runs, no_verdict; null where a
 target has none). Values are in stored units. `questions` lists the targets compared
 with each other, each with its baseline (a study whose targets have no `question` key
-has one, named ""); a target's ratio is to its question's baseline.
+has one, named ""); a target's ratio is to its question's baseline. `integrity` lists
+the integrity points (kind `integrity`, which have no rows): per point and target its
+`fault`, `region`, `params`, `outcomes` (runs per outcome word) and `runs` (each run's
+`run_id`, `outcome`, `errno` and `repaired_by`); empty without them.
 
 Version 2 had Welch's test of the means (delta_pct, p_value, verdict same/untested/
 different); version 3 has the decision rule (`fslab.stats.decision`).
@@ -61,7 +64,29 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "equivalence_margin": EQUIVALENCE_MARGIN,
         "method": METHOD,
         "skipped_runs": dict(comparison.skipped_runs),
+        "integrity": integrity_docs(comparison),
     }
+
+
+def integrity_docs(comparison: Comparison) -> list[dict[str, Any]]:
+    """The document's `integrity`: per integrity point (one target's), its fault, region
+    and parameters, its runs per outcome, and each run's outcome, errno and what
+    repaired it."""
+    return [
+        {
+            "target": c.target,
+            "workload": c.workload,
+            "fault": c.fault,
+            "region": c.region,
+            "params": dict(c.params),
+            "outcomes": c.counts(),
+            "runs": [
+                {"run_id": r, "outcome": o, "errno": e, "repaired_by": by}
+                for r, o, e, by in zip(c.runs, c.outcomes, c.errnos, c.repaired_by, strict=True)
+            ],
+        }
+        for c in comparison.integrity
+    ]
 
 
 def group_docs(groups: Sequence[Group]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from fslab.report.format import (
     warning_hints,
     warning_summary,
 )
+from fslab.report.integrity import markdown_lines as integrity_markdown
 from fslab.stats.decision import Decision, Judgement
 
 
@@ -30,7 +31,8 @@ def _md_cell(text: str, vs: Judgement | None, ok: bool | None) -> str:
 
 
 def render_markdown(comparison: Comparison) -> str:
-    """One Markdown section per group: a pipe table, numbers right-aligned, marks in bold."""
+    """One Markdown section per group: a pipe table, numbers right-aligned, marks in bold;
+    then the integrity points' table (`fslab.report.integrity`)."""
     lines = [md_markup(header(comparison)), ""]
     cols = table_columns(comparison)
     for group in comparison.groups:
@@ -58,5 +60,8 @@ def render_markdown(comparison: Comparison) -> str:
     if hints:
         lines += [f"- hint: {md_markup(h)}" for h in hints]
         lines.append("")
-    lines.append(f"_{md_markup(legend(comparison))}_")
-    return "\n".join(lines) + "\n"
+    if comparison.groups or not comparison.integrity:
+        lines.append(f"_{md_markup(legend(comparison))}_")
+        lines.append("")
+    lines += integrity_markdown(comparison, text=md_markup, name=md_markup)
+    return "\n".join(lines).rstrip("\n") + "\n"

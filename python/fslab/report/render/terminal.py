@@ -42,12 +42,23 @@ from fslab.report.format import (
     warning_hints,
     warning_summary,
 )
+from fslab.report.integrity import (
+    IntegrityTable,
+    OutcomeCell,
+    integrity_lines,
+    integrity_table,
+    trade_off_lines,
+)
 from fslab.safe_text import safe_text
 from fslab.stats.decision import Decision, Judgement
 
 _STYLES = {Decision.BETTER: "bold green", Decision.WORSE: "bold red",
            Decision.EQUIVALENT: "cyan", Decision.INCONCLUSIVE: "dim"}  # fmt: skip
 _PASS_STYLES = {True: "bold green", False: "bold red"}
+OUTCOME_STYLES = {"repaired": "green", "detected": "cyan", "silent_wrong": "bold red",
+                  "silent_stale": "red", "unaffected": "dim"}  # fmt: skip
+"""An integrity outcome's colour: repaired green, detected cyan, silent red (wrong data
+bold), unaffected dim."""
 _SPAN_STYLES = {"target": "bold", "strong": "bold", "plain": ""}
 _GAP = 3
 """rich's simple box between two columns: their padding and a blank divider."""
@@ -294,8 +305,86 @@ def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> Rend
     hints = warning_hints(comparison)
     if hints:
         parts.append(Text("\n".join(f"hint: {safe_text(h)}" for h in hints), style="yellow"))
-    parts.append(Text(safe_text(legend(comparison)), style="dim"))
+    if comparison.groups or not comparison.integrity:
+        parts.append(Text(safe_text(legend(comparison)), style="dim"))
+    parts += integrity_renderables(comparison, width)
     return Group(*parts)
+
+
+def integrity_renderables(
+    comparison: Comparison, width: int = DEFAULT_WIDTH
+) -> list[RenderableType]:
+    """The integrity points' table (in blocks of targets where they do not fit
+    `width`), what the points share, the legend of the five words and one sentence per
+    target; nothing for a comparison without integrity points."""
+    table = integrity_table(comparison)
+    if table is None:
+        return []
+    parts: list[RenderableType] = []
+    if comparison.groups:
+        parts.append(Text(""))
+    parts += _integrity_tables(table, width)
+    shared = "; ".join(f"{w}: {p}" if p else w for w, p in table.workloads)
+    parts.append(Text(safe_text(f"points: {shared}"), style="dim"))
+    parts.append(Text(safe_text(table.legend), style="dim"))
+    parts.append(Text(""))
+    parts += [_sentence(line) for line in integrity_lines(comparison)]
+    both = trade_off_lines(comparison)
+    if both:
+        parts.append(Text(""))
+        parts.append(Text("integrity beside speed:", style="bold"))
+        parts += [Padding(_sentence(line), (0, 0, 0, 2)) for line in both]
+    return parts
+
+
+def _outcome_text(cell: OutcomeCell, *, one_line: bool) -> Text:
+    """A cell's outcomes, each in its colour: `detected 2, silent_wrong 1` (a part per
+    line unless `one_line`)."""
+    parts = cell.parts
+    if not parts:
+        return Text(cell.text, style="dim")
+    if len(parts) == 1:
+        return Text(parts[0][0], style=OUTCOME_STYLES.get(parts[0][0], ""))
+    text = Text()
+    for i, (outcome, n) in enumerate(parts):
+        if i:
+            text.append(", " if one_line else ",\n")
+        text.append(f"{outcome} {n}", style=OUTCOME_STYLES.get(outcome, ""))
+    return text
+
+
+def _integrity_tables(table: IntegrityTable, width: int) -> list[RenderableType]:
+    label_w = max(len(r.label) for r in table.rows)
+    room = width - label_w - 2
+
+    def need(one_line: bool) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for i, t in enumerate(table.targets):
+            texts = [_outcome_text(r.cells[i], one_line=one_line).plain for r in table.rows]
+            out[t] = _GAP + max([len(t), *(len(x) for s in texts for x in s.splitlines())])
+        return out
+
+    one_line = sum(need(True).values()) <= room
+    blocks = _pack(table.targets, need(one_line), room)
+    tables: list[RenderableType] = []
+    for j, block in enumerate(blocks):
+        more = f" ({j + 1}/{len(blocks)})" if len(blocks) > 1 else ""
+        # The title above, not the table's own: that one wraps at a narrow table's width.
+        tables.append(Text(table.title + more, style="bold"))
+        out = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        out.add_column("", no_wrap=True)
+        for name in block:
+            out.add_column(Text(safe_text(name)), no_wrap=True)
+        cols = [table.targets.index(n) for n in block]
+        for k, row in enumerate(table.rows):
+            last = k + 1 == len(table.rows) or table.rows[k + 1].section != row.section
+            out.add_row(
+                Text(safe_text(row.label)),
+                *(_outcome_text(row.cells[i], one_line=one_line) for i in cols),
+                end_section=last and k + 1 < len(table.rows),
+            )
+        tables.append(out)
+    return tables
 
 
 def _last_metric(group: CompareGroup, op: str) -> MetricSpec:
