@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from fslab.engine import EngineError, JobError, run_job
+from fslab.engine import run_job
 from fslab.environment import drop_caches
-from fslab.errors import FslabError, TargetError
+from fslab.errors import EngineError, FslabError, JobError, TargetError
 from fslab.kinds.base import Kind, RunContext, RunStatus
 from fslab.study.problems import Problem, where
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
@@ -43,7 +43,7 @@ from fslab.targets._proc import which
 from fslab.targets.extents import Place, file_extents, inode_places, places
 from fslab.targets.inject import Write, inject, read_at
 from fslab.targets.journal import Journal, undo
-from fslab.targets.mount import _about, _kmsg_open, _kmsg_read, mount, umount
+from fslab.targets.mount import _about, _kmsg_open, _kmsg_read, mount, mounts_at, umount
 
 if TYPE_CHECKING:
     from fslab.study.model import Study
@@ -65,6 +65,12 @@ TOOLS = {
     "btrfs": ("filefrag", "btrfs", "btrfs-map-logical"),
 }
 DATA_FILE = "fslab-integrity.dat"
+# What the kernel says on every mount and unmount: not about the fault.
+_CHATTER = re.compile(
+    r"mount|device label|checking UUID tree|using \S+ \S+ checksum|disk space caching|"
+    r"enabling|turning on|has skinny extents|Quota mode|flagging fs with big metadata",
+    re.I,
+)
 ALIASES = {"fault": "faults", "size": "file_size"}
 """Other spellings a workload may use -> the study's word (fio's `size`)."""
 # Kernel lines that say a file system fixed a bad block from a good copy.
@@ -90,7 +96,7 @@ class IntegrityWorkloadSpec(SweepSpec):
     kind: Literal["integrity"]
     name: str | None = Field(None, pattern=NAME_PATTERN, max_length=64)
     targets: list[str] | None = Field(None, min_length=1)
-    faults: Param = Field(default_factory=lambda: list(FAULTS))
+    faults: Param = Field(default_factory=lambda: list[str | int | float | bool](FAULTS))
     region: Param = "data"
     file_size: Param = "4MiB"
     bs: Param = "4KiB"
@@ -107,7 +113,7 @@ class IntegrityWorkloadSpec(SweepSpec):
     def _metadata_faults(self) -> IntegrityWorkloadSpec:
         regions = self.region if isinstance(self.region, list) else [self.region]
         faults = self.faults if isinstance(self.faults, list) else [self.faults]
-        odd = [f for f in faults if f not in METADATA_FAULTS]
+        odd = [str(f) for f in faults if f not in METADATA_FAULTS]
         if "metadata" in regions and odd:
             raise ValueError(
                 f'`region = "metadata"` takes the faults {", ".join(METADATA_FAULTS)}, '
@@ -233,8 +239,8 @@ class Trial:
         self.journal: Journal = ctx.db.journal(run_id)
         p = point.params
         self.fault, self.region = str(p["faults"]), str(p["region"])
-        self.bs, self.size = int(p["bs"]), int(p["file_size"])  # type: ignore[arg-type]
-        self.blocks = int(p["blocks"])  # type: ignore[arg-type]
+        self.bs, self.size = int(str(p["bs"])), int(str(p["file_size"]))
+        self.blocks = int(str(p["blocks"]))
         self.all_mirrors = p.get("mirrors") == "all"
         self.rng = random.Random(f"{p.get('seed', 1)}:{self.fault}:{self.region}")
         self.fs = str(prov.effective["fs"])
@@ -303,10 +309,10 @@ class Trial:
             if errs:
                 out["errno"] = errs[0]
         if result.exit_code != 0:
-            err = result.report.error
             out["error"] = result.stderr.strip()[-500:] or result.report.status
-            if err is not None and err.errno:
-                out.setdefault("errno", err.errno)
+            for err in result.report.errors:
+                if err.errno:
+                    out.setdefault("errno", err.errno)
         return out
 
     def _mount(self) -> str | None:
@@ -319,22 +325,27 @@ class Trial:
             return e.message
         return None
 
-    def _check(self) -> dict[str, Any]:
+    def _check(self, mounted: bool) -> dict[str, Any]:
         """The file system's own look: btrfs scrub (mounted; it repairs from a good
-        copy), e2fsck -n / xfs_repair -n (unmounted; they only look)."""
+        copy), e2fsck -n / xfs_repair -n / btrfs check --readonly (unmounted; they only
+        look). Mounts again afterwards where it can."""
         dev = self.prov.devices[0]
-        if self.fs == "btrfs":
+        if self.fs == "btrfs" and mounted:
             proc = run_tool(["btrfs", "scrub", "start", "-B", str(self.mnt)], check=False)
             text = proc.stdout + proc.stderr
             return {"tool": "btrfs scrub", "exit_code": proc.returncode, **parse_scrub(text),
                     "output": text.strip()[-2000:]}  # fmt: skip
         umount(self.mnt)
-        argv = ["e2fsck", "-fn", dev] if self.fs == "ext4" else ["xfs_repair", "-n", dev]
+        argv = {
+            "ext4": ["e2fsck", "-fn", dev],
+            "xfs": ["xfs_repair", "-n", dev],
+            "btrfs": ["btrfs", "check", "--readonly", dev],
+        }[self.fs]
         proc = run_tool(argv, check=False)
-        found = proc.returncode != 0
+        out = {"tool": " ".join(argv[:-1]), "exit_code": proc.returncode,
+               "errors": proc.returncode != 0, "corrected": 0,
+               "output": (proc.stdout + proc.stderr).strip()[-2000:]}  # fmt: skip
         failed = self._mount()
-        out = {"tool": " ".join(argv[:2]), "exit_code": proc.returncode, "errors": found,
-               "corrected": 0, "output": (proc.stdout + proc.stderr).strip()[-2000:]}  # fmt: skip
         if failed:
             out["mount_error"] = failed
         return out
@@ -375,21 +386,23 @@ class Trial:
                 drop_caches()
                 failed = self._mount()
                 if failed:
-                    detail["first_read"] = {"error": f"mount: {failed}"}
+                    detail["first_read"] = {"error": f"mount: {failed}", "errno": _errno_in(failed)}
                 else:
                     self.ctx.live(f"read back after {self.fault}")
                     detail["first_read"] = self._read(state)
-                    if self.point.params.get("scrub", True):
-                        detail["check"] = self._check()
-                        if "mount_error" not in detail["check"]:
-                            drop_caches()
-                            detail["second_read"] = self._read(state)
+                if self.point.params.get("scrub", True):
+                    detail["check"] = self._check(mounted=not failed)
+                    if "mount_error" not in detail["check"]:
+                        drop_caches()
+                        detail["second_read"] = self._read(state)
+                if mounts_at(self.mnt):
                     detail["device_stats"] = self._device_stats()
             finally:
                 lines = _kmsg_read(kmsg) if kmsg is not None else []
                 if kmsg is not None:
                     os.close(kmsg)
-            ours = [x for d in self.prov.devices for x in _about(lines, d, self.fs)]
+            ours = [x for d in self.prov.devices for x in _about(lines, d, self.fs)
+                    if not _CHATTER.search(x)]  # fmt: skip
             detail["kernel"] = list(dict.fromkeys(ours))[:50]
         return detail
 
