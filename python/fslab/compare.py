@@ -30,6 +30,7 @@ from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.integrity_words import OUTCOMES
 from fslab.metrics import (
     APP_HEADLINE_OP,
+    APP_KINDS,
     APP_METRICS,
     APP_OP,
     FILES_METRICS,
@@ -74,7 +75,6 @@ from fslab.store.query import (
     studies,
     study_results,
 )
-from fslab.study.model import APP_KINDS
 
 __all__ = [
     "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "FILES_METRICS", "HEADLINE_METRIC",

@@ -132,6 +132,9 @@ UNCOMPARED_KINDS = frozenset({INTEGRITY_KIND})
 """Kinds whose runs have no compared numbers: an integrity run's result is a word (what
 the file system did with a fault: table `integrity`, `fslab.integrity_words`), shown in
 tables of its own, never in a comparison's rows."""
+APP_KINDS = ("oltp", "mailstore")
+"""Workload kinds that are one of the engine's application models (here, on the read
+path, so that compare and the reports need not import the kinds)."""
 # The application models, whose operations each have their own metrics.
 _MODEL_OP_METRICS = {"oltp": _APP_OP_METRICS, "mailstore": _MAILSTORE_OP_METRICS}
 

@@ -14,12 +14,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Union
 from pydantic import Discriminator, Tag
 
 from fslab.errors import FslabError
-from fslab.kinds.app import APP_KINDS, MAILSTORE, OLTP, MailstoreWorkloadSpec, OltpWorkloadSpec
+from fslab.kinds.app import MAILSTORE, OLTP, MailstoreWorkloadSpec, OltpWorkloadSpec
 from fslab.kinds.base import Kind, RunContext, RunStatus
 from fslab.kinds.block import BLOCK, BlockWorkloadSpec
 from fslab.kinds.files import FILES, FilesWorkloadSpec
 from fslab.kinds.integrity import INTEGRITY, IntegrityWorkloadSpec
 from fslab.kinds.pgbench import PGBENCH, PgbenchWorkloadSpec
+from fslab.metrics import APP_KINDS
 
 _ALL: tuple[Kind, ...] = (BLOCK, FILES, PGBENCH, OLTP, MAILSTORE, INTEGRITY)
 KINDS: dict[str, Kind] = {k.name: k for k in _ALL}

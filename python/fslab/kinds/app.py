@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from fslab.study.plan import Point
     from fslab.targets.spec import TargetSpec
 
-APP_KINDS = ("oltp", "mailstore")
-"""Workload kinds that are one of the engine's application models."""
 MIN_LOG_SIZE = 1 << 20
 MIN_CHECKPOINT_S = 0.5
 # The engine's defaults when a study leaves them out (docs/job-keys.md), for capacity

@@ -35,6 +35,7 @@ from pydantic import Field, field_validator, model_validator
 from fslab.engine import run_job
 from fslab.environment import drop_caches
 from fslab.errors import EngineError, FslabError, JobError, TargetError
+from fslab.integrity_words import FAULTS, KIND, REGIONS
 from fslab.kinds.base import Kind, RunContext, RunStatus
 from fslab.study.problems import Problem, where
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
@@ -51,14 +52,10 @@ if TYPE_CHECKING:
     from fslab.targets.provision import Provisioned
     from fslab.targets.spec import TargetSpec
 
-FAULTS = ("bitflip", "zero_block", "random_block", "lost_write", "misdirected", "torn")
-"""The fault models, in the order tables list them."""
 METADATA_FAULTS = ("bitflip", "zero_block", "random_block")
 """Faults a metadata hit takes (an inode's earlier bytes are not kept to put back)."""
 NEEDS_REWRITE = ("lost_write", "misdirected", "torn")
 """Faults that put back a block's earlier content: the file is written twice."""
-REGIONS = ("data", "metadata")
-OUTCOMES = ("repaired", "detected", "silent_wrong", "silent_stale", "unaffected")
 TOOLS = {
     "ext4": ("filefrag", "debugfs", "dumpe2fs", "e2fsck"),
     "xfs": ("xfs_bmap", "xfs_db", "xfs_repair"),
@@ -93,7 +90,7 @@ class IntegrityWorkloadSpec(SweepSpec):
     """Faults injected under a file written with the engine's `verify`; lists are sweep
     axes (`faults` above all)."""
 
-    kind: Literal["integrity"]
+    kind: Literal["integrity"]  # integrity_words.KIND
     name: str | None = Field(None, pattern=NAME_PATTERN, max_length=64)
     targets: list[str] | None = Field(None, min_length=1)
     faults: Param = Field(default_factory=lambda: list[str | int | float | bool](FAULTS))
@@ -124,7 +121,7 @@ class IntegrityWorkloadSpec(SweepSpec):
 
 
 class IntegrityKind(Kind):
-    name = "integrity"
+    name = KIND
     spec = IntegrityWorkloadSpec
     aliases = ALIASES
     size_keys = ("file_size", "bs")

@@ -38,7 +38,7 @@ from fslab.compare import (
     is_headline,
     log_ratios,
 )
-from fslab.metrics import APP_HEADLINE_OP
+from fslab.metrics import APP_HEADLINE_OP, APP_KINDS
 from fslab.params import format_param, varying_keys
 from fslab.report.format import (
     FLAGGED_MARK,
@@ -50,7 +50,6 @@ from fslab.report.format import (
     passed,
 )
 from fslab.stats.decision import Decision, Judgement, NoVerdict, combine
-from fslab.study.model import APP_KINDS
 
 AXIS_VALUES = 8
 """At most this many values of a swept axis are spelled out in a summary line."""

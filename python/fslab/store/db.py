@@ -20,9 +20,9 @@ from typing import Any
 
 from fslab.engine import Report
 from fslab.errors import ExitStatus, FslabError
+from fslab.metrics import APP_KINDS
 from fslab.store.derive import derive
 from fslab.store.migrations import MIGRATIONS, SCHEMA_VERSION
-from fslab.study.model import APP_KINDS
 
 # (field of an engine series point, op stored): the series of an application model use
 # its results' names (`data_read`, ...), as the `metric` table does.

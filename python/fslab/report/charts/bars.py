@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from fslab.compare import TELEMETRY_OP, Comparison, Group, MetricSpec, Row
+from fslab.metrics import APP_KINDS
 from fslab.report.charts.apps import APP_CHARTS, AppChart, _app_rows, _app_unit, _sentences
 from fslab.report.charts.layout import (
     MAX_POINT_CHARTS,
@@ -27,7 +28,6 @@ from fslab.report.charts.layout import (
     _varying,
 )
 from fslab.report.charts.model import Chart, Panel, Section, Trace, _unit, _value, _words
-from fslab.study.model import APP_KINDS
 
 _BAR_METRICS = {
     "files": ("iops", "bw_bytes", "lat_mean_ns"),

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from functools import partial
 
 from fslab.compare import Comparison, Group, MetricSpec, Row
+from fslab.metrics import APP_KINDS
 from fslab.params import format_param
 from fslab.report.charts.apps import APP_CHARTS, _app_row, _app_unit, _sentences
 from fslab.report.charts.layout import (
@@ -28,7 +29,6 @@ from fslab.report.charts.layout import (
     _varying,
 )
 from fslab.report.charts.model import Chart, Panel, Section, Trace, _Unit, _unit, _value, _words
-from fslab.study.model import APP_KINDS
 
 
 def _sweep_axis(groups: Sequence[Group]) -> str | None:
