@@ -47,6 +47,12 @@ impl Buffers {
         unsafe { self.ptr.add(slot as usize * self.bs) }
     }
 
+    pub fn slot(&self, slot: u32) -> &[u8] {
+        // SAFETY: slot < count; the slice covers exactly one block we own, which no I/O
+        // is writing into (the caller has reaped its completion).
+        unsafe { std::slice::from_raw_parts(self.ptr(slot), self.bs) }
+    }
+
     pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
         // SAFETY: slot < count; the slice covers exactly one block we own.
         unsafe { std::slice::from_raw_parts_mut(self.ptr(slot), self.bs) }

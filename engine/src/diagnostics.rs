@@ -15,12 +15,15 @@ pub enum WarningKind {
     ShortRun,
     /// `steady_state = true`, but the rate did not settle before `runtime` ran out.
     NotSteady,
+    /// `verify = true`, and some blocks read back corrupt, misplaced, stale or unreadable
+    /// (the counts are in the report's `verify`).
+    VerifyFailed,
 }
 
 /// A typed warning with advice.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct Warning {
-    /// Stable identifier: `ignored_key`, `short_run`, `not_steady`.
+    /// Stable identifier: `ignored_key`, `short_run`, `not_steady`, `verify_failed`.
     pub kind: WarningKind,
     pub message: String,
     pub hint: Option<String>,

@@ -17,7 +17,7 @@ use crate::diagnostics::{Warning, WarningKind};
 use crate::record::{self, total_hist, IntervalMsg, Op, Recorder, ThreadTotals};
 use crate::report::{
     self, AppResult, Cpu, EngineInfo, FilesResult, FsyncResult, IoErrorEntry, Layout, OpResult,
-    Report, ResultOp, Series, SeriesPoint, Status, TargetInfo,
+    Report, ResultOp, Series, SeriesPoint, Status, TargetInfo, VerifyResult,
 };
 use crate::series::SeriesBuilder;
 use crate::spec::Job;
@@ -400,6 +400,7 @@ impl<T> Harvest<T> {
             files: body.files,
             app: body.app,
             steady_state,
+            verify: body.verify,
             job,
         }
     }
@@ -413,6 +414,7 @@ pub struct Body {
     pub fsync: FsyncResult,
     pub files: Option<FilesResult>,
     pub app: Option<AppResult>,
+    pub verify: Option<VerifyResult>,
 }
 
 /// The job's status from what happened, plus a `short_run` warning when it ran fine but
@@ -574,6 +576,7 @@ mod tests {
                 fsync: FsyncResult::default(),
                 files: None,
                 app: None,
+                verify: None,
             },
             Vec::new(),
             &Flags::new(),

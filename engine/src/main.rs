@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use fslab_engine::diagnostics::Warning;
+use fslab_engine::diagnostics::{Warning, WarningKind};
 use fslab_engine::error::{JobError, JobErrors, RunError};
 use fslab_engine::harness::Flags;
 use fslab_engine::report::{self, CheckReport, SeriesPoint, Status};
@@ -204,6 +204,18 @@ fn run(path: &PathBuf, progress: Option<Progress>) -> ExitCode {
             let _ = writeln!(out, "{text}").and_then(|()| out.flush());
             for e in &report.errors {
                 eprintln!("error: {place}: thread {}: {}", e.thread, e.message);
+            }
+            // Bad blocks leave the exit code at 0 (the counts are the answer): say so
+            // where a person running the engine alone will see it.
+            if let Some(v) = &report.verify {
+                eprintln!("{}", fslab_engine::block::verify::summary(v));
+                for w in report
+                    .warnings
+                    .iter()
+                    .filter(|w| w.kind == WarningKind::VerifyFailed)
+                {
+                    eprintln!("warning: {place}: {}", w.message);
+                }
             }
             match report.status {
                 Status::Ok => ExitCode::SUCCESS,

@@ -42,7 +42,8 @@ pub struct Report {
     pub fsync: FsyncResult,
     pub series: Series,
     pub cpu: Cpu,
-    /// I/O errors; the job stops at the first one.
+    /// I/O errors; the job stops at the first one. With `verify`, a failed read is not
+    /// one: it is counted as `unreadable` in `verify` and the job goes on.
     pub errors: Vec<IoErrorEntry>,
     /// Things that may make the numbers mean less than they seem.
     pub warnings: Vec<Warning>,
@@ -56,6 +57,83 @@ pub struct Report {
     /// span `results` cover; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyState>,
+    /// With `verify = true`: how the blocks read back compared with what was written
+    /// (docs/engine.md, "Verify"); absent otherwise. Bad blocks do not fail the job: they
+    /// are counted here and warned about (`verify_failed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyResult>,
+}
+
+/// What `verify = true` found. Counts cover the whole job, the ramp included (unlike
+/// `results`): each read is classified once, so a block read three times counts three
+/// times. `good + corrupt + misplaced + stale + unreadable + unwritten = blocks_read`.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct VerifyResult {
+    /// Writes that completed, each stamped with its block's next generation.
+    pub blocks_written: u64,
+    /// Blocks read and classified (unreadable and unwritten ones included).
+    pub blocks_read: u64,
+    /// Header, checksum, offset and generation as expected.
+    pub good: u64,
+    /// No valid header, a checksum mismatch (zeroed, random, bit-flipped or torn), or a
+    /// generation newer than any write recorded.
+    pub corrupt: u64,
+    /// A valid block, written for another offset.
+    pub misplaced: u64,
+    /// A valid block of this offset, but an older generation than the last write: a
+    /// lost write.
+    pub stale: u64,
+    /// The read failed (an errno) or came back short; the job went on with the next block.
+    pub unreadable: u64,
+    /// Never written as far as the engine knows (generation 0): not checked.
+    pub unwritten: u64,
+    /// `verify_state`, when the job has one.
+    pub state_file: Option<String>,
+    /// The first 16 bad blocks (each block once), in the order they were met.
+    pub bad: Vec<VerifyBad>,
+}
+
+/// One block that did not read back as written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct VerifyBad {
+    /// Byte offset of the block in the file or device.
+    pub offset: u64,
+    pub class: VerifyClass,
+    /// `unreadable`: the OS error number (null for a short read).
+    pub errno: Option<i32>,
+    /// The generation the last recorded write gave this block.
+    pub expected_generation: u32,
+    /// The generation the block's header holds, when its header is valid.
+    pub found_generation: Option<u32>,
+    /// The offset the block's header holds, when its header is valid.
+    pub found_offset: Option<u64>,
+    /// What was wrong, in words (`generation 1, expected 2`, `crc32c mismatch ...`).
+    pub detail: String,
+}
+
+/// Why a block is bad.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum VerifyClass {
+    /// No valid header, a checksum mismatch, or an impossible generation.
+    Corrupt,
+    /// A valid block written for another offset.
+    Misplaced,
+    /// A valid block of an older generation than the last write (a lost write).
+    Stale,
+    /// The read failed or came back short.
+    Unreadable,
+}
+
+impl VerifyClass {
+    pub fn name(self) -> &'static str {
+        match self {
+            VerifyClass::Corrupt => "corrupt",
+            VerifyClass::Misplaced => "misplaced",
+            VerifyClass::Stale => "stale",
+            VerifyClass::Unreadable => "unreadable",
+        }
+    }
 }
 
 /// A steady-state job's verdict (docs/engine.md, "Steady state"). Times are seconds from

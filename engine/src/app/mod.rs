@@ -224,6 +224,7 @@ pub fn run(
         },
         files: None,
         app: Some(app_result),
+        verify: None,
     };
     Ok(harvest.into_report(
         job,

@@ -3,44 +3,75 @@
 //!
 //! `target` checks, lays out and opens what the I/O goes to, `offsets` says where each
 //! I/O goes, `worker` is one thread's state; the backends in `crate::io` issue the I/O.
+//! `verify` stamps and checks blocks (`verify = true`), `verify_state` keeps their
+//! generations from one job to the next.
 
 pub mod offsets;
 pub mod target;
+pub mod verify;
+pub mod verify_state;
 pub mod worker;
 
 use std::os::fd::AsRawFd;
+use std::path::Path;
 
 use crate::buffers::Buffers;
 use crate::diagnostics::Warning;
-use crate::error::RunError;
+use crate::error::{JobError, RunError};
 use crate::harness::{Body, Flags, Launch, Outcome};
 use crate::record::{summarize, Op};
-use crate::report::{FsyncResult, IoOp, Report, SeriesPoint};
+use crate::report::{FsyncResult, IoErrorEntry, IoOp, Report, SeriesPoint};
 use crate::spec::{IoEngine, Job};
 use crate::{harness, io};
 
+use self::verify::Verifier;
 use self::worker::Worker;
 
 /// Runs a block job (`kind = "block"`): checks and opens the target, then `numjobs`
 /// threads each drive one `Worker` through an `io/` backend.
 pub fn run(
     mut job: Job,
-    warnings: Vec<Warning>,
+    mut warnings: Vec<Warning>,
     flags: &Flags,
     on_point: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<Report, RunError> {
+    // The state is read and checked before the target is touched (laying a file out
+    // writes it): a job refused for its state must leave the data as it was.
+    let saved = match (job.verify, &job.verify_state) {
+        (true, Some(state)) => {
+            let path = Path::new(state);
+            verify_state::check_path(path, job.path_for(0).as_deref())?;
+            let saved = verify_state::load(path)?;
+            if let Some(s) = &saved {
+                verify_state::check_fits(s, path, job.bs, job.size)?;
+            }
+            saved
+        }
+        _ => None,
+    };
+    if job.verify {
+        if let Some(size) = job.size {
+            verify_blocks(&job, size)?;
+        }
+    }
     let target::Target {
         info,
         layout,
         files,
     } = target::open(&mut job, &flags.stop)?;
     let job = job;
-    let harvest = harness::run_threads(
+    let verifier = verifier(&job, saved)?;
+    let mut inputs: Vec<(Option<std::fs::File>, Option<Verifier>)> =
+        files.into_iter().map(|f| (f, None)).collect();
+    if let Some(first) = inputs.first_mut() {
+        first.1 = verifier;
+    }
+    let mut harvest = harness::run_threads(
         &Launch::of(&job, true),
         flags,
-        files,
+        inputs,
         on_point,
-        |t, file, gate| {
+        |t, (file, verifier), gate| {
             let seed = harness::thread_seed(job.randseed, t);
             let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, seed);
             let queue = match (job.ioengine, &file) {
@@ -56,7 +87,8 @@ pub fn run(
                 _ => None,
             };
             let (start, rec) = gate.start();
-            let mut w = Worker::new(&job, t, file, start, buffers, rec, flags);
+            let mut w =
+                Worker::new(&job, t, file, start, buffers, rec, flags).with_verify(verifier);
             if !flags.aborted() {
                 match job.ioengine {
                     IoEngine::IoUring => {
@@ -72,12 +104,21 @@ pub fn run(
                 }
             }
             let error = w.error.take();
-            Outcome::finish(w.rec, error, ())
+            let verifier = w.verify.take();
+            Outcome::finish(w.rec, error, verifier)
         },
         |_| {},
     );
     if let Some(e) = harvest.setup_error.clone() {
         return Err(RunError::io(e, std::io::Error::other("setup failed")));
+    }
+
+    let verify = match harvest.outcomes.first_mut() {
+        Some(o) => finish_verify(&job, o.value.take(), &mut o.error),
+        None => None,
+    };
+    if let Some(w) = verify.as_ref().and_then(verify::warning) {
+        warnings.push(w);
     }
 
     let span = harvest.span(harvest.last_end(), job.ramp_time());
@@ -102,6 +143,7 @@ pub fn run(
         fsync,
         files: None,
         app: None,
+        verify,
     };
     Ok(harvest.into_report(
         job,
@@ -111,4 +153,150 @@ pub fn run(
         flags,
         "give `runtime` of a few seconds or more",
     ))
+}
+
+/// The most blocks `verify` keeps a generation for.
+const MAX_VERIFY_BLOCKS: u64 = 1 << 30;
+
+/// The blocks a verify job addresses, or why verify cannot cover them. Checked before
+/// the target is touched when the job gives `size` (a refused job must not lay a file
+/// out), and again once a device has given it.
+fn verify_blocks(job: &Job, size: u64) -> Result<u64, RunError> {
+    let blocks = verify_state::blocks(job.bs, size);
+    // Sequential writes in flight are distinct blocks only while the queue is shorter
+    // than the file: past that, one block would be written twice at once.
+    if job.writes() && u64::from(job.iodepth) > blocks {
+        return Err(JobError::new(
+            "verify",
+            format!(
+                "`iodepth` = {} is more than the {blocks} blocks of the file: one block would be written twice at once",
+                job.iodepth
+            ),
+        )
+        .hint("use a lower `iodepth`, or a larger `size`")
+        .into());
+    }
+    // Every block's generation is held in memory for the whole job.
+    if blocks > MAX_VERIFY_BLOCKS {
+        return Err(JobError::new(
+            "verify",
+            format!(
+                "the target holds {blocks} blocks of {} bytes; verify keeps 4 bytes per block in memory, at most {MAX_VERIFY_BLOCKS} blocks (4 GiB)",
+                job.bs
+            ),
+        )
+        .hint("use a larger `bs`, or a smaller `size`")
+        .into());
+    }
+    Ok(blocks)
+}
+
+/// The job's verifier, once the target has given `size`: generations from the state
+/// file, or all 0 (never written).
+fn verifier(job: &Job, saved: Option<verify_state::Saved>) -> Result<Option<Verifier>, RunError> {
+    if !job.verify {
+        return Ok(None);
+    }
+    let size = job.size.unwrap_or(job.bs);
+    let blocks = verify_blocks(job, size)?;
+    let generations = match saved {
+        Some(s) => {
+            let path = Path::new(job.verify_state.as_deref().unwrap_or_default());
+            // A device's size is known only now.
+            verify_state::check_fits(&s, path, job.bs, Some(size))?;
+            s.generations
+        }
+        None => vec![0; blocks as usize],
+    };
+    Ok(Some(Verifier::new(
+        job.bs,
+        job.randseed,
+        generations,
+        job.verify_state.clone(),
+    )))
+}
+
+/// Saves the generations of a job that wrote (also one stopped early: what completed
+/// is on the device), and returns what verify found. A state that cannot be saved
+/// fails the job: the next one would take every block written here for corrupt.
+fn finish_verify(
+    job: &Job,
+    verifier: Option<Verifier>,
+    error: &mut Option<IoErrorEntry>,
+) -> Option<crate::report::VerifyResult> {
+    let v = verifier?;
+    if let Some(state) = &job.verify_state {
+        if v.result().blocks_written > 0 {
+            let size = job.size.unwrap_or(job.bs);
+            if let Err(e) = verify_state::save(Path::new(state), job.bs, size, v.generations()) {
+                error.get_or_insert(IoErrorEntry {
+                    op: "write".into(),
+                    thread: 0,
+                    offset: 0,
+                    errno: e.raw_os_error(),
+                    message: format!("cannot save the verify state to {state}: {e}"),
+                });
+            }
+        }
+    }
+    Some(v.into_result())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::OpenOptions;
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::record::Recorder;
+
+    /// A plain file cannot fail a read on purpose, but a file opened write-only fails
+    /// every one (EBADF): enough to see both backends count unreadable blocks and go on.
+    fn read_all_unreadable(ioengine: &str) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![0u8; 16 * 4096]).unwrap();
+        let text = format!(
+            "filename = {:?}\nsize = \"64k\"\nverify = true\nioengine = \"{ioengine}\"",
+            path.display().to_string()
+        );
+        let (_, job) = crate::spec::load(&text).unwrap();
+        let file = OpenOptions::new().write(true).open(&path).unwrap();
+        let (tx, _rx) = mpsc::channel();
+        let start = Instant::now();
+        let rec = Recorder::new(start, Duration::ZERO, Duration::from_secs(1), tx, false);
+        let flags = Flags::new();
+        let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, 1);
+        let queue = (ioengine == "io_uring")
+            .then(|| io::uring::Queue::new(file.as_raw_fd(), &buffers, job.iodepth).unwrap());
+        let verifier = Verifier::new(job.bs, job.randseed, vec![1; 16], None);
+        let mut w = Worker::new(&job, 0, Some(file), start, buffers, rec, &flags)
+            .with_verify(Some(verifier));
+        match queue {
+            Some(q) => q.run(&mut w, 1),
+            None => io::sync::run(&mut w),
+        }
+        assert!(w.error.is_none(), "{:?}", w.error);
+        assert!(!flags.aborted());
+        let r = w.verify.take().unwrap().into_result();
+        assert_eq!((r.blocks_read, r.unreadable, r.good), (16, 16, 0), "{r:?}");
+        assert_eq!(r.bad.len(), 16);
+        assert!(r
+            .bad
+            .iter()
+            .all(|b| b.errno == Some(libc::EBADF) && b.expected_generation == 1));
+        let offsets: Vec<u64> = r.bad.iter().map(|b| b.offset).collect();
+        assert_eq!(offsets, (0..16).map(|b| b * 4096).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_failed_read_is_counted_and_the_job_goes_on_sync() {
+        read_all_unreadable("sync");
+    }
+
+    #[test]
+    fn a_failed_read_is_counted_and_the_job_goes_on_io_uring() {
+        read_all_unreadable("io_uring");
+    }
 }

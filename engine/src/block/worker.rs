@@ -5,6 +5,7 @@ use std::fs::File;
 use std::time::{Duration, Instant};
 
 use super::offsets::Offsets;
+use super::verify::{ReadBack, Verifier};
 use crate::buffers::Buffers;
 use crate::harness::{thread_seed, Flags};
 use crate::record::{Op, Recorder};
@@ -18,6 +19,8 @@ pub struct Worker<'a> {
     pub buffers: Buffers,
     pub rec: Recorder,
     pub error: Option<IoErrorEntry>,
+    /// With `verify = true`: stamps each write, checks each read.
+    pub verify: Option<Verifier>,
     flags: &'a Flags,
     offsets: Offsets,
     deadline: Option<Instant>,
@@ -56,9 +59,17 @@ impl<'a> Worker<'a> {
             budget: job.io_size.map_or(u64::MAX, |s| s / job.bs),
             fsync_every: job.fsync,
             writes_since_fsync: 0,
-            scramble: job.buffer_content == BufferContent::Random,
+            // Verify writes content of its own, as distinct per block and write.
+            scramble: job.buffer_content == BufferContent::Random && !job.verify,
             writes: 0,
+            verify: None,
         }
+    }
+
+    /// Hands the worker the job's verifier (`verify = true`).
+    pub fn with_verify(mut self, verify: Option<Verifier>) -> Self {
+        self.verify = verify;
+        self
     }
 
     /// The next I/O to issue at `now`, or `None` when this thread is done.
@@ -87,16 +98,35 @@ impl<'a> Worker<'a> {
     /// Readies the buffer in `slot` for a write to `offset`.
     #[inline]
     pub fn prepare(&mut self, op: Op, slot: u32, offset: u64) {
+        if op == Op::Write {
+            if let Some(v) = &self.verify {
+                v.prepare_write(self.buffers.slot_mut(slot), offset);
+            }
+        }
         if op == Op::Write && self.scramble {
             self.writes += 1;
             self.buffers.scramble(slot, offset, self.writes);
         }
     }
 
-    /// Records a completed I/O; returns true when an fsync is due.
+    /// Records a completed I/O (in buffer `slot`, at `offset`); returns true when an
+    /// fsync is due.
     #[inline]
-    pub fn done(&mut self, op: Op, submitted: Instant, now: Instant) -> bool {
+    pub fn done(
+        &mut self,
+        op: Op,
+        slot: u32,
+        offset: u64,
+        submitted: Instant,
+        now: Instant,
+    ) -> bool {
         self.rec.complete(op, self.bs, submitted, now);
+        if let Some(v) = &mut self.verify {
+            match op {
+                Op::Read => v.read(ReadBack::Data(self.buffers.slot(slot)), offset),
+                _ => v.written(offset),
+            }
+        }
         if op == Op::Write && self.fsync_every > 0 {
             self.writes_since_fsync += 1;
             if self.writes_since_fsync >= self.fsync_every {
@@ -130,11 +160,22 @@ impl<'a> Worker<'a> {
         self.flags.fail(&mut self.error, error);
     }
 
-    /// Checks a completion's result: it must have moved exactly `bs` bytes.
+    /// Checks a completion's result: it must have moved exactly `bs` bytes. Otherwise
+    /// the job stops, but for a read that verify counts as unreadable: one bad block
+    /// (a checksumming file system's EIO) must not hide the state of all the others.
     #[inline]
     pub fn check(&mut self, op: Op, offset: u64, result: isize) -> bool {
         if result == self.bs as isize {
             return true;
+        }
+        if let (Op::Read, Some(v)) = (op, &mut self.verify) {
+            let read = if result < 0 {
+                ReadBack::Failed(-result as i32)
+            } else {
+                ReadBack::Short(result as usize)
+            };
+            v.read(read, offset);
+            return false;
         }
         if result < 0 {
             let errno = -result as i32;

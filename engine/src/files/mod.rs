@@ -302,6 +302,7 @@ pub fn run(
         fsync: FsyncResult::default(),
         files: Some(files),
         app: None,
+        verify: None,
     };
     Ok(harvest.into_report(job, span, body, warnings, flags, "use more files"))
 }

@@ -34,10 +34,12 @@ pub fn run(w: &mut Worker) {
         } else {
             r
         };
+        // A failed I/O stops the job (`next` then says so), unless verify counted it as
+        // an unreadable block and goes on.
         if !w.check(op, offset, r) {
-            break;
+            continue;
         }
-        if w.done(op, t0, now) {
+        if w.done(op, 0, offset, t0, now) {
             w.fsync();
         }
     }
@@ -55,6 +57,6 @@ pub fn run_null(w: &mut Worker, lat: Duration) {
             spin(lat, t0);
         }
         now = Instant::now();
-        w.done(op, t0, now);
+        w.done(op, 0, offset, t0, now);
     }
 }

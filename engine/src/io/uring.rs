@@ -141,10 +141,11 @@ impl Queue {
                 let slot = cqe.user_data() as u32;
                 let (op, offset, submitted) = slots[slot as usize];
                 inflight -= 1;
-                if !w.check(op, offset, cqe.result() as isize) {
-                    continue;
-                }
-                if w.done(op, submitted, now) {
+                // A failed I/O stops the job (`next` then says so), unless verify counted
+                // it as an unreadable block: its slot then goes on to the next block.
+                if w.check(op, offset, cqe.result() as isize)
+                    && w.done(op, slot, offset, submitted, now)
+                {
                     w.fsync();
                 }
                 if let Some((op, offset)) = w.next(now) {

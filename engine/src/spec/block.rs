@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::parse::{duration, range, size};
 use super::{
-    BufferContent, IoEngine, Job, JobSpec, Kind, Rw, MAX_BS, MAX_IODEPTH, MAX_NUMJOBS, MIN_INTERVAL,
+    BufferContent, IoEngine, Job, JobSpec, Kind, Rw, MAX_BS, MAX_IODEPTH, MAX_NUMJOBS,
+    MIN_INTERVAL, VERIFY_BS_ALIGN,
 };
 use crate::error::JobError;
 
@@ -186,6 +187,8 @@ impl JobSpec {
             kind,
             steady_state: false,
             steady: None,
+            verify: false,
+            verify_state: None,
             op: None,
             dest: None,
             nr_files: None,
@@ -198,6 +201,83 @@ impl JobSpec {
             mutate_share: None,
             mode: None,
             app: None,
+        }
+    }
+
+    /// `verify` and `verify_state`, checked against the rest of the block job: what would
+    /// make a correct device look broken is refused here, before anything runs.
+    pub(super) fn resolve_verify(&self, job: &mut Job, e: &mut Vec<JobError>) {
+        job.verify = self.verify.unwrap_or(false);
+        job.verify_state = self.verify_state.clone();
+        if !job.verify {
+            if job.verify_state.is_some() {
+                e.push(
+                    JobError::new("verify_state", "only applies with `verify = true`")
+                        .hint("add `verify = true`, or remove `verify_state`"),
+                );
+            }
+            return;
+        }
+        if job.verify_state.as_deref() == Some("") {
+            e.push(JobError::new("verify_state", "is empty"));
+        }
+        if job.numjobs != 1 {
+            e.push(
+                JobError::new(
+                    "verify",
+                    format!(
+                        "needs `numjobs = 1`, not {}: threads sharing one file would race to write the same blocks",
+                        job.numjobs
+                    ),
+                )
+                .hint("use `numjobs = 1` with a deeper `iodepth` for more load"),
+            );
+        }
+        if job.bs < VERIFY_BS_ALIGN || job.bs % VERIFY_BS_ALIGN != 0 {
+            e.push(
+                JobError::new(
+                    "verify",
+                    format!(
+                        "needs `bs` a multiple of {VERIFY_BS_ALIGN}, not {}: each block starts with a header, and a sector is the least a device writes whole",
+                        job.bs
+                    ),
+                )
+                .hint("use e.g. `bs = \"4k\"`"),
+            );
+        }
+        if job.ioengine == IoEngine::IoUring
+            && job.iodepth > 1
+            && job.rw.writes()
+            && job.rw.is_random()
+        {
+            e.push(
+                JobError::new(
+                    "verify",
+                    format!(
+                        "cannot check random writes with `iodepth` = {}: two writes to one block in flight may land in either order",
+                        job.iodepth
+                    ),
+                )
+                .hint("use `iodepth = 1` for random writes, or sequential writes (`rw = \"write\"`) at any depth"),
+            );
+        }
+        if self.buffer_content == Some(BufferContent::Zeros) {
+            e.push(
+                JobError::new(
+                    "verify",
+                    "cannot be combined with `buffer_content = \"zeros\"`: verify writes its own content",
+                )
+                .hint("remove `buffer_content`"),
+            );
+        }
+        if job.ioengine == IoEngine::Null {
+            e.push(
+                JobError::new(
+                    "verify",
+                    "has nothing to check with `ioengine = \"null\"`, which does no I/O",
+                )
+                .hint("use `ioengine = \"io_uring\"` or `\"sync\"` on a file or device"),
+            );
         }
     }
 

@@ -30,6 +30,8 @@ use crate::error::{JobError, JobErrors};
 pub const MAX_NUMJOBS: u32 = 1024;
 pub const MAX_IODEPTH: u32 = 4096;
 pub const MAX_BS: u64 = 1 << 30;
+/// `verify = true` needs `bs` a multiple of this: a block's header fits in one sector.
+pub const VERIFY_BS_ALIGN: u64 = 512;
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 pub const MAX_NR_FILES: u64 = 100_000_000;
 pub const MAX_FILES_PER_DIR: u64 = 10_000_000;
@@ -73,6 +75,7 @@ const APP: &[Kind] = &[Kind::Oltp, Kind::Mailstore];
 /// Kinds that run for a time: a files job is a fixed amount of work, which a stop once
 /// steady would leave half done.
 const TIMED: &[Kind] = &[Kind::Block, Kind::Oltp, Kind::Mailstore];
+const BLOCK: &[Kind] = &[Kind::Block];
 const OLTP: &[Kind] = &[Kind::Oltp];
 const MAILSTORE: &[Kind] = &[Kind::Mailstore];
 const CREATE: &[FileOp] = &[FileOp::Create];
@@ -109,6 +112,8 @@ pub const KEYS: &[Key] = &[
     key("steady_range", TIMED),
     key("steady_slope", TIMED),
     key("steady_measure", TIMED),
+    key("verify", BLOCK),
+    key("verify_state", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("nr_files", CREATE),
@@ -386,6 +391,10 @@ pub struct JobSpec {
     pub steady_slope: Option<PercentValue>,
     /// Steady state: once steady, measure this much longer, so that every job's results cover about as much time. Default 0.
     pub steady_measure: Option<DurationValue>,
+    /// Block jobs: every block written carries a header (offset, generation, crc32c) and every block read is checked: `corrupt`, `misplaced`, `stale` (a lost write) or `unreadable` blocks are counted in the report's `verify` and warned about, not failed (docs/engine.md, "Verify"). Needs `numjobs = 1`, `bs` a multiple of 512, no random writes with `iodepth` > 1. Default false.
+    pub verify: Option<bool>,
+    /// With `verify`: a file holding each block's expected generation, read before the job when it exists (its `bs` and `size` must be the job's) and written at the end of a job that wrote. Without it every block starts unwritten and nothing is kept.
+    pub verify_state: Option<String>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -480,6 +489,11 @@ pub struct Job {
     /// The steady-state keys, resolved; absent when `steady_state` is false.
     #[serde(flatten)]
     pub steady: Option<SteadyJob>,
+    /// Left out when false, like `steady_state`: only block jobs take it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verify_state: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub op: Option<FileOp>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -628,6 +642,9 @@ impl JobSpec {
         job.app = self.resolve_app(kind, job.ioengine, job.direct, job.runtime(), e);
         job.steady = self.resolve_steady(&job, e);
         job.steady_state = job.steady.is_some();
+        if kind == Kind::Block {
+            self.resolve_verify(&mut job, e);
+        }
         self.check_paths(kind, job.ioengine, e);
         if errors.is_empty() {
             Ok(job)
@@ -745,6 +762,24 @@ mod tests {
             .resolve()
             .unwrap();
         assert_eq!(job, again);
+    }
+
+    #[test]
+    fn a_verify_job_echoes_as_a_valid_job_and_others_leave_verify_out() {
+        let (_, job) = load("filename = \"/f\"\nsize = \"1m\"\nrw = \"write\"\niodepth = 8\nverify = true\nverify_state = \"/s\"").unwrap();
+        let echoed = serde_json::to_value(&job).unwrap();
+        assert_eq!(echoed["verify"], true);
+        assert_eq!(echoed["verify_state"], "/s");
+        let mut map = echoed.as_object().unwrap().clone();
+        map.retain(|_, v| !v.is_null());
+        let again = spec_from_value(Value::Object(map))
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(job, again);
+        let (_, plain) = load("filename = \"/f\"\nsize = \"1m\"").unwrap();
+        let echoed = serde_json::to_value(&plain).unwrap();
+        assert!(echoed.get("verify").is_none() && echoed.get("verify_state").is_none());
     }
 
     #[test]
