@@ -192,6 +192,11 @@ class Job(_Model):
     """Bytes per second."""
     read_lat_ms_max: float | None = None
     log_lat_ms_max: float | None = None
+    verify: bool = False
+    """Block jobs: every block written is stamped, every block read checked (the engine
+    leaves it out when false); what was found is the report's `verify`."""
+    verify_state: str | None = None
+    """With `verify`: the file of each block's expected write generation."""
 
 
 class Target(_Model):
@@ -505,6 +510,58 @@ class FilesResult(_Model):
     dupe_wasted_bytes: int | None = None
 
 
+VerifyClass = Literal["corrupt", "misplaced", "stale", "unreadable"]
+
+
+class VerifyBad(_Model):
+    """One block that did not read back as written. `model_dump()` gives the engine's own
+    keys (`class`, not `class_`), so a stored copy reads like the report."""
+
+    model_config = ConfigDict(serialize_by_alias=True)
+
+    offset: int
+    """Byte offset of the block in the file or device."""
+    class_: VerifyClass = Field(alias="class")
+    """`corrupt` (no valid header, a crc32c mismatch: zeroed, random, bit-flipped or torn;
+    or an impossible generation), `misplaced` (a valid block of another offset), `stale`
+    (a valid older generation: a lost write) or `unreadable` (the read failed)."""
+    errno: int | None = None
+    """`unreadable`: the OS error number (None for a short read)."""
+    expected_generation: int
+    """The generation the last recorded write gave the block (0: never written)."""
+    found_generation: int | None = None
+    """The generation in the block's header, when the header is valid."""
+    found_offset: int | None = None
+    """The offset in the block's header, when the header is valid."""
+    detail: str
+
+
+class Verify(_Model):
+    """What `verify = true` found (docs/engine.md, "Verify"). Each read is classified
+    once, ramp included: `good + corrupt + misplaced + stale + unreadable + unwritten ==
+    blocks_read`. Bad blocks leave the job `ok` (exit 0): these counts are the answer."""
+
+    blocks_written: int
+    """Writes that completed, each stamped with its block's next generation."""
+    blocks_read: int
+    good: int
+    corrupt: int
+    misplaced: int
+    stale: int
+    unreadable: int
+    """Reads that failed or came back short; the engine went on with the next block."""
+    unwritten: int
+    """Blocks no recorded write reached (generation 0): not checked."""
+    state_file: str | None = None
+    bad: _Items[VerifyBad]
+    """The first 16 bad blocks, each once, in the order met."""
+
+    @property
+    def bad_blocks(self) -> int:
+        """Reads that found a block corrupt, misplaced, stale or unreadable."""
+        return self.corrupt + self.misplaced + self.stale + self.unreadable
+
+
 class Report(_Model):
     """The whole output of one engine job (`fslab-engine schema report`)."""
 
@@ -533,6 +590,8 @@ class Report(_Model):
     steady_state: SteadyState | None = None
     """Whether a steady-state run settled and what `results` cover; absent when the job
     did not ask for steady state."""
+    verify: Verify | None = None
+    """What `verify = true` found; absent when the job did not verify."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
