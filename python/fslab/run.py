@@ -27,6 +27,7 @@ from fslab.compare import CompareError, ResultsError, compare_results
 from fslab.engine import Report, SeriesPoint, find_engine
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
+from fslab.metrics import UNCOMPARED_KINDS
 from fslab.report.job_summary import live_summary, stored_summary
 from fslab.stats import sequential
 from fslab.stats.sequential import look_level
@@ -284,8 +285,10 @@ class Runner:
 
     def _look(self, round_: int, level: float, *, budget: bool) -> set[str]:
         """Judges the study's runs so far at `level`, stores the look, and returns the
-        points still to repeat: those of groups some comparison leaves undecided."""
-        every = {p.id for p in self.plan.points}
+        points still to repeat: those of groups some comparison leaves undecided. A point
+        of a kind with nothing to compare (an integrity run's outcome is a word) has its
+        `min` runs and nothing more to decide."""
+        every = {p.id for p in self.plan.points if p.kind not in UNCOMPARED_KINDS}
         try:
             results = study_results(self.db.con, self.study_id, self.db.path)
             comparison = compare_results(results, study=self.plan.study.name, alpha=level)

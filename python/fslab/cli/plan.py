@@ -15,7 +15,7 @@ from fslab.params import format_param
 from fslab.safe_text import safe_text
 from fslab.stats.sequential import look_level
 from fslab.store.lock import waiting_for
-from fslab.study.plan import Plan
+from fslab.study.plan import Plan, Point
 from fslab.study.preflight import checked_plan
 from fslab.targets.provision import side_effects
 from fslab.targets.workdir import notes as workdir_notes
@@ -119,24 +119,11 @@ def plan(
         f"{st.repeat_min}-{st.repeat_max} repeats" if st.adaptive
         else f"{p.repeat} repeats"
     )  # fmt: skip
-    table = Table(title=f"{safe_text(p.study.name)}: {len(p.points)} points x {repeats}")
-    keys = list(dict.fromkeys(k for pt in p.points for k in pt.params))
-    # Parameters with one value everywhere are said once, under the table.
-    common = [
-        k
-        for k in keys
-        if len({json.dumps(pt.params.get(k), sort_keys=True) for pt in p.points}) == 1
-    ]
-    varying = [k for k in keys if k not in common]
-    for col in ["#", "target", "workload", *varying]:
-        table.add_column(col)
-    for pt in p.points:
-        table.add_row(str(pt.seq + 1), safe_text(pt.target.name), safe_text(pt.workload),
-                      *[_value(k, pt.params.get(k)) for k in varying])  # fmt: skip
-    out.print(table)
-    if common:
-        said = ", ".join(f"{k}={_value(k, p.points[0].params[k])}" for k in common)
-        out.print(f"every point: {said}", soft_wrap=True)
+    out.print(f"{safe_text(p.study.name)}: {len(p.points)} points x {repeats}", soft_wrap=True)
+    # One table per workload: each kind has its own keys, and one table of all of them is
+    # mostly empty columns too narrow to read.
+    for workload in dict.fromkeys(pt.workload for pt in p.points):
+        _points_table(out, [pt for pt in p.points if pt.workload == workload])
     steady = _steady_line(p)
     if steady:
         out.print(steady, soft_wrap=True)
@@ -174,6 +161,30 @@ def plan(
 
 
 command = plan
+
+
+def _points_table(out: Console, points: list[Point]) -> None:
+    """One workload's points: the parameters that vary as columns, the others said once
+    under the table."""
+    first = points[0]
+    out.print(f"workload {safe_text(first.workload)} ({first.kind}): {len(points)} points",
+              soft_wrap=True)  # fmt: skip
+    table = Table()
+    keys = list(dict.fromkeys(k for pt in points for k in pt.params))
+    common = [
+        k for k in keys
+        if len({json.dumps(pt.params.get(k), sort_keys=True) for pt in points}) == 1
+    ]  # fmt: skip
+    varying = [k for k in keys if k not in common]
+    for col in ["#", "target", *varying]:
+        table.add_column(col)
+    for pt in points:
+        table.add_row(str(pt.seq + 1), safe_text(pt.target.name),
+                      *[_value(k, pt.params.get(k)) for k in varying])  # fmt: skip
+    out.print(table)
+    if common:
+        said = ", ".join(f"{k}={_value(k, first.params[k])}" for k in common)
+        out.print(f"every point: {said}", soft_wrap=True)
 
 
 def _steady_line(p: Plan) -> str:

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from fslab.engine import App, Check, Job, LatNs, Report, SeriesPoint, SteadyState, Verdict
+from fslab.engine import (
+    App,
+    Check,
+    Job,
+    LatNs,
+    Report,
+    SeriesPoint,
+    SteadyState,
+    Verdict,
+    Verify,
+)
 from fslab.units import format_bytes, format_count, format_ns, format_rate, format_s
 
 
@@ -31,6 +41,8 @@ def render_summary(report: Report) -> str:
         rows.extend(_app_rows(report, app))
     if report.steady_state is not None:
         rows.append(("steady", _steady(report.steady_state)))
+    if report.verify is not None:
+        rows.append(("verify", _verify(report.verify)))
     cpu = report.cpu
     rows.append(
         (
@@ -133,6 +145,13 @@ def _app_rows(report: Report, app: App) -> list[tuple[str, str]]:
     if app.verdict is not None:
         rows.append(("verdict", _verdict(app.verdict)))
     return rows
+
+
+def _verify(v: Verify) -> str:
+    """`written=256 read=256: good=254 corrupt=1 stale=1`: the classes that occurred."""
+    classes = ("good", "corrupt", "misplaced", "stale", "unreadable", "unwritten")
+    counts = " ".join(f"{c}={getattr(v, c)}" for c in classes if getattr(v, c) or c == "good")
+    return f"written={v.blocks_written} read={v.blocks_read}: {counts}"
 
 
 def _steady(s: SteadyState) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fslab.kinds import KINDS, AnySpec, Kind, kind_of
+from fslab.metrics import UNCOMPARED_KINDS
 from fslab.study.model import Study, TargetSpec
 from fslab.study.problems import Problem, StudyError, where
 from fslab.study.workload import Value
@@ -93,10 +94,19 @@ class Plan:
             return self.study.seed
         return zlib.crc32(self.study.name.encode())
 
+    def most_runs(self, point: Point) -> int:
+        """The most runs `point` gets: `repeat` (an adaptive study's max), but only the
+        `min` of an adaptive study for a kind with nothing to compare (an integrity
+        run's outcome is a word: no look can want more of it)."""
+        return self.study.repeat_min if point.kind in UNCOMPARED_KINDS else self.repeat
+
     def runs(self) -> list[tuple[int, Point]]:
         """(repetition, point) in the order they run: repetitions interleaved (for an
         adaptive study, the most it may run)."""
-        return [(rep, p) for rep in range(self.repeat) for p in self.points]
+        return [
+            (rep, p) for rep in range(self.repeat) for p in self.points
+            if rep < self.most_runs(p)
+        ]  # fmt: skip
 
     def round_order(self, round_: int, points: list[Point]) -> list[Point]:
         """The order `points` run in round `round_`: plan order for fixed repetitions, a
@@ -111,9 +121,10 @@ class Plan:
     def estimate_s(self, repeat: int | None = None) -> float:
         """Seconds for `repeat` runs of every point (default: the most, `repeat`)."""
         fresh = not self.study.reuse
-        per_rep = sum(p.estimate_s(fresh) for p in self.points)
+        reps = self.repeat if repeat is None else repeat
+        runs = sum(p.estimate_s(fresh) * min(reps, self.most_runs(p)) for p in self.points)
         kept = 0.0 if fresh else PROVISION_S * len(self.study.target)
-        return per_rep * (self.repeat if repeat is None else repeat) + kept
+        return runs + kept
 
     def estimate_min_s(self) -> float:
         """Seconds for the runs every point gets (`repeat.min` of an adaptive study)."""
