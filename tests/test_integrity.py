@@ -241,3 +241,19 @@ def test_the_expected_table_on_real_file_systems(lab: Path) -> None:
     assert any("csum failed" in x for x in details[("btrfs", "bitflip", "data")]["kernel"])
     mis = details[("xfs", "misdirected", "data")]["first_read"]
     assert mis["misplaced"] == 1 and mis["stale"] == 1
+
+
+@pytest.mark.root
+def test_plan_says_what_an_integrity_run_writes_and_where(tmp_path: Path) -> None:
+    study = tmp_path / "s.toml"
+    study.write_text(
+        STUDY_HEAD.format(name="e", target='fs = "ext4"\nloop = { size = "256MiB" }')
+        + '\n[[workload]]\nkind = "integrity"\nfaults = ["bitflip", "torn"]\n'
+    )
+    done = fslab("plan", str(study), "--results", str(tmp_path / "r.db"), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "workload integrity (integrity): 2 points" in done.stdout
+    assert "integrity: on e, each run writes a verified test file, unmounts, writes its fault" in (
+        done.stdout.replace("\n", " ")
+    )
+    assert not (tmp_path / "r.db").exists()

@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from fslab.errors import ExitStatus
+from fslab.kinds import kind_of
 from fslab.kinds.base import EngineJobKind
 from fslab.params import format_param
 from fslab.safe_text import safe_text
@@ -127,6 +128,10 @@ def plan(
     steady = _steady_line(p)
     if steady:
         out.print(steady, soft_wrap=True)
+    for kind in dict.fromkeys(pt.kind for pt in p.points):
+        mine = [pt for pt in p.points if pt.kind == kind]
+        for note in kind_of(kind).plan_notes(mine):
+            out.print(note, soft_wrap=True)
     if st.adaptive:
         level = look_level(st.repeat_min, st.repeat_max)
         out.print(

@@ -184,6 +184,11 @@ class Kind:
         """What points of this kind need from this machine that it lacks."""
         return []
 
+    def plan_notes(self, points: list[Point]) -> list[str]:
+        """What `fslab plan` should say about this kind's points beyond the targets' own
+        side effects (what else they touch, and how)."""
+        return []
+
     def run(self, ctx: RunContext, run_id: int, point: Point, prov: Provisioned) -> RunStatus:
         """Runs one repetition of `point` on the provisioned target and stores it
         (`ctx.db.finish_run`)."""

@@ -188,6 +188,15 @@ class IntegrityKind(Kind):
                                "they need root", hint="run fslab as root (sudo)"))  # fmt: skip
         return out
 
+    def plan_notes(self, points: list[Point]) -> list[str]:
+        targets = ", ".join(dict.fromkeys(p.target.name for p in points))
+        return [
+            f"integrity: on {targets}, each run writes a verified test file, unmounts, writes "
+            "its fault into the target's own loop images (only those fslab made for the run, "
+            "journaled, never while mounted), mounts and reads back, then checks the file "
+            "system (btrfs scrub, e2fsck -n, xfs_repair -n): the images are deleted after it"
+        ]
+
     def run(self, ctx: RunContext, run_id: int, point: Point, prov: Provisioned) -> RunStatus:
         start = time.monotonic()
         ctx.db.set_effective(run_id, prov.effective)
