@@ -11,8 +11,12 @@ from pathlib import Path
 import pytest
 from conftest import fslab, loops_under, mounts_under
 
+from fslab.errors import TargetError
 from fslab.kinds.integrity import classify, parse_scrub
 from fslab.targets.extents import parse_filefrag, parse_map_logical, parse_xfs_bmap
+from fslab.targets.inject import Write, inject, refusal
+from fslab.targets.owner import Owned
+from fslab.targets.provision import Provisioned
 
 FILEFRAG_1K = """Filesystem type is: ef53
 File size of m1/f is 1048576 (1024 blocks of 1024 bytes)
@@ -83,7 +87,7 @@ def test_scrub_summaries() -> None:
 def test_the_outcome_is_what_the_first_read_returned(
     detail: dict[str, object], outcome: tuple[str, str | None]
 ) -> None:
-    assert classify(detail) == outcome  # type: ignore[arg-type]
+    assert classify(detail) == outcome
 
 
 STUDY_HEAD = """
@@ -257,3 +261,71 @@ def test_plan_says_what_an_integrity_run_writes_and_where(tmp_path: Path) -> Non
         done.stdout.replace("\n", " ")
     )
     assert not (tmp_path / "r.db").exists()
+
+
+class _Journal:
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, str]] = []
+
+    def record(self, action: str, subject: str, details: dict[str, object]) -> int:
+        self.entries.append((action, subject))
+        return len(self.entries)
+
+    def done(self, entry_id: int) -> None:
+        pass
+
+    def undone(self, entry_id: int) -> None:
+        pass
+
+
+def _prov(tmp_path: Path, kind: str = "loop") -> tuple[Provisioned, Path]:
+    owned = Owned.new(tmp_path / "t")
+    owned.create()
+    image = owned.path / "image.img"
+    image.write_bytes(bytes(64 << 10))
+    eff = {"kind": kind, "fs": "ext4"}
+    images = (image,) if kind == "loop" else ()
+    devices = ("/dev/fslab-test-no-such-loop",) if kind == "loop" else ()
+    prov = Provisioned("t", owned.path / "mnt", owned.path / "mnt", devices, images, eff,
+                       owner=owned)  # fmt: skip
+    return prov, image
+
+
+@pytest.mark.parametrize(
+    ("image", "offset", "words"),
+    [
+        ("elsewhere.img", 0, "not an image fslab made for target `t`"),
+        ("image.img", (64 << 10) - 2, "lie outside the image"),
+        ("image.img", -1, "lie outside the image"),
+    ],
+)
+def test_injection_writes_only_inside_the_targets_own_images(
+    tmp_path: Path, image: str, offset: int, words: str
+) -> None:
+    prov, own = _prov(tmp_path)
+    other = tmp_path / "elsewhere.img"
+    other.write_bytes(bytes(8192))
+    path = other if image == "elsewhere.img" else own
+    journal = _Journal()
+    with pytest.raises(TargetError, match=words.replace("`", ".")):
+        inject(prov, [Write(path, offset, b"\xff" * 4, "test")], journal)
+    assert own.read_bytes() == bytes(64 << 10) and other.read_bytes() == bytes(8192)
+    assert journal.entries == [], "nothing is journaled or written when refused"
+
+
+def test_injection_is_refused_for_directory_targets_and_journaled_otherwise(
+    tmp_path: Path,
+) -> None:
+    prov, _ = _prov(tmp_path, kind="dir")
+    assert "never into a device or directory" in (refusal(prov) or "")
+    with pytest.raises(TargetError, match="never into a device or directory"):
+        inject(prov, [], _Journal())
+    (tmp_path / "loop").mkdir()
+    prov, own = _prov(tmp_path / "loop")
+    journal = _Journal()
+    # blockdev --flushbufs on a device that does not exist fails after the write: the
+    # write itself happened and was journaled first.
+    with pytest.raises(TargetError):
+        inject(prov, [Write(own, 4096, b"\xff" * 4, "test")], journal)
+    assert journal.entries == [("inject", str(own))]
+    assert own.read_bytes()[4096:4100] == b"\xff" * 4
