@@ -329,3 +329,57 @@ def test_injection_is_refused_for_directory_targets_and_journaled_otherwise(
         inject(prov, [Write(own, 4096, b"\xff" * 4, "test")], journal)
     assert journal.entries == [("inject", str(own))]
     assert own.read_bytes()[4096:4100] == b"\xff" * 4
+
+
+EDGE_STUDY = """
+name = "integrity edges"
+
+[[target]]
+name = "ext4-1k"
+fs = "ext4"
+block_size = "1KiB"
+loop = { size = "256MiB" }
+
+[[target]]
+name = "btrfs-raid1"
+fs = "btrfs"
+loop = { size = "256MiB", count = 2 }
+profile = "raid1"
+metadata_profile = "raid1"
+
+[[workload]]
+kind = "integrity"
+faults = ["torn", "misdirected"]
+mirrors = "all"
+blocks = 3
+file_size = "1MiB"
+"""
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_small_fs_blocks_every_mirror_and_several_blocks(lab: Path) -> None:
+    """A 4 KiB verified block over four 1 KiB ext4 blocks is mapped piece by piece (a
+    torn block is new before its middle, old after it); hitting every raid1 copy leaves
+    nothing to repair from; `blocks = 3` hits three blocks (three pairs when misdirected)."""
+    study = lab / "edges.toml"
+    study.write_text(EDGE_STUDY)
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab, timeout=600)
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        rows = con.execute(
+            "SELECT p.target, i.fault, i.outcome, i.detail FROM integrity i"
+            " JOIN run r ON r.id = i.run_id JOIN point p ON p.id = r.point_id"
+        ).fetchall()
+    finally:
+        con.close()
+    got = {(t, f): (o, json.loads(d)["first_read"]) for t, f, o, d in rows}
+    torn_outcome, torn = got[("ext4-1k", "torn")]
+    assert torn_outcome == "silent_wrong" and torn["corrupt"] == 3 and torn["good"] == 253
+    mis_outcome, mis = got[("ext4-1k", "misdirected")]
+    assert mis_outcome == "silent_wrong" and (mis["misplaced"], mis["stale"]) == (3, 3)
+    for fault in ("torn", "misdirected"):
+        outcome, read = got[("btrfs-raid1", fault)]
+        assert outcome == "detected" and read["errno"] == 5 and read["unreadable"] >= 3
+    assert not mounts_under(lab) and not loops_under(lab)
