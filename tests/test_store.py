@@ -35,6 +35,7 @@ def test_a_new_database_has_the_current_schema(tmp_path: Path) -> None:
         "run_metric",
         "look",
         "integrity",
+        "rank",
     } <= tables
 
 
@@ -46,7 +47,7 @@ def _make_v1(path: Path) -> None:
     con = sqlite3.connect(path)
     con.executescript(
         "DROP TABLE run_fact; DROP TABLE run_value; DROP TABLE value_layout;"
-        " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look; DROP TABLE integrity;"
+        " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look; DROP TABLE integrity; DROP TABLE rank;"
         " PRAGMA user_version = 1;"
     )
     con.close()

@@ -22,9 +22,10 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from fslab import rank
 from fslab.cleanup import undo_open
 from fslab.compare import CompareError, ResultsError, compare_results
-from fslab.engine import Report, SeriesPoint, find_engine
+from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, run_job
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.metrics import UNCOMPARED_KINDS
@@ -190,6 +191,8 @@ class Runner:
         self.engine = find_engine()
         self.env_id = db.environment_id(describe(self.engine))
         self.kept: dict[str, Provisioned] = {}
+        self.ranks = rank.active()
+        """The other ranks of a multi-host run (`fslab run --hosts`), else None."""
 
     def run(self) -> Outcome:
         out = Outcome()
@@ -202,6 +205,11 @@ class Runner:
             made_workdir: JournalRef | None = None
             try:
                 made_workdir = self._make_workdir()
+                if self.ranks is not None:
+                    text = self.db.con.execute(
+                        "SELECT toml FROM study WHERE id = ?", (self.study_id,)
+                    ).fetchone()[0]
+                    self.ranks.start(text, self.plan.scale, self.workdir)
                 if self.plan.study.adaptive:
                     self._rounds(out)
                 else:
@@ -213,6 +221,8 @@ class Runner:
                     for kept in self.kept.values():
                         teardown(kept, self.db.journal(None))
                     self.kept.clear()
+                    if self.ranks is not None:
+                        self.ranks.stop()  # their directories go before the work directory
                     if made_workdir is not None:
                         # Kept (the entry stays open) while something else is in it.
                         undo_refs([made_workdir], self.db.journal(None))
@@ -355,6 +365,27 @@ class Runner:
     def live(self, line: str) -> None:
         self.progress.live(line)
 
+    def run_engine(
+        self,
+        run_id: int,
+        job: dict[str, Any],
+        prov: Provisioned,
+        progress_cb: Callable[[SeriesPoint], None] | None = None,
+    ) -> EngineRun:
+        if self.ranks is None:
+            return run_job(job, engine=self.engine, progress_cb=progress_cb)
+        ranked = self.ranks.run_job(job, prov.workdir, progress_cb)
+        if ranked.errors:
+            raise FslabError(
+                "; ".join(ranked.errors),
+                hint="every rank runs the same job on its own target; see that host",
+            )
+        assert ranked.facts is not None
+        self.db.add_ranks(
+            run_id, [(r.rank, r.host, r.report) for r in ranked.ranks], ranked.facts.as_dict()
+        )
+        return ranked.run
+
     def engine_live(self, prefix: str = "") -> Callable[[SeriesPoint], None]:
         return lambda point: self.progress.live(prefix + live_summary(point))
 
@@ -376,8 +407,12 @@ class Runner:
         prov: Provisioned | None = None
         owned = False
         status = "failed"
+        ranked = False
         try:
             prov, owned = self._target(point.target, run_id)
+            if self.ranks is not None:
+                self.ranks.provision(point.id)
+                ranked = True
             status, err = point.kind_spec.run(self, run_id, point, prov)
             if status == "failed":
                 out.failed += 1
@@ -402,6 +437,8 @@ class Runner:
             return "failed", run_id
         finally:
             with self.signals.held():
+                if ranked and self.ranks is not None:
+                    self.ranks.teardown()
                 if prov is not None and owned:
                     teardown(prov, self.db.journal(run_id))
                 if prov is None or owned:

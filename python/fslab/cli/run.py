@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import click
@@ -23,6 +24,8 @@ from fslab.cli.plan import (
     workdir_option,
 )
 from fslab.errors import ExitStatus
+from fslab.hosts import HostsError, launch_argv, launch_env, parse_hosts
+from fslab.kinds.base import EngineJobKind
 from fslab.run import Outcome, Runner
 from fslab.run import Progress as RunProgress
 from fslab.safe_text import safe_markup
@@ -69,6 +72,11 @@ def _log_lines(err: Console) -> RunProgress:
     help="If another fslab run or cleanup is using the results database, wait for it "
     "instead of stopping.",
 )  # fmt: skip
+@click.option(
+    "--hosts", metavar="HOST[:SLOTS],...",
+    help="Run every point on all these hosts at once, SLOTS ranks each, over MPI "
+    "(`localhost:2` on one machine; docs/multihost.md). Needs `pip install 'fslab[mpi]'`.",
+)  # fmt: skip
 def run(
     study: Path,
     scale: float,
@@ -77,10 +85,18 @@ def run(
     force: bool,
     devices: tuple[str, ...],
     wait: bool,
+    hosts: str | None,
 ) -> ExitStatus:
     """Run a study (resuming: finished runs are skipped) and store the results. One run
     per results database at a time."""
     confirmed = frozenset(devices)
+    if hosts is not None:
+        args = [str(study), "--scale", repr(scale), "--results", str(results)]
+        args += ["--workdir", str(workdir)] if workdir is not None else []
+        args += ["--force"] if force else []
+        args += [x for d in devices for x in ("--device", d)]
+        args += ["--wait"] if wait else []
+        return _launch(hosts, args, study, scale, results, force, confirmed, workdir)
     checked = checked_plan(
         study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
     )
@@ -92,6 +108,49 @@ def run(
         if taken is not None:
             raise taken
         return _run(checked, study, results, force, confirmed, err)
+
+
+def _launch(
+    hosts_text: str,
+    args: list[str],
+    study: Path,
+    scale: float,
+    results: Path,
+    force: bool,
+    confirmed: frozenset[str],
+    workdir: Path | None,
+) -> ExitStatus:
+    """`--hosts`: checks what can be checked here, then runs this same `fslab run` as
+    rank 0 of `mpiexec` (`fslab.rank`), the other ranks beside it."""
+    hosts = parse_hosts(hosts_text)
+    checked = checked_plan(
+        study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
+    )
+    plan = checked.plan
+    odd = sorted({p.kind for p in plan.points if not isinstance(p.kind_spec, EngineJobKind)})
+    if odd:
+        raise HostsError(
+            f"--hosts runs engine jobs on every rank; {', '.join(odd)} workloads are not "
+            "engine jobs (not yet multi-host)",
+            hint="run those workloads in a study without --hosts",
+        )
+    if plan.study.reuse:
+        raise HostsError(
+            "--hosts with `reuse = true` is not supported yet: each rank makes its target per run",
+            hint="remove `reuse` for a multi-host run",
+        )
+    argv = launch_argv(hosts, args)
+    Console(stderr=True, highlight=False).print(
+        f"fslab: {sum(h.slots for h in hosts)} ranks on {len(hosts)} host(s): "
+        f"{' '.join(argv[:6])} ...",
+        markup=False,
+        soft_wrap=True,
+    )
+    code = subprocess.run(argv, env=launch_env(), check=False).returncode
+    try:
+        return ExitStatus(code)
+    except ValueError:
+        return ExitStatus.FAILED
 
 
 def _run(

@@ -28,7 +28,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from fslab.engine import Report, SeriesPoint, run_job
+from fslab.engine import EngineRun, Report, SeriesPoint
 from fslab.environment import drop_caches
 from fslab.study.workload import STEADY_PERCENT_KEYS, SweepSpec, Value
 from fslab.telemetry.sampler import interval_for
@@ -90,6 +90,18 @@ class RunContext(Protocol):
 
     def engine_live(self, prefix: str = "") -> Callable[[SeriesPoint], None]:
         """A progress callback for `run_job` that shows the engine's live rates."""
+        ...
+
+    def run_engine(
+        self,
+        run_id: int,
+        job: dict[str, Any],
+        prov: Provisioned,
+        progress_cb: Callable[[SeriesPoint], None] | None = None,
+    ) -> EngineRun:
+        """Runs the engine job `job` (its files inside `prov`): here, or on every rank of
+        a multi-host run at once (`fslab.rank`), the ranks stored and merged into one
+        report."""
         ...
 
     def other_target(self, name: str, run_id: int) -> AbstractContextManager[Provisioned]:
@@ -312,8 +324,8 @@ class EngineJobKind(Kind):
         given = point.params.get("interval")
         watch = ctx.watch(prov, float(given) if given else interval_for(self.shortest_s(point)))
         try:
-            result = run_job(
-                self.job(point, prov.workdir), engine=ctx.engine, progress_cb=ctx.engine_live()
+            result = ctx.run_engine(
+                run_id, self.job(point, prov.workdir), prov, progress_cb=ctx.engine_live()
             )
         finally:
             watch.stop()

@@ -226,6 +226,22 @@ class Results:
                  json.dumps(detail, sort_keys=True, default=str)),
             )  # fmt: skip
 
+    def add_ranks(
+        self, run_id: int, ranks: Iterable[tuple[int, str, Report]], facts: Mapping[str, Any]
+    ) -> None:
+        """A multi-host run's ranks (each one's engine report) and how even they were
+        (`ranks.*` run metrics: skew, span, imbalance, first and last done)."""
+        with self.tx() as c:
+            c.executemany(
+                "INSERT OR REPLACE INTO rank VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(run_id, rank, host, str(r.status), r.start_unix_s + r.ramp_s, r.runtime_s,
+                  sum(o.ios for o in r.results), sum(o.bytes for o in r.results),
+                  r.model_dump_json(by_alias=True))
+                 for rank, host, r in ranks],
+            )  # fmt: skip
+            self._run_metrics(c, run_id, {f"ranks.{k}": v for k, v in facts.items()
+                                          if isinstance(v, int | float)})  # fmt: skip
+
     def run_time_s(self, study_id: int) -> float:
         """Seconds the study's runs took, start to end (provisioning included)."""
         row = self.con.execute(

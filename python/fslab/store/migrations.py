@@ -118,8 +118,28 @@ _V7 = """CREATE TABLE integrity (
 ) STRICT;
 """
 
+
+def _to_8(con: sqlite3.Connection) -> None:
+    """Multi-host runs' ranks (`rank`); an older study ran on one host."""
+    con.execute(_V8)
+
+
+_V8 = """CREATE TABLE rank (
+    run_id      INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+    rank        INTEGER NOT NULL,
+    host        TEXT NOT NULL,
+    status      TEXT NOT NULL,
+    start_unix_s REAL NOT NULL,
+    runtime_s   REAL NOT NULL,
+    ios         INTEGER NOT NULL,
+    bytes       INTEGER NOT NULL,
+    report      TEXT NOT NULL,
+    PRIMARY KEY (run_id, rank)
+) STRICT;
+"""
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7,
+    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7, 8: _to_8,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -1,6 +1,6 @@
--- fslab results database, schema version 7 (PRAGMA user_version; versions 4 and 5
+-- fslab results database, schema version 8 (PRAGMA user_version; versions 4 and 5
 -- changed no table: they re-derive run_value for metrics the catalog gained; version 6
--- added `look`, version 7 `integrity`).
+-- added `look`, version 7 `integrity`, version 8 `rank`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -172,6 +172,22 @@ CREATE TABLE integrity (
     errno       INTEGER,            -- the first error the read after the fault met (NULL: none)
     repaired_by TEXT,               -- read | scrub (NULL: not repaired)
     detail      TEXT NOT NULL       -- JSON: injections, each read's block counts, check, kernel lines
+) STRICT;
+
+-- Multi-host runs (version 8, `fslab run --hosts`): each rank's own results beside the
+-- aggregate the run's rows hold (fslab.ranks; docs/multihost.md). The ranks' evenness
+-- (start skew, span, imbalance, first and last done) is in run_metric as `ranks.*`.
+CREATE TABLE rank (
+    run_id      INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,
+    rank        INTEGER NOT NULL,
+    host        TEXT NOT NULL,
+    status      TEXT NOT NULL,      -- the engine's: ok | failed | interrupted
+    start_unix_s REAL NOT NULL,     -- measured start (after the ramp)
+    runtime_s   REAL NOT NULL,
+    ios         INTEGER NOT NULL,
+    bytes       INTEGER NOT NULL,
+    report      TEXT NOT NULL,      -- the rank's engine report, as it printed it
+    PRIMARY KEY (run_id, rank)
 ) STRICT;
 
 -- (point_id, status) covers the study's runs and their status: no read of `run` itself,

@@ -1,0 +1,146 @@
+"""Multi-host runs (`fslab run --hosts`, docs/multihost.md): the hosts' grammar, the
+merge of the ranks' reports, and two ranks on this machine over MPI, with nothing left
+running or mounted."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import fslab, loops_under, mounts_under
+
+from fslab.engine import Report, decode_hist, hist_percentile, run_job
+from fslab.errors import FslabError
+from fslab.hosts import Host, parse_hosts
+from fslab.rank import rebase_job
+from fslab.ranks import RankReport, merge
+
+
+def test_hosts_are_host_or_host_slots() -> None:
+    assert parse_hosts("localhost:2") == [Host("localhost", 2)]
+    assert parse_hosts("a, b:4") == [Host("a", 1), Host("b", 4)]
+    for bad, words in [
+        ("a:0", "whole number from 1 to 1024"),
+        ("a:x", "whole number"),
+        ("a,a:2", "named twice"),
+        ("-x", "is not HOST or HOST:SLOTS"),
+        ("", "is not HOST or HOST:SLOTS"),
+    ]:
+        with pytest.raises(FslabError, match=words):
+            parse_hosts(bad)
+
+
+def test_a_job_is_rebased_into_each_ranks_target() -> None:
+    job = {"filename": "/w/ext4/mnt/fslab.dat", "directory": "/w/ext4/mnt", "rw": "/w/ext4/mntx"}
+    got = rebase_job(job, Path("/w/ext4/mnt"), Path("/w/rank1/ext4/mnt"))
+    assert got == {"filename": "/w/rank1/ext4/mnt/fslab.dat", "directory": "/w/rank1/ext4/mnt",
+                   "rw": "/w/ext4/mntx"}  # fmt: skip
+
+
+@pytest.mark.engine
+def test_merged_counts_add_up_and_percentiles_come_from_the_summed_histogram(
+    tmp_path: Path,
+) -> None:
+    reports = []
+    for i, rw in enumerate(["randread", "randread", "randread"]):
+        job = {"name": f"r{i}", "filename": str(tmp_path / f"f{i}"), "rw": rw, "bs": "4k",
+               "size": "4m", "io_size": f"{1 + i}m", "ioengine": "sync"}  # fmt: skip
+        reports.append(RankReport(i, f"h{i % 2}", run_job(job).report))
+    agg, facts = merge(reports)
+    (read,) = agg.results
+    assert read.ios == sum(r.report.results[0].ios for r in reports) == 256 + 512 + 768
+    assert read.bytes == read.ios * 4096
+    total = decode_hist(reports[0].report.results[0].hist)
+    for r in reports[1:]:
+        total.add(decode_hist(r.report.results[0].hist))
+    assert int(decode_hist(read.hist).get_total_count()) == read.ios
+    assert read.lat_ns.p99 == hist_percentile(total, 99.0)
+    assert read.lat_ns.max == max(r.report.results[0].lat_ns.max for r in reports)
+    assert read.iops == pytest.approx(read.ios / facts.span_s)
+    assert facts.ranks == 3 and facts.hosts == 2
+    assert facts.first_done_s <= facts.last_done_s == pytest.approx(facts.span_s)
+
+
+STUDY = """
+name = "two ranks"
+
+[[target]]
+name = "shared"
+dir = "{root}/shared"
+
+[[target]]
+name = "ext4"
+fs = "ext4"
+loop = {{ size = "256MiB" }}
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+file_size = "16MiB"
+runtime = "1s"
+ioengine = "sync"
+direct = false
+"""
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_two_ranks_on_this_machine_add_up_and_leave_nothing(lab: Path) -> None:
+    (lab / "shared").mkdir()
+    study = lab / "s.toml"
+    study.write_text(STUDY.format(root=lab))
+    done = fslab("run", str(study), "--results", "r.db", "--hosts", "localhost:2", cwd=lab,
+                 timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "2 ranks on 1 host(s)" in done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        ranks = con.execute(
+            "SELECT p.target, k.rank, k.ios, k.report FROM rank k JOIN run r ON r.id = k.run_id"
+            " JOIN point p ON p.id = r.point_id ORDER BY p.target, k.rank"
+        ).fetchall()
+        totals = dict(con.execute(
+            "SELECT p.target, m.ios FROM metric m JOIN run r ON r.id = m.run_id"
+            " JOIN point p ON p.id = r.point_id"
+        ).fetchall())  # fmt: skip
+        skew = dict(con.execute(
+            "SELECT p.target, m.value FROM run_metric m JOIN run r ON r.id = m.run_id"
+            " JOIN point p ON p.id = r.point_id WHERE m.name = 'ranks.start_skew_s'"
+        ).fetchall())  # fmt: skip
+    finally:
+        con.close()
+    for target in ("ext4", "shared"):
+        mine = [r for r in ranks if r[0] == target]
+        assert [r[1] for r in mine] == [0, 1]
+        assert totals[target] == sum(r[2] for r in mine) > 0
+        reports = [Report.model_validate(json.loads(r[3])) for r in mine]
+        # each rank ran in its own target: its own directory in the shared one, its own
+        # loop device under its own work directory
+        files = [str(r.job.filename) for r in reports]
+        assert files[0] != files[1]
+        if target == "shared":
+            assert all(f.startswith(str(lab / "shared" / "fslab-shared-")) for f in files)
+        else:
+            assert "/rank1/" in files[1] and "/rank1/" not in files[0]
+        assert skew[target] < 0.5, "the ranks started together after the barrier"
+    assert not mounts_under(lab) and not loops_under(lab)
+    assert sorted(p.name for p in lab.iterdir()) == ["r.db", "s.toml", "shared"]
+    assert list((lab / "shared").iterdir()) == []
+    left = subprocess.run(["pgrep", "-f", "fslab.rank"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", "no rank outlived the run"
+
+
+def test_hosts_refuse_workloads_that_are_not_engine_jobs(tmp_path: Path) -> None:
+    study = tmp_path / "s.toml"
+    (tmp_path / "d").mkdir()
+    study.write_text(
+        f'name = "x"\n[[target]]\nname = "d"\ndir = "{tmp_path}/d"\n'
+        '[[workload]]\nkind = "files"\nops = ["scan"]\nset = "small"\n'
+    )
+    done = fslab("run", str(study), "--results", str(tmp_path / "r.db"), "--hosts",
+                 "localhost:2", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "files workloads are not engine jobs" in done.stderr
