@@ -55,15 +55,15 @@ def line_of(text: str, needle: str) -> int:
 
 
 def test_the_registry_holds_every_kind_in_the_order_messages_list_them() -> None:
-    assert list(KINDS) == ["block", "files", "pgbench", "oltp", "mailstore"]
+    assert list(KINDS) == ["block", "files", "pgbench", "oltp", "mailstore", "integrity"]
     for name, kind in KINDS.items():
         assert kind.name == name and kind_of(name) is kind
         assert "kind" in kind.spec.model_fields, f"{name}: its spec is tagged by `kind`"
 
 
 def test_a_kind_no_module_registers_is_named_with_the_kinds_there_are() -> None:
-    with pytest.raises(Exception, match="`integrity` is not a workload kind; the kinds are block"):
-        kind_of("integrity")
+    with pytest.raises(Exception, match="`ior` is not a workload kind; the kinds are block"):
+        kind_of("ior")
 
 
 # -- (a) unknown keys are judged by the workload's own kind --------------------------------
