@@ -82,6 +82,17 @@ def test_scrub_summaries() -> None:
             ("repaired", "read"),
         ),
         ({"first_read": {"good": 10}, "check": {"errors": False}}, ("unaffected", None)),
+        # the images show a repair the kernel did not (or, rate-limited, could not) say
+        ({"first_read": {"good": 10}, "rewritten_after_read": 1}, ("repaired", "read")),
+        (
+            {"first_read": {"good": 10}, "rewritten_after_read": 0, "rewritten_after_check": 1},
+            ("repaired", "scrub"),
+        ),
+        (
+            {"first_read": {"good": 10},
+             "kernel": ["BTRFS warning (device loop0): checksum verify failed on logical 1"]},
+            ("repaired", "read"),
+        ),
     ],
 )  # fmt: skip
 def test_the_outcome_is_what_the_first_read_returned(

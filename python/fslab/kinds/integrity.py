@@ -20,6 +20,7 @@ docs/integrity.md lists the faults, the recipes and what this VM's kernels do.
 from __future__ import annotations
 
 import errno as errnos
+import hashlib
 import json
 import os
 import random
@@ -70,10 +71,12 @@ _CHATTER = re.compile(
 )
 ALIASES = {"fault": "faults", "size": "file_size"}
 """Other spellings a workload may use -> the study's word (fio's `size`)."""
-# Kernel lines that say a file system fixed a bad block from a good copy.
+# Kernel lines that say a file system fixed a bad block from a good copy, or found a bad
+# copy (and, the data being good, read another).
 _FIXED = re.compile(
     r"read error corrected|fixed up error|repair(ed)? .*(ok|succeeded)|corrected", re.I
 )
+_NOTICED = re.compile(r"csum failed|checksum verify failed|checksum error|bad tree block", re.I)
 
 
 def _one_of(allowed: Sequence[str], what: str):  # type: ignore[no-untyped-def]
@@ -381,8 +384,14 @@ class Trial:
                     # what each place held before the rewrite (sparse: the image mostly is)
                     run_tool(["cp", "--sparse=always", str(img), str(before[img])])
                 detail["rewrite"] = self._write(state)
+            # An access time after the last write: `relatime` then leaves the inode alone
+            # when the file is read back. Otherwise the read itself rewrites the inode
+            # (copy-on-write moves a btrfs leaf elsewhere), and a fault in the copy no one
+            # read is thrown away unseen: which mirror a read picks would decide it.
+            st = self.data.stat()
+            os.utime(self.data, ns=(st.st_mtime_ns + 10**9, st.st_mtime_ns))
             extents = file_extents(self.data, self.fs)
-            ino = self.data.stat().st_ino
+            ino = st.st_ino
             rel = "/" + str(self.data.relative_to(self.mnt))
             kmsg = _kmsg_open()
             try:
@@ -396,8 +405,10 @@ class Trial:
                 else:
                     self.ctx.live(f"read back after {self.fault}")
                     detail["first_read"] = self._read(state)
+                    detail["rewritten_after_read"] = _rewritten(detail["injected"])
                 if self.point.params.get("scrub", True):
                     detail["check"] = self._check(mounted=not failed)
+                    detail["rewritten_after_check"] = _rewritten(detail["injected"])
                     if "mount_error" not in detail["check"]:
                         drop_caches()
                         detail["second_read"] = self._read(state)
@@ -508,28 +519,47 @@ def _read_state(r: dict[str, Any] | None) -> str:
     return "good"
 
 
+def _rewritten(injected: list[dict[str, Any]]) -> int:
+    """How many injected places no longer hold the fault: the file system wrote a good
+    copy over them (the proof of a repair that needs no kernel message, which the kernel
+    rate-limits). Synced first: a repair is written through the loop device."""
+    os.sync()
+    changed = 0
+    for w in injected:
+        now = read_at(Path(w["image"]), int(w["offset"]), int(w["length"]))
+        changed += hashlib.sha256(now).hexdigest() != w["after_sha256"]
+    return changed
+
+
 def classify(detail: dict[str, Any]) -> tuple[str, str | None]:
     """The outcome of a trial, and what repaired it (`read`, `scrub`) if anything did.
     Wrong data returned without an error is silent whatever else happened to other
-    blocks: the application got it."""
+    blocks: the application got it. A repair is seen in the images themselves (a fault
+    the file system overwrote with a good copy), in scrub's `Corrected`, in btrfs's
+    corruption counters, or in the kernel's words; the images are the sure sign (the
+    kernel rate-limits its messages, and counts no metadata repair)."""
     first = _read_state(detail.get("first_read"))
     second = _read_state(detail.get("second_read"))
     check = detail.get("check") or {}
-    fixed_by_read = any(_FIXED.search(x) for x in detail.get("kernel", [])) and not check.get(
-        "corrected"
+    by_read = detail.get("rewritten_after_read", 0) > 0
+    by_check = check.get("corrected", 0) > 0 or (
+        detail.get("rewritten_after_check", 0) > detail.get("rewritten_after_read", 0)
     )
     if first == "wrong":
         return "silent_wrong", None
     if first == "stale":
         return "silent_stale", None
     if first == "error":
-        if second == "good" and check.get("corrected"):
+        if second == "good" and by_check:
             return "repaired", "scrub"
         return "detected", None
     stats = detail.get("device_stats") or {}
-    if check.get("corrected"):
+    words = any(_FIXED.search(x) or _NOTICED.search(x) for x in detail.get("kernel", []))
+    if by_read:
+        return "repaired", "read"
+    if by_check:
         return "repaired", "scrub"
-    if fixed_by_read or stats.get("corruption_errs", 0) > 0:
+    if words or stats.get("corruption_errs", 0) > 0:
         return "repaired", "read"
     return "unaffected", None
 
