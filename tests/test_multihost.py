@@ -144,3 +144,50 @@ def test_hosts_refuse_workloads_that_are_not_engine_jobs(tmp_path: Path) -> None
                  "localhost:2", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert "files workloads are not engine jobs" in done.stderr
+
+
+RANKS_STUDY = """
+name = "ranks sweep"
+
+[[target]]
+name = "shared"
+dir = "{root}/shared"
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+file_size = "8MiB"
+runtime = "1s"
+ioengine = "sync"
+direct = false
+ranks = [1, 2]
+"""
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_a_ranks_sweep_runs_that_many_clients_per_host(lab: Path) -> None:
+    (lab / "shared").mkdir()
+    study = lab / "s.toml"
+    study.write_text(RANKS_STUDY.format(root=lab))
+    alone = fslab("run", str(study), "--results", "r.db", cwd=lab)
+    assert alone.returncode == 2, alone.stderr
+    assert "`ranks = 2` (clients per host): that needs a multi-host run" in alone.stderr
+    assert not (lab / "r.db").exists()
+    few = fslab("run", str(study), "--results", "r.db", "--hosts", "localhost:1", cwd=lab)
+    assert few.returncode == 2 and "gives a host 1 slot(s)" in few.stderr, few.stderr
+    done = fslab("run", str(study), "--results", "r.db", "--hosts", "localhost:2", cwd=lab,
+                 timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        rows = con.execute(
+            "SELECT json_extract(p.params, '$.ranks'), count(k.rank), sum(k.ios), m.ios"
+            " FROM run r JOIN point p ON p.id = r.point_id JOIN rank k ON k.run_id = r.id"
+            " JOIN metric m ON m.run_id = r.id GROUP BY r.id ORDER BY 1"
+        ).fetchall()
+    finally:
+        con.close()
+    assert [(n, k) for n, k, _, _ in rows] == [(1, 1), (2, 2)]
+    assert all(s == m for _, _, s, m in rows), rows
+    assert sorted(p.name for p in lab.iterdir()) == ["r.db", "s.toml", "shared"]

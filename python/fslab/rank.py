@@ -85,6 +85,8 @@ class Ranks:
         self.size: int = comm.Get_size()
         self.host = _host()
         self.stopped = False
+        self.hosts: list[str] = list(comm.allgather(self.host))
+        """Each rank's host, by rank (rank 0's first)."""
 
     def _order(self, order: dict[str, Any]) -> list[Any]:
         self.comm.bcast(order, root=0)
@@ -96,8 +98,18 @@ class Ranks:
         if errors:
             raise FslabError("the other ranks cannot start: " + "; ".join(errors))
 
-    def provision(self, point_id: str) -> None:
-        errors = [e for e in self._order({"op": "provision", "point": point_id}) if e]
+    def slots(self) -> dict[str, int]:
+        """Ranks per host."""
+        out: dict[str, int] = {}
+        for h in self.hosts:
+            out[h] = out.get(h, 0) + 1
+        return out
+
+    def provision(self, point_id: str, per_host: int | None) -> None:
+        """Every taking part rank makes the point's target: the first `per_host` ranks of
+        each host (all when None)."""
+        order = {"op": "provision", "point": point_id, "per_host": per_host}
+        errors = [e for e in self._order(order) if e]
         if errors:
             self.teardown()
             raise FslabError(
@@ -109,7 +121,8 @@ class Ranks:
     def run_job(
         self, job: dict[str, Any], base: Path, progress_cb: Callable[[SeriesPoint], None] | None
     ) -> RankedRun:
-        """`job` on every rank at once (rank 0's own through `run_job`), merged."""
+        """`job` on every taking part rank at once (rank 0's own through `run_job`),
+        merged."""
         self.comm.bcast({"op": "job", "job": job, "base": str(base)}, root=0)
         drop_caches()
         self.comm.Barrier()
@@ -122,6 +135,8 @@ class Ranks:
         reports = [RankReport(0, self.host, mine.report)]
         errors: list[str] = []
         for r, answer in enumerate(answers[1:], start=1):
+            if answer.get("idle"):
+                continue
             if answer.get("error"):
                 errors.append(f"rank {r} ({answer['host']}): {answer['error']}")
             else:
@@ -130,7 +145,7 @@ class Ranks:
         if errors:
             return RankedRun(mine, reports, None, errors)
         merged, facts = merge(reports)
-        code = max(mine.exit_code, *(a.get("exit_code", 0) for a in answers[1:]))
+        code = max([mine.exit_code, *(a.get("exit_code", 0) for a in answers[1:])])
         run = EngineRun(report=merged, document=merged.model_dump(mode="json", by_alias=True),
                         stdout=merged.model_dump_json(by_alias=True), stderr=mine.stderr,
                         exit_code=code)  # fmt: skip
@@ -160,6 +175,8 @@ def _worker(comm: Any) -> int:
     from fslab.targets.provision import Provisioned, provision, teardown
 
     rank, host = comm.Get_rank(), _host()
+    hosts = list(comm.allgather(host))
+    local = hosts[:rank].count(host)  # this rank's index among its host's ranks
     journal = MemoryJournal()
     plan: Plan | None = None
     workdir: Path | None = None
@@ -170,15 +187,22 @@ def _worker(comm: Any) -> int:
         op = order["op"]
         if op == "job":
             answer: dict[str, Any] = {"host": host}
-            try:
-                assert prov is not None
-                job = rebase_job(order["job"], Path(order["base"]), prov.workdir)
-                drop_caches()
+            if prov is None:  # not taking part in this point (`ranks`)
                 comm.Barrier()
-                done = run_job(job, engine=find_engine())
-                answer |= {"report": done.document, "exit_code": done.exit_code}
+                comm.gather({"host": host, "idle": True}, root=0)
+                continue
+            job = rebase_job(order["job"], Path(order["base"]), prov.workdir)
+            try:
+                drop_caches()
             except FslabError as e:
                 answer["error"] = e.message
+            comm.Barrier()  # every rank reaches it, whatever happened before
+            if "error" not in answer:
+                try:
+                    done = run_job(job, engine=find_engine())
+                    answer |= {"report": done.document, "exit_code": done.exit_code}
+                except FslabError as e:
+                    answer["error"] = e.message
             comm.gather(answer, root=0)
             continue
         error: str | None = None
@@ -191,7 +215,9 @@ def _worker(comm: Any) -> int:
             elif op == "provision":
                 assert plan is not None and workdir is not None
                 point = next(p for p in plan.points if p.id == order["point"])
-                prov = provision(point.target, workdir, journal, plan.scale)
+                per_host = order.get("per_host")
+                if per_host is None or local < int(per_host):
+                    prov = provision(point.target, workdir, journal, plan.scale)
             elif op in ("teardown", "stop"):
                 if prov is not None:
                     teardown(prov, journal)

@@ -411,8 +411,14 @@ class Runner:
         try:
             prov, owned = self._target(point.target, run_id)
             if self.ranks is not None:
-                self.ranks.provision(point.id)
+                per_host = point.params.get("ranks")
+                self.ranks.provision(point.id, int(per_host) if per_host is not None else None)
                 ranked = True
+            elif int(point.params.get("ranks", 1)) > 1:
+                raise FslabError(
+                    f"`ranks = {point.params['ranks']}` needs a multi-host run",
+                    hint="run the study with `--hosts HOST:SLOTS,...` (docs/multihost.md)",
+                )
             status, err = point.kind_spec.run(self, run_id, point, prov)
             if status == "failed":
                 out.failed += 1

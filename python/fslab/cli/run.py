@@ -26,6 +26,7 @@ from fslab.cli.plan import (
 from fslab.errors import ExitStatus
 from fslab.hosts import HostsError, launch_argv, launch_env, parse_hosts
 from fslab.kinds.base import EngineJobKind
+from fslab.rank import active
 from fslab.run import Outcome, Runner
 from fslab.run import Progress as RunProgress
 from fslab.safe_text import safe_markup
@@ -100,6 +101,12 @@ def run(
     checked = checked_plan(
         study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
     )
+    if active() is None and (most := _most_ranks(checked.plan)) > 1:
+        raise HostsError(
+            f"the study asks for `ranks = {most}` (clients per host): that needs a multi-host run",
+            hint="run it with `--hosts HOST:SLOTS,...` (`--hosts localhost:"
+            f"{most}` on this machine; docs/multihost.md)",
+        )
     err = Console(stderr=True, highlight=False)
     if wait and (holder := waiting_for(results)):
         err.print(f"waiting for {holder} to finish with {results}", markup=False)
@@ -134,6 +141,13 @@ def _launch(
             "engine jobs (not yet multi-host)",
             hint="run those workloads in a study without --hosts",
         )
+    most, fewest = _most_ranks(plan), min(h.slots for h in hosts)
+    if most > fewest:
+        raise HostsError(
+            f"the study asks for `ranks = {most}` per host, and --hosts gives a host "
+            f"{fewest} slot(s)",
+            hint=f"give every host at least {most} slots (`HOST:{most}`)",
+        )
     if plan.study.reuse:
         raise HostsError(
             "--hosts with `reuse = true` is not supported yet: each rank makes its target per run",
@@ -151,6 +165,11 @@ def _launch(
         return ExitStatus(code)
     except ValueError:
         return ExitStatus.FAILED
+
+
+def _most_ranks(plan: Plan) -> int:
+    """The most ranks per host any point asks for (1 when none says)."""
+    return max((int(str(p.params.get("ranks", 1))) for p in plan.points), default=1)
 
 
 def _run(

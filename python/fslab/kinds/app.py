@@ -152,7 +152,7 @@ class AppKind(EngineJobKind):
     duration_keys = (
         "runtime", "ramp_time", "interval", "checkpoint_interval", *STEADY_DURATION_KEYS
     )  # fmt: skip
-    count_keys = ("threads",)
+    count_keys = ("threads", "ranks")
     footprint_what = "the data and log files"
     footprint_key = "data_size"
     layout_keys = ("data_size", "log_size")
@@ -200,8 +200,10 @@ class AppKind(EngineJobKind):
         """`ext4 store x12 cache 64MiB`."""
         p = point.params
         cache = p.get("cache_size")
-        return f"{point.target.name} {point.workload} x{p.get('threads', 1)}" + (
-            f" cache {format_bytes(cache)}" if isinstance(cache, int) else ""
+        return (
+            f"{point.target.name} {point.workload} x{p.get('threads', 1)}"
+            + (f" cache {format_bytes(cache)}" if isinstance(cache, int) else "")
+            + (f" {p['ranks']} ranks/host" if "ranks" in p else "")
         )
 
     def job(self, point: Point, directory: Path) -> dict[str, Any]:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from fslab.engine import EngineRun, Report, SeriesPoint
 from fslab.environment import drop_caches
-from fslab.study.workload import STEADY_PERCENT_KEYS, SweepSpec, Value
+from fslab.study.workload import LAB_KEYS, STEADY_PERCENT_KEYS, SweepSpec, Value
 from fslab.telemetry.sampler import interval_for
 from fslab.units import parse_duration, parse_size
 
@@ -258,7 +258,7 @@ class EngineJobKind(Kind):
     def engine_params(self, point: Point) -> dict[str, Any]:
         """The point's parameters under the engine's names, with steady state on unless
         the point says otherwise or cannot hold a window (`steady_params`)."""
-        params = {self.engine_key(k): v for k, v in point.params.items()}
+        params = {self.engine_key(k): v for k, v in point.params.items() if k not in LAB_KEYS}
         return {**self.steady_params(params), **params}
 
     def normalize(self, key: str, value: Value) -> Value:

@@ -95,7 +95,7 @@ class BlockKind(EngineJobKind):
     engine_keys: Mapping[str, str] = {"threads": "numjobs", "file_size": "size"}
     size_keys = ("bs", "file_size", "io_size")
     duration_keys = ("runtime", "ramp_time", "interval", *STEADY_DURATION_KEYS)
-    count_keys = ("threads", "iodepth")
+    count_keys = ("threads", "iodepth", "ranks")
     footprint_what = "file_size"
     footprint_key = "file_size"
     layout_keys = ("file_size",)
@@ -110,6 +110,8 @@ class BlockKind(EngineJobKind):
         parts = [str(p.get("rw", "")), human_size(p.get("bs")), f"QD{p.get('iodepth', 1)}"]
         if p.get("threads", 1) != 1:
             parts.append(f"x{p['threads']}")
+        if "ranks" in p:
+            parts.append(f"{p['ranks']} ranks/host")
         if size := human_size(p.get("file_size")):
             parts.append(f"{size} file")
         return f"{point.target.name} {point.workload} " + " ".join(x for x in parts if x)

@@ -60,6 +60,8 @@ STEADY_DURATION_KEYS = ("steady_round", "steady_measure")
 """The steady-state keys that are durations (seconds once planned)."""
 STEADY_PERCENT_KEYS = ("steady_range", "steady_slope")
 """The steady-state keys that are percentages (a number of percent once planned)."""
+LAB_KEYS = ("ranks",)
+"""Keys of an engine workload the lab acts on itself and never passes to the engine."""
 
 
 class SteadySpec(SweepSpec):
@@ -71,6 +73,9 @@ class SteadySpec(SweepSpec):
     defaults. Like any key, a list is a sweep axis (`steady_state = [false, true]`)."""
 
     steady_state: Param | None = None
+    ranks: Param | None = None
+    """Ranks (clients) per host in a multi-host run (`fslab run --hosts`,
+    docs/multihost.md): a sweep axis like `threads`; the lab's, never the engine's."""
     steady_round: Param | None = None
     steady_window: Param | None = None
     steady_range: Param | None = None
