@@ -86,11 +86,13 @@ def run_fslab(
     )
 
 
-def fslab(*args: str, cwd: Path, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def fslab(
+    *args: str, cwd: Path, timeout: float = 600, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`fslab ARGS` run in `cwd` as a user would (this interpreter's `-m fslab`)."""
     return subprocess.run(
-        [sys.executable, "-m", "fslab", *args], cwd=cwd, env=fslab_env(), capture_output=True,
-        text=True, check=False, timeout=timeout,
+        [sys.executable, "-m", "fslab", *args], cwd=cwd, env=env or fslab_env(),
+        capture_output=True, text=True, check=False, timeout=timeout,
     )  # fmt: skip
 
 

@@ -5,12 +5,15 @@ running or mounted."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import fslab, loops_under, mounts_under
+from conftest import fslab, fslab_env, loops_under, mounts_under
 
 from fslab.engine import Report, decode_hist, hist_percentile, run_job
 from fslab.errors import FslabError
@@ -191,3 +194,106 @@ def test_a_ranks_sweep_runs_that_many_clients_per_host(lab: Path) -> None:
     assert [(n, k) for n, k, _, _ in rows] == [(1, 1), (2, 2)]
     assert all(s == m for _, _, s, m in rows), rows
     assert sorted(p.name for p in lab.iterdir()) == ["r.db", "s.toml", "shared"]
+
+
+NS_STUDY = """
+name = "two hosts"
+
+[[target]]
+name = "shared"
+dir = "{root}/shared"
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+file_size = "8MiB"
+runtime = "1s"
+ioengine = "sync"
+direct = false
+"""
+
+NSRSH = """#!/bin/sh
+# Stands in for ssh: `nsrsh HOST CMD...` runs CMD in the namespace HOST's address
+# belongs to, with that namespace's own hostname (ranks with one hostname hang at their
+# first barrier: MPI takes them for one host).
+host=$1; shift
+case "$host" in
+{cases}
+  *) echo "nsrsh: unknown host $host" >&2; exit 1 ;;
+esac
+exec ip netns exec "$ns" unshare --uts sh -c "hostname $ns; $*"
+"""
+
+
+def _ip(*args: str) -> None:
+    subprocess.run(["ip", *args], check=True, capture_output=True, text=True)
+
+
+@pytest.fixture
+def two_hosts(lab: Path) -> Iterator[tuple[list[str], str]]:
+    """Two network namespaces on a bridge, each a host with its own address and
+    hostname, and `mpiexec` options that reach them through a launcher script instead of
+    ssh. Everything made is removed afterwards, also when the test fails."""
+    if shutil.which("ip") is None or shutil.which("unshare") is None:
+        pytest.skip("needs `ip` (iproute2) and `unshare` (util-linux)")
+    tag = f"{os.getpid() % 100000}"
+    bridge, names = f"fslbr{tag}", [f"fslh{tag}a", f"fslh{tag}b"]
+    addrs = ["10.213.0.11", "10.213.0.12"]
+    made: list[tuple[str, ...]] = []
+    try:
+        try:
+            _ip("link", "add", bridge, "type", "bridge")
+        except subprocess.CalledProcessError as e:
+            pytest.skip(f"cannot make a bridge here: {e.stderr.strip()}")
+        made.append(("link", "del", bridge))
+        _ip("addr", "add", "10.213.0.1/24", "dev", bridge)
+        _ip("link", "set", bridge, "up")
+        for i, (ns, addr) in enumerate(zip(names, addrs, strict=True)):
+            _ip("netns", "add", ns)
+            made.append(("netns", "del", ns))
+            veth = f"fslv{tag}{i}"
+            _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
+            made.append(("link", "del", veth))
+            _ip("link", "set", veth, "master", bridge, "up")
+            _ip("-n", ns, "addr", "add", f"{addr}/24", "dev", "eth0")
+            _ip("-n", ns, "link", "set", "eth0", "up")
+            _ip("-n", ns, "link", "set", "lo", "up")
+        script = lab / "nsrsh"
+        cases = "\n".join(f"  {a}) ns={n} ;;" for a, n in zip(addrs, names, strict=True))
+        script.write_text(NSRSH.format(cases=cases))
+        script.chmod(0o755)
+        options = (
+            f"--prtemca plm_ssh_agent {script} --prtemca oob_tcp_if_include 10.213.0.0/24 "
+            "--mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include 10.213.0.0/24"
+        )
+        yield [f"{a}:1" for a in addrs], options
+    finally:
+        for cmd in reversed(made):
+            subprocess.run(["ip", *cmd], check=False, capture_output=True)
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_two_network_namespaces_run_as_two_hosts(
+    lab: Path, two_hosts: tuple[list[str], str]
+) -> None:
+    hosts, options = two_hosts
+    study = lab / "s.toml"
+    study.write_text(NS_STUDY.format(root=lab))
+    (lab / "shared").mkdir()
+    done = fslab("run", str(study), "--results", "r.db", "--hosts", ",".join(hosts), cwd=lab,
+                 timeout=600, env=fslab_env(FSLAB_MPIEXEC_ARGS=options))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        ranks = con.execute("SELECT rank, host, ios FROM rank ORDER BY rank").fetchall()
+        total = con.execute("SELECT ios FROM metric").fetchone()[0]
+        hosts_seen = con.execute(
+            "SELECT value FROM run_metric WHERE name = 'ranks.hosts'"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    tag = os.getpid() % 100000
+    assert [r[1] for r in ranks] == [f"fslh{tag}a", f"fslh{tag}b"], "one rank per namespace"
+    assert hosts_seen == 2 and total == sum(r[2] for r in ranks) > 0
+    assert list((lab / "shared").iterdir()) == []

@@ -47,7 +47,8 @@ def _make_v1(path: Path) -> None:
     con = sqlite3.connect(path)
     con.executescript(
         "DROP TABLE run_fact; DROP TABLE run_value; DROP TABLE value_layout;"
-        " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look; DROP TABLE integrity; DROP TABLE rank;"
+        " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look; DROP TABLE integrity;"
+        " DROP TABLE rank;"
         " PRAGMA user_version = 1;"
     )
     con.close()

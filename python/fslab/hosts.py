@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import shutil
 import sys
 from dataclasses import dataclass
@@ -81,11 +82,24 @@ def mpiexec() -> str:
     return found
 
 
+MPIEXEC_ARGS = "FSLAB_MPIEXEC_ARGS"
+"""Environment variable: more `mpiexec` options, as a shell would split them (a
+cluster's network interfaces, a launcher other than ssh; docs/multihost.md)."""
+
+
 def launch_argv(hosts: list[Host], fslab_args: list[str]) -> list[str]:
-    """`mpiexec` starting one `python -m fslab.rank` per slot, rank 0 on the first host."""
+    """`mpiexec` starting one `python -m fslab.rank` per slot, rank 0 on the first host;
+    not bound to cores (the engine runs threads of its own; and more ranks than cores on
+    one host is a way to load a shared file system)."""
     ranks = sum(h.slots for h in hosts)
     spec = ",".join(f"{h.name}:{h.slots}" for h in hosts)
-    return [mpiexec(), "-n", str(ranks), "--host", spec, "--oversubscribe",
+    try:
+        extra = shlex.split(os.environ.get(MPIEXEC_ARGS, ""))
+    except ValueError as e:
+        raise HostsError(
+            f"{MPIEXEC_ARGS}: {e}", hint="quote it as a shell would (it is split by shlex)"
+        ) from None
+    return [mpiexec(), "-n", str(ranks), "--host", spec, "--bind-to", "none", *extra,
             sys.executable, "-m", "fslab.rank", *fslab_args]  # fmt: skip
 
 
