@@ -7,13 +7,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import fslab, fslab_env, loops_under, mounts_under
+from conftest import fslab, fslab_env, loops_under, mounts_under, start_fslab
 
 from fslab.engine import Report, decode_hist, hist_percentile, run_job
 from fslab.errors import FslabError
@@ -297,3 +299,73 @@ def test_two_network_namespaces_run_as_two_hosts(
     assert [r[1] for r in ranks] == [f"fslh{tag}a", f"fslh{tag}b"], "one rank per namespace"
     assert hosts_seen == 2 and total == sum(r[2] for r in ranks) > 0
     assert list((lab / "shared").iterdir()) == []
+
+
+KILL_STUDY = """
+name = "a rank dies"
+
+[[target]]
+name = "ext4"
+fs = "ext4"
+loop = { size = "256MiB" }
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+file_size = "16MiB"
+runtime = "30s"
+steady_state = false
+ioengine = "sync"
+"""
+
+
+def _rank_pids(rank: int) -> list[int]:
+    """The `python -m fslab.rank` processes of MPI rank `rank`."""
+    out = []
+    found = subprocess.run(["pgrep", "-f", "fslab.rank"], capture_output=True, text=True)
+    for pid in found.stdout.split():
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"OMPI_COMM_WORLD_RANK={rank}".encode() in env:
+            out.append(int(pid))
+    return out
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_a_killed_rank_fails_the_run_and_everything_is_undone(lab: Path) -> None:
+    study = lab / "s.toml"
+    study.write_text(KILL_STUDY)
+    proc = start_fslab("run", str(study), "--results", "r.db", "--hosts", "localhost:2",
+                       cwd=lab)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while not any("/rank1/" in m for m in mounts_under(lab)):
+            assert proc.poll() is None and time.monotonic() < deadline, "rank 1 never mounted"
+            time.sleep(0.2)
+        time.sleep(2)  # into the measured job
+        victims = _rank_pids(1)
+        assert victims, "rank 1 is running"
+        for pid in victims:
+            os.kill(pid, signal.SIGKILL)
+        _, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode not in (0, None), err
+    assert "cleaning up on this host" in err and "0 left" in err, err
+    assert not mounts_under(lab) and not loops_under(lab)
+    assert sorted(p.name for p in lab.iterdir()) == ["r.db", "s.toml"]
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        runs = con.execute("SELECT status, error FROM run").fetchall()
+        open_entries = con.execute(
+            "SELECT count(*) FROM journal WHERE state != 'undone'"
+        ).fetchone()[0]
+    finally:
+        con.close()
+    assert [r[0] for r in runs] == ["failed"] and "a rank ended" in runs[0][1]
+    assert open_entries == 0
+    assert not _rank_pids(0) and not _rank_pids(1), "no rank outlived the run"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # Imported for the undo it registers with the journal (action `postgres`): cleanup must
 # know every action a run may have journaled.
@@ -52,3 +53,45 @@ def undo_open(
         journal.undone(e.id)
         report.undone.append(what)
     return report
+
+
+RANK_JOURNALS = "rank*.journal.db"
+"""The journals of a multi-host run's other ranks, in its work directory on each host
+(`fslab.rank`): results databases holding only their journal."""
+
+
+def rank_journals(workdirs: Collection[Path]) -> list[Path]:
+    """The other ranks' journals found in these work directories."""
+    return sorted({j for w in workdirs if w.is_dir() for j in w.glob(RANK_JOURNALS)})
+
+
+def undo_rank_journals(paths: Collection[Path]) -> CleanupReport:
+    """Undoes every open entry of these rank journals; a journal left with nothing open
+    is deleted."""
+    report = CleanupReport()
+    for path in paths:
+        db = Results.open(path, create=False)
+        try:
+            got = undo_open(db)
+            left = db.open_journal_entries()
+        finally:
+            db.close()
+        for name in ("undone", "failed", "not_ours", "kept"):
+            getattr(report, name).extend(f"{x} ({path.name})" for x in getattr(got, name))
+        if not left:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return report
+
+
+def workdirs_of(db: Results) -> set[Path]:
+    """The work directories a database's open journal entries lie in (where a
+    multi-host run's other ranks keep their journals)."""
+    out: set[Path] = set()
+    for e in db.open_journal_entries():
+        if e.action == "mkdir":
+            out.add(Path(e.subject))
+        owner = e.details.get("owner")
+        if isinstance(owner, str):
+            out.add(Path(owner).parent)
+    return out

@@ -760,7 +760,7 @@ def run_job(
     `stderr`), and `EngineError` when it cannot run or ends without a report.
     """
     exe = engine or find_engine()
-    cmd = [str(exe), "run"]
+    cmd = [*_DIE_WITH_US, str(exe), "run"]
     if progress_cb is not None:
         cmd.append("--progress=jsonl")
     stdin_data: bytes | None = None
@@ -795,6 +795,15 @@ def run_job(
             proc.kill()  # e.g. the callback raised: leave no engine running on its own
             raise
     return _finish(exe, proc.returncode, stdout, stderr)
+
+
+# The engine stops (SIGTERM: it winds down and reports) when the process that started it
+# dies, even by SIGKILL: an engine left running keeps its target busy, so nothing could
+# unmount it (`fslab cleanup`, or `fslab run --hosts` after a rank died). util-linux's
+# setpriv sets that (PR_SET_PDEATHSIG) and execs the engine: no code runs between fork
+# and exec in this process, which has threads (the telemetry sampler).
+_SETPRIV = shutil.which("setpriv")
+_DIE_WITH_US: tuple[str, ...] = (_SETPRIV, "--pdeathsig", "TERM", "--") if _SETPRIV else ()
 
 
 class JobProblem(NamedTuple):

@@ -14,8 +14,9 @@ other ranks wait for its orders, one point at a time, in the IOR pattern:
 3. `teardown`, and at the end `stop`.
 
 MPI carries only these orders and the reports: the engine itself knows nothing of it.
-The other ranks keep their journal in memory: a rank killed outright may leave its
-target behind (docs/multihost.md says how to find it).
+The other ranks journal their side effects in `<workdir>/rank<N>.journal.db` on their
+own host: when a rank dies, Open MPI ends them all, and `fslab cleanup` undoes what the
+journals say (`fslab run --hosts` runs it itself on its host after a failure).
 """
 
 from __future__ import annotations
@@ -169,6 +170,7 @@ def _host() -> str:
 
 def _worker(comm: Any) -> int:
     """A rank other than 0: carry out rank 0's orders until `stop`."""
+    from fslab.store.db import Results
     from fslab.study.load import parse_study
     from fslab.study.plan import Plan, expand
     from fslab.targets.journal import make_dir, undo_refs
@@ -177,7 +179,8 @@ def _worker(comm: Any) -> int:
     rank, host = comm.Get_rank(), _host()
     hosts = list(comm.allgather(host))
     local = hosts[:rank].count(host)  # this rank's index among its host's ranks
-    journal = MemoryJournal()
+    store: Results | None = None
+    journal: Any = MemoryJournal()
     plan: Plan | None = None
     workdir: Path | None = None
     made: Any = None
@@ -211,6 +214,11 @@ def _worker(comm: Any) -> int:
                 plan = expand(parse_study(order["study"], "study"), float(order["scale"]))
                 workdir = Path(order["workdir"]) / f"rank{rank}"
                 workdir.parent.mkdir(parents=True, exist_ok=True)
+                # A journal that outlives this process: when a rank is killed, Open MPI
+                # ends them all, and `fslab cleanup` (run by `fslab run --hosts` itself
+                # after a failure) undoes what it says.
+                store = Results.open(workdir.parent / f"rank{rank}.journal.db")
+                journal = store.journal(None)
                 _, made = make_dir(journal, workdir)
             elif op == "provision":
                 assert plan is not None and workdir is not None
@@ -224,6 +232,11 @@ def _worker(comm: Any) -> int:
                     prov = None
                 if op == "stop" and made is not None:
                     undo_refs([made], journal)
+                if op == "stop" and store is not None and not store.open_journal_entries():
+                    store.close()
+                    for suffix in ("", "-wal", "-shm"):
+                        Path(f"{store.path}{suffix}").unlink(missing_ok=True)
+                    store = None
         except (FslabError, StopIteration, OSError) as e:
             error = f"rank {rank} ({host}): {getattr(e, 'message', None) or e}"
         comm.gather(error, root=0)

@@ -7,12 +7,13 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from fslab.cleanup import undo_open
+from fslab.cleanup import rank_journals, undo_open, undo_rank_journals, workdirs_of
 from fslab.cli.plan import results_option
 from fslab.errors import ExitStatus
 from fslab.safe_text import safe_text
 from fslab.store.db import Results
 from fslab.store.lock import exclusive
+from fslab.study.preflight import default_workdir
 
 
 @click.command()
@@ -20,16 +21,26 @@ from fslab.store.lock import exclusive
 def cleanup(results: Path) -> ExitStatus:
     """Unmount, detach and delete what fslab's journal says is still there, where this
     machine proves fslab made it; anything else is reported and left alone. Refused
-    while a run uses the results database."""
+    while a run uses the results database. The journals a multi-host run's other ranks
+    keep in its work directory on this machine are undone first."""
+    return clean(results, Console(stderr=True, highlight=False))
+
+
+def clean(results: Path, err: Console) -> ExitStatus:
+    """`fslab cleanup`, also after a multi-host run whose ranks were killed."""
     db = Results.open(results, create=False)
     try:
         db.check_integrity()
         with exclusive(results, "cleanup"):
             stale = db.mark_stale_runs()
-            report = undo_open(db)
+            workdirs = workdirs_of(db) | {default_workdir(results)}
+            # The other ranks' directories lie inside the work directory: theirs first.
+            report = undo_rank_journals(rank_journals(workdirs))
+            mine = undo_open(db)
     finally:
         db.close()
-    err = Console(stderr=True, highlight=False)
+    for name in ("undone", "kept", "failed", "not_ours"):
+        getattr(report, name).extend(getattr(mine, name))
     for what in report.undone:
         err.print(f"undone: {safe_text(what)}", markup=False, soft_wrap=True)
     for what in report.kept:

@@ -16,6 +16,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from fslab.cli.cleanup import clean
 from fslab.cli.plan import (
     device_option,
     force_option,
@@ -161,6 +162,22 @@ def _launch(
         soft_wrap=True,
     )
     code = subprocess.run(argv, env=launch_env(), check=False).returncode
+    if code != ExitStatus.OK and results.exists():
+        # A rank that died took the others with it (Open MPI ends them all): what they
+        # made on this host is in their journals, undone here as `fslab cleanup` would.
+        err = Console(stderr=True, highlight=False)
+        err.print(f"fslab: the ranks ended with status {code}; cleaning up on this host",
+                  markup=False)  # fmt: skip
+        if code != ExitStatus.INTERRUPTED:
+            db = Results.open(results, create=False)
+            try:
+                with exclusive(results, "cleanup"):
+                    db.mark_stale_runs(
+                        "failed", f"a rank ended the multi-host run (mpiexec status {code})"
+                    )
+            finally:
+                db.close()
+        clean(results, err)
     try:
         return ExitStatus(code)
     except ValueError:

@@ -408,12 +408,14 @@ class Results:
                     (run_id, name, float(value)),
                 )
 
-    def mark_stale_runs(self) -> int:
-        """Runs left `running` by a killed fslab become `interrupted`."""
+    def mark_stale_runs(self, status: str = "interrupted", error: str | None = None) -> int:
+        """Runs left `running` by a killed fslab become `interrupted` (or `status`, with
+        `error`: `failed` when a rank of a multi-host run died)."""
         with self.tx() as c:
             cur = c.execute(
-                "UPDATE run SET status = 'interrupted', ended_at = ? WHERE status = 'running'",
-                (time.time(),),
+                "UPDATE run SET status = ?, ended_at = ?, error = coalesce(?, error)"
+                " WHERE status = 'running'",
+                (status, time.time(), error),
             )
             return cur.rowcount
 
