@@ -374,6 +374,10 @@ class Runner:
     ) -> EngineRun:
         if self.ranks is None:
             return run_job(job, engine=self.engine, progress_cb=progress_cb)
+        # Every rank runs the whole `runtime` (the stonewall): a rank that stopped once
+        # its own rate was steady would leave the others to run alone.
+        job = {k: v for k, v in job.items() if not k.startswith("steady_")}
+        job["steady_state"] = False
         ranked = self.ranks.run_job(job, prov.workdir, progress_cb)
         if ranked.errors:
             raise FslabError(
