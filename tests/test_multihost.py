@@ -134,6 +134,11 @@ def test_two_ranks_on_this_machine_add_up_and_leave_nothing(lab: Path) -> None:
     assert not mounts_under(lab) and not loops_under(lab)
     assert sorted(p.name for p in lab.iterdir()) == ["r.db", "s.toml", "shared"]
     assert list((lab / "shared").iterdir()) == []
+    shown = fslab("compare", "--results", "r.db", cwd=lab)
+    assert shown.returncode == 0, shown.stderr
+    assert "ranks imbalance (fastest/slowest rank)" in shown.stdout
+    # the other rank's engine is this run's load, not foreign work on the machine
+    assert "contaminated" not in shown.stdout + shown.stderr
     left = subprocess.run(["pgrep", "-f", "fslab.rank"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "no rank outlived the run"
 

@@ -202,8 +202,15 @@ TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
     MetricSpec("cached_growth_bytes", "page cache growth MiB", "bytes", L, WORK, min_abs=_MiB),
     MetricSpec("dirty_peak_bytes", "peak dirty MiB", "bytes", N, WORK, min_abs=_MiB),
 )
+RANKS_OP = "ranks"
+RANKS_METRICS: tuple[MetricSpec, ...] = (
+    # A multi-host run's evenness (`fslab.ranks`, stored as `ranks.*` run metrics): the
+    # fastest rank's rate over the slowest's. 1 is even; a shared file system that
+    # favours some clients shows here before it shows in the sum.
+    MetricSpec("imbalance", "imbalance (fastest/slowest rank)", "ratio", L, EFF, min_abs=0.01),
+)
 _PSEUDO_OPS = {TELEMETRY_OP: TELEMETRY_METRICS, JETSTRESS_OP: JETSTRESS_METRICS,
-               APP_OP: APP_METRICS}  # fmt: skip
+               APP_OP: APP_METRICS, RANKS_OP: RANKS_METRICS}  # fmt: skip
 _PSEUDO_NAMES = {op: frozenset(m.name for m in ms) for op, ms in _PSEUDO_OPS.items()}
 
 
@@ -230,7 +237,7 @@ def stored_name(full: str) -> tuple[str, str] | None:
     head, _, rest = full.partition(".")
     if full == "verdict.pass":
         return JETSTRESS_OP, "verdict_pass"
-    if head in (JETSTRESS_OP, APP_OP) and "." not in rest:
+    if head in (JETSTRESS_OP, APP_OP, RANKS_OP) and "." not in rest:
         op, name = head, rest
     else:
         prefix, name = (head, rest) if rest else ("", head)

@@ -21,6 +21,7 @@ journals say (`fslab run --hosts` runs it itself on its host after a failure).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -86,8 +87,12 @@ class Ranks:
         self.size: int = comm.Get_size()
         self.host = _host()
         self.stopped = False
-        self.hosts: list[str] = list(comm.allgather(self.host))
+        found = list(comm.allgather((self.host, os.getpid())))
+        self.hosts: list[str] = [h for h, _ in found]
         """Each rank's host, by rank (rank 0's first)."""
+        self.local_pids = {pid for h, pid in found[1:] if h == self.host}
+        """The other ranks on rank 0's host: their engines are the workload too, not
+        foreign work that spoils the measurement (telemetry)."""
 
     def _order(self, order: dict[str, Any]) -> list[Any]:
         self.comm.bcast(order, root=0)
@@ -177,7 +182,7 @@ def _worker(comm: Any) -> int:
     from fslab.targets.provision import Provisioned, provision, teardown
 
     rank, host = comm.Get_rank(), _host()
-    hosts = list(comm.allgather(host))
+    hosts = [h for h, _ in comm.allgather((host, os.getpid()))]
     local = hosts[:rank].count(host)  # this rank's index among its host's ranks
     store: Results | None = None
     journal: Any = MemoryJournal()

@@ -360,6 +360,13 @@ class Runner:
         self, prov: Provisioned, interval_s: float, *, also: Provisioned | None = None,
         space_at: Path | None = None, pids: Callable[[], set[int]] | None = None,
     ) -> Watch:  # fmt: skip
+        if self.ranks is not None:
+            # The other ranks on this host (and their engines) are this run's load too.
+            ours, given = self.ranks.local_pids, pids
+
+            def pids() -> set[int]:
+                return ours | (given() if given else set())
+
         return Watch(prov, interval_s, also=also, space_at=space_at, pids=pids)
 
     def live(self, line: str) -> None:
