@@ -374,3 +374,30 @@ def test_a_killed_rank_fails_the_run_and_everything_is_undone(lab: Path) -> None
     assert [r[0] for r in runs] == ["failed"] and "a rank ended" in runs[0][1]
     assert open_entries == 0
     assert not _rank_pids(0) and not _rank_pids(1), "no rank outlived the run"
+
+
+def test_a_hosts_table_names_each_host_with_its_ranks(tmp_path: Path) -> None:
+    study = tmp_path / "s.toml"
+    study.write_text(
+        f'name = "x"\n[hosts]\nlocalhost = 0\n[[target]]\nname = "d"\ndir = "{tmp_path}"\n'
+        '[[workload]]\nrw = "read"\n'
+    )
+    done = fslab("plan", str(study), cwd=tmp_path)
+    assert done.returncode == 2
+    assert "s.toml:2: hosts: `localhost = 0`: the ranks on a host are 1 to 1024" in done.stderr
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_a_study_with_a_hosts_table_runs_on_them(lab: Path) -> None:
+    (lab / "shared").mkdir()
+    study = lab / "s.toml"
+    study.write_text(NS_STUDY.format(root=lab) + "\n[hosts]\nlocalhost = 2\n")
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "2 ranks on 1 host(s)" in done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        assert con.execute("SELECT count(*) FROM rank").fetchone()[0] == 2
+    finally:
+        con.close()

@@ -24,7 +24,7 @@ from fslab.cli.plan import (
     scale_option,
     workdir_option,
 )
-from fslab.errors import ExitStatus
+from fslab.errors import ExitStatus, FslabError
 from fslab.hosts import HostsError, launch_argv, launch_env, parse_hosts
 from fslab.kinds.base import EngineJobKind
 from fslab.rank import active
@@ -33,6 +33,7 @@ from fslab.run import Progress as RunProgress
 from fslab.safe_text import safe_markup
 from fslab.store.db import Results
 from fslab.store.lock import exclusive, waiting_for
+from fslab.study.load import load_study
 from fslab.study.plan import Plan
 from fslab.study.preflight import Checked, checked_plan
 
@@ -92,6 +93,8 @@ def run(
     """Run a study (resuming: finished runs are skipped) and store the results. One run
     per results database at a time."""
     confirmed = frozenset(devices)
+    if hosts is None and active() is None:
+        hosts = _study_hosts(study)
     if hosts is not None:
         args = [str(study), "--scale", repr(scale), "--results", str(results)]
         args += ["--workdir", str(workdir)] if workdir is not None else []
@@ -182,6 +185,18 @@ def _launch(
         return ExitStatus(code)
     except ValueError:
         return ExitStatus.FAILED
+
+
+def _study_hosts(study: Path) -> str | None:
+    """The study's `[hosts]` as `--hosts` writes them, or None (a study that cannot be
+    read is left to the checks that follow, which say why)."""
+    try:
+        spec, _ = load_study(study)
+    except FslabError:
+        return None
+    if not spec.hosts:
+        return None
+    return ",".join(f"{name}:{slots}" for name, slots in spec.hosts.items())
 
 
 def _most_ranks(plan: Plan) -> int:

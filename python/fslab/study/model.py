@@ -110,6 +110,9 @@ class Study(Strict):
     """The seed of an adaptive study's run order (default: from the study's name)."""
     # A fresh file system for every run (the default), or one per target kept for all.
     reuse: bool = False
+    hosts: dict[str, int] | None = None
+    """`[hosts]`: host name -> ranks (slots) on it; `fslab run` then runs every point on
+    all of them at once over MPI, as `--hosts` does (docs/multihost.md)."""
     workdir: str | None = None
     target: list[TargetSpec] = Field(min_length=1)
     workload: list[AnyWorkload] = Field(min_length=1)
@@ -199,6 +202,17 @@ class Study(Strict):
             f"`{v}` is not a number of runs from 1 to {MAX_REPEAT}; write `repeat = 3`, or "
             f"`repeat = {{ min = 3, max = 10 }}` to repeat each point until it is decided"
         )
+
+    @field_validator("hosts")
+    @classmethod
+    def _hosts(cls, v: dict[str, int] | None) -> dict[str, int] | None:
+        for name, slots in (v or {}).items():
+            if isinstance(slots, bool) or not 1 <= slots <= 1024:
+                raise ValueError(f"`{name} = {slots}`: the ranks on a host are 1 to 1024")
+        if v is not None and not v:
+            raise ValueError("`[hosts]` is empty: name each host with its ranks, "
+                             "e.g. `localhost = 2`")  # fmt: skip
+        return v
 
     @field_validator("budget")
     @classmethod
