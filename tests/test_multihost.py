@@ -137,6 +137,12 @@ def test_two_ranks_on_this_machine_add_up_and_leave_nothing(lab: Path) -> None:
     shown = fslab("compare", "--results", "r.db", cwd=lab)
     assert shown.returncode == 0, shown.stderr
     assert "ranks imbalance (fastest/slowest rank)" in shown.stdout
+    listed = fslab("compare", "--results", "r.db", "--ranks", cwd=lab)
+    assert listed.returncode == 0, listed.stderr
+    lines = [x.split() for x in listed.stdout.splitlines()]
+    # per target: rank 0 on the point's line, rank 1 on the next; their shares add up
+    assert sum(1 for x in lines if "%" in " ".join(x)) == 4, listed.stdout
+    assert all(x[0] in ("shared", "ext4", "1", "0", "study", "point") for x in lines if x)
     # the other rank's engine is this run's load, not foreign work on the machine
     assert "contaminated" not in shown.stdout + shown.stderr
     left = subprocess.run(["pgrep", "-f", "fslab.rank"], capture_output=True, text=True)

@@ -69,9 +69,11 @@ from fslab.store.query import (
     BadResultsError,
     IntegrityRow,
     PointRow,
+    RankRow,
     ResultsError,
     StudyResults,
     open_readonly,
+    rank_rows,
     studies,
     study_results,
 )
@@ -728,6 +730,20 @@ def build_comparison(
         confidence=confidence,
         alpha=alpha,
     )
+
+
+def build_ranks(
+    db_path: Path | str = DEFAULT_RESULTS, study: str | None = None
+) -> tuple[str, list[RankRow]]:
+    """The ranks of a study's multi-host runs (`fslab compare --ranks`): the study's
+    name (the most recent by default, as `build_comparison`) and its rank rows."""
+    db_path = Path(db_path)
+    with open_readonly(db_path) as con:
+        listed = studies(con)
+        if not listed:
+            raise ResultsError(f"{db_path}: no studies in this results database", hint=RUN_HINT)
+        chosen = _pick_study([(s.id, s.name) for s in listed], study, db_path)
+        return chosen[1], rank_rows(con, chosen[0])
 
 
 def compare_results(

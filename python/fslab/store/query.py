@@ -236,6 +236,40 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
     )  # fmt: skip
 
 
+@dataclass(frozen=True)
+class RankRow:
+    """One rank of a multi-host run (table `rank`, docs/multihost.md)."""
+
+    target: str
+    workload: str
+    params: dict[str, Any]
+    rep: int
+    rank: int
+    host: str
+    status: str
+    start_unix_s: float
+    runtime_s: float
+    ios: int
+    bytes: int
+
+
+def rank_rows(con: sqlite3.Connection, study_id: int) -> list[RankRow]:
+    """The ranks of the study's multi-host runs, point by point in plan order, each run's
+    by repetition and rank."""
+    rows = con.execute(
+        "SELECT p.target, p.workload, p.params, r.rep, k.rank, k.host, k.status,"
+        " k.start_unix_s, k.runtime_s, k.ios, k.bytes FROM rank AS k"
+        " JOIN run AS r ON r.id = k.run_id JOIN point AS p ON p.id = r.point_id"
+        " WHERE p.study_id = ? ORDER BY p.seq, r.rep, k.rank",
+        (study_id,),
+    ).fetchall()
+    return [
+        RankRow(str(t), str(w), json.loads(pr), int(rep), int(rk), str(h), str(st),
+                float(start), float(rt), int(ios), int(nb))
+        for t, w, pr, rep, rk, h, st, start, rt, ios, nb in rows
+    ]  # fmt: skip
+
+
 def integrity_rows(
     con: sqlite3.Connection, study_id: int, db: Path, pts: Sequence[PointRow] | None = None
 ) -> list[IntegrityRow]:
