@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -72,6 +73,7 @@ from fslab.store.query import (
     RankRow,
     ResultsError,
     StudyResults,
+    StudyRow,
     open_readonly,
     rank_rows,
     studies,
@@ -715,10 +717,7 @@ def build_comparison(
     Raises `ResultsError` or `CompareError` with a hint."""
     db_path = Path(db_path)
     with open_readonly(db_path) as con:
-        listed = studies(con)
-        if not listed:
-            raise ResultsError(f"{db_path}: no studies in this results database", hint=RUN_HINT)
-        chosen = _pick_study([(s.id, s.name) for s in listed], study, db_path)
+        chosen, listed = _chosen_study(con, study, db_path)
         results = study_results(con, chosen[0], db_path)
     return compare_results(
         results,
@@ -739,11 +738,18 @@ def build_ranks(
     name (the most recent by default, as `build_comparison`) and its rank rows."""
     db_path = Path(db_path)
     with open_readonly(db_path) as con:
-        listed = studies(con)
-        if not listed:
-            raise ResultsError(f"{db_path}: no studies in this results database", hint=RUN_HINT)
-        chosen = _pick_study([(s.id, s.name) for s in listed], study, db_path)
+        chosen, _ = _chosen_study(con, study, db_path)
         return chosen[1], rank_rows(con, chosen[0])
+
+
+def _chosen_study(
+    con: sqlite3.Connection, study: str | None, db_path: Path
+) -> tuple[tuple[int, str], list[StudyRow]]:
+    """(id, name) of the study asked for (the most recent by default) and every study."""
+    listed = studies(con)
+    if not listed:
+        raise ResultsError(f"{db_path}: no studies in this results database", hint=RUN_HINT)
+    return _pick_study([(s.id, s.name) for s in listed], study, db_path), listed
 
 
 def compare_results(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,23 +39,6 @@ _ACTIVE: Ranks | None = None
 def active() -> Ranks | None:
     """The ranks of this run when it is rank 0 of a multi-host run, else None."""
     return _ACTIVE
-
-
-@dataclass
-class MemoryJournal:
-    """A journal kept in memory (ranks other than 0 have no results database)."""
-
-    entries: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
-
-    def record(self, action: str, subject: str, details: dict[str, Any]) -> int:
-        self.entries.append((action, subject, details))
-        return len(self.entries)
-
-    def done(self, entry_id: int) -> None:
-        pass
-
-    def undone(self, entry_id: int) -> None:
-        pass
 
 
 def _rebase(value: Any, old: str, new: str) -> Any:
@@ -185,7 +168,6 @@ def _worker(comm: Any) -> int:
     hosts = [h for h, _ in comm.allgather((host, os.getpid()))]
     local = hosts[:rank].count(host)  # this rank's index among its host's ranks
     store: Results | None = None
-    journal: Any = MemoryJournal()
     plan: Plan | None = None
     workdir: Path | None = None
     made: Any = None
@@ -223,20 +205,20 @@ def _worker(comm: Any) -> int:
                 # ends them all, and `fslab cleanup` (run by `fslab run --hosts` itself
                 # after a failure) undoes what it says.
                 store = Results.open(workdir.parent / f"rank{rank}.journal.db")
-                journal = store.journal(None)
-                _, made = make_dir(journal, workdir)
+                _, made = make_dir(store.journal(None), workdir)
             elif op == "provision":
                 assert plan is not None and workdir is not None
                 point = next(p for p in plan.points if p.id == order["point"])
                 per_host = order.get("per_host")
                 if per_host is None or local < int(per_host):
-                    prov = provision(point.target, workdir, journal, plan.scale)
+                    assert store is not None
+                    prov = provision(point.target, workdir, store.journal(None), plan.scale)
             elif op in ("teardown", "stop"):
-                if prov is not None:
-                    teardown(prov, journal)
+                if prov is not None and store is not None:
+                    teardown(prov, store.journal(None))
                     prov = None
-                if op == "stop" and made is not None:
-                    undo_refs([made], journal)
+                if op == "stop" and made is not None and store is not None:
+                    undo_refs([made], store.journal(None))
                 if op == "stop" and store is not None and not store.open_journal_entries():
                     store.close()
                     for suffix in ("", "-wal", "-shm"):
