@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from conftest import fslab, fslab_env, loops_under, mounts_under, start_fslab
 
-from fslab.engine import Report, decode_hist, hist_percentile, run_job
-from fslab.errors import FslabError
+from fslab.engine import Report, SeriesPoint, decode_hist, hist_percentile, judge_steady, run_job
+from fslab.errors import EngineError, FslabError
 from fslab.hosts import Host, parse_hosts
 from fslab.rank import rebase_job
 from fslab.ranks import RankReport, merge
@@ -393,17 +393,73 @@ def test_a_hosts_table_names_each_host_with_its_ranks(tmp_path: Path) -> None:
     assert "s.toml:2: hosts: `localhost = 0`: the ranks on a host are 1 to 1024" in done.stderr
 
 
+@pytest.mark.engine
+def test_a_summed_series_is_judged_by_the_engines_rule(tmp_path: Path) -> None:
+    def point(i: int, reads: int) -> SeriesPoint:
+        op = {"ios": reads, "bytes": reads * 4096, "iops": reads, "bw_bytes": reads * 4096,
+              "lat_mean_ns": 1000, "lat_p99_ns": 2000}  # fmt: skip
+        return SeriesPoint.model_validate({"t_s": i + 1, "dur_s": 1, "ramp": False, "read": op})
+
+    job = {"filename": str(tmp_path / "f"), "size": "1m", "runtime": "20s",
+           "steady_state": True, "steady_window": 3}  # fmt: skip
+    flat = judge_steady(job, [point(i, r) for i, r in enumerate([5000, 1000, 1010, 990, 1000])])
+    assert flat.steady_state.attained and not flat.warnings
+    assert (flat.steady_state.window_start_s, flat.steady_state.window_end_s) == (1.0, 4.0)
+    # the results are not trimmed: they span the whole series
+    assert (flat.steady_state.results_start_s, flat.steady_state.results_end_s) == (0.0, 5.0)
+    rising = judge_steady(job, [point(i, 1000 * (i + 1)) for i in range(8)])
+    assert not rising.steady_state.attained
+    (w,) = rising.warnings
+    assert w.kind == "not_steady" and "the results cover the whole run" in w.message
+    with pytest.raises(EngineError, match="`steady_state`: is not set"):
+        judge_steady({"filename": "/x", "size": "1m", "runtime": "5s"}, [point(0, 1)])
+
+
+STEADY_STUDY = """
+name = "steady on the sum"
+
+[[target]]
+name = "shared"
+dir = "{root}/shared"
+
+[[workload]]
+rw = "randread"
+bs = "4k"
+file_size = "8MiB"
+runtime = "4s"
+ioengine = "sync"
+direct = false
+steady_state = true
+steady_window = 3
+
+[hosts]
+localhost = 2
+"""
+
+
 @pytest.mark.root
 @pytest.mark.engine
-def test_a_study_with_a_hosts_table_runs_on_them(lab: Path) -> None:
+def test_a_study_with_a_hosts_table_runs_on_them_judged_steady_on_the_sum(lab: Path) -> None:
     (lab / "shared").mkdir()
     study = lab / "s.toml"
-    study.write_text(NS_STUDY.format(root=lab) + "\n[hosts]\nlocalhost = 2\n")
+    study.write_text(STEADY_STUDY.format(root=lab))
     done = fslab("run", str(study), "--results", "r.db", cwd=lab, timeout=600)
     assert done.returncode == 0, done.stderr
     assert "2 ranks on 1 host(s)" in done.stderr
     con = sqlite3.connect(lab / "r.db")
     try:
         assert con.execute("SELECT count(*) FROM rank").fetchone()[0] == 2
+        (doc,) = con.execute("SELECT engine_json FROM run").fetchone()
+        ranks = [json.loads(r) for (r,) in con.execute("SELECT report FROM rank")]
     finally:
         con.close()
+    agg = Report.model_validate(json.loads(doc))
+    # each rank ran the whole runtime (the stonewall) without judging itself ...
+    assert all(r["steady_state"] is None and r["runtime_s"] >= 3.9 for r in ranks)
+    # ... and the sum was judged by the study's keys: the results are the whole span
+    steady = agg.steady_state
+    assert steady is not None and steady.limits.window == 3 and steady.rounds >= 3
+    assert agg.runtime_s >= 3.9
+    unsteady = [w for w in agg.warnings if w.kind == "not_steady"]
+    assert steady.attained == (not unsteady), agg.warnings
+    assert all(w.message.startswith("ranks summed: ") for w in unsteady)

@@ -57,6 +57,15 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
     },
+    /// Judge a finished series by a job's steady-state keys, as a live job would be
+    /// judged: reads `{"job": {...}, "series": [points]}` (the job with `steady_state =
+    /// true`, the points as in a report's `series.points`) and prints the
+    /// `steady_state` section and any `not_steady` warning as JSON. fslab uses it for
+    /// the summed series of a multi-host run.
+    Steady {
+        /// The input file (`.json`) or `-`.
+        input: PathBuf,
+    },
     /// Print the JSON Schema of a job or of the report.
     Schema {
         #[arg(value_enum)]
@@ -72,6 +81,8 @@ enum SchemaKind {
     Progress,
     /// The output of `check --format json`.
     Check,
+    /// The output of `steady`.
+    Steady,
 }
 
 /// How `run` shows progress on stderr.
@@ -103,6 +114,7 @@ fn main() -> ExitCode {
                 SchemaKind::Report => report::report_schema(),
                 SchemaKind::Progress => report::progress_schema(),
                 SchemaKind::Check => report::check_schema(),
+                SchemaKind::Steady => report::steady_schema(),
             };
             println!(
                 "{}",
@@ -111,6 +123,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run { job, progress } => run(&job, progress),
+        Command::Steady { input } => steady(&input),
         Command::Check {
             job,
             format: CheckFormat::Json,
@@ -237,6 +250,44 @@ fn run(path: &PathBuf, progress: Option<Progress>) -> ExitCode {
     }
 }
 
+/// `steady`: the input's job resolved like any job (its problems exit 2), then judged.
+fn steady(path: &PathBuf) -> ExitCode {
+    #[derive(serde::Deserialize)]
+    struct Input {
+        job: serde_json::Value,
+        series: Vec<SeriesPoint>,
+    }
+    let place = place_of(path);
+    let input: Input = match read_text(path).and_then(|text| {
+        serde_json::from_str(&text).map_err(|e| {
+            JobError::whole(format!("not a steady input: {e}"))
+                .hint("give `{\"job\": {...}, \"series\": [points]}`, the points as in a report's `series.points`")
+                .into()
+        })
+    }) {
+        Ok(i) => i,
+        Err(errors) => return usage_error(&place, &errors),
+    };
+    let job = match spec::spec_from_value(input.job).and_then(|s| s.resolve()) {
+        Ok(job) => job,
+        Err(errors) => return usage_error(&place, &errors),
+    };
+    let Some((steady_state, warning)) = fslab_engine::steady::judge(&job, &input.series) else {
+        let e = JobError::new("steady_state", "is not set: there is nothing to judge by")
+            .hint("set `steady_state = true` (and any steady keys) in the input's job");
+        return usage_error(&place, &e.into());
+    };
+    let answer = report::SteadyAnswer {
+        steady_state,
+        warnings: warning.into_iter().collect(),
+    };
+    println!(
+        "{}",
+        serde_json::to_string(&answer).expect("an answer serializes")
+    );
+    ExitCode::SUCCESS
+}
+
 fn place_of(path: &Path) -> String {
     if path.as_os_str() == "-" {
         "<stdin>".to_string()
@@ -246,6 +297,11 @@ fn place_of(path: &Path) -> String {
 }
 
 fn read_job(path: &PathBuf) -> Result<(spec::JobSpec, spec::Job), JobErrors> {
+    spec::load(&read_text(path)?)
+}
+
+/// A job file's text, or standard input's for `-`.
+fn read_text(path: &PathBuf) -> Result<String, JobErrors> {
     let mut text = String::new();
     let read = if path.as_os_str() == "-" {
         if std::io::stdin().is_terminal() {
@@ -264,7 +320,7 @@ fn read_job(path: &PathBuf) -> Result<(spec::JobSpec, spec::Job), JobErrors> {
             .hint("check the path")
             .into());
     }
-    spec::load(&text)
+    Ok(text)
 }
 
 fn usage_error(place: &str, errors: &JobErrors) -> ExitCode {

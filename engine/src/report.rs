@@ -5,7 +5,7 @@
 //! is generated from these types, and a test fails when the committed copy is stale.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::diagnostics::Warning;
 use crate::error::JobError;
@@ -516,7 +516,7 @@ pub struct Series {
 
 /// One interval of the job: a point of `series.points`, and one line of
 /// `run --progress=jsonl` as the interval completes.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct SeriesPoint {
     /// End of this interval, seconds from the start of the job (the ramp included).
     pub t_s: f64,
@@ -540,7 +540,7 @@ pub struct SeriesPoint {
     pub background: Option<IntervalOp>,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct IntervalOp {
     pub ios: u64,
     pub bytes: u64,
@@ -585,6 +585,22 @@ pub struct CheckReport {
     /// The job with every default filled in (what `check` prints as text); null when
     /// there are errors.
     pub job: Option<Job>,
+}
+
+/// What `fslab-engine steady` prints: a finished series judged by a job's steady-state
+/// keys (docs/engine.md, "Steady state").
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(title = "fslab-engine steady")]
+pub struct SteadyAnswer {
+    /// As a report's `steady_state`; `results_*_s` span the whole measured series.
+    pub steady_state: SteadyState,
+    /// `not_steady` when no window was steady; empty otherwise.
+    pub warnings: Vec<Warning>,
+}
+
+/// The JSON Schema of `steady`'s answer, as committed in `schemas/steady.schema.json`.
+pub fn steady_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(SteadyAnswer)).unwrap_or_default()
 }
 
 /// The JSON Schema of `check --format json`, as committed in `schemas/check.schema.json`.

@@ -23,7 +23,7 @@ use hdrhistogram::Histogram;
 
 use crate::diagnostics::{Warning, WarningKind};
 use crate::record::{total_hist, Op, OPS};
-use crate::report::{SteadyLimits, SteadyRound, SteadyState};
+use crate::report::{SeriesPoint, SteadyLimits, SteadyRound, SteadyState};
 use crate::spec::{Job, Kind};
 
 /// The fewest completions of the tracked ops a round holds: below that a round's rate is
@@ -454,16 +454,27 @@ impl Outcome {
 
     /// `not_steady` when the cap (`runtime_s` seconds) came first; `None` when attained.
     pub fn warning(&self, runtime_s: f64) -> Option<Warning> {
+        self.warning_for(runtime_s, true)
+    }
+
+    /// As `warning`; `trimmed` says whether the results cover the last window judged (a
+    /// live job) or the whole series (`judge`).
+    fn warning_for(&self, runtime_s: f64, trimmed: bool) -> Option<Warning> {
         if self.attained {
             return None;
         }
+        let covers = if trimmed {
+            "the results cover those rounds"
+        } else {
+            "the results cover the whole run"
+        };
         let l = &self.limits;
         let need_s = l.round_s * l.window as f64;
         Some(match self.excursion {
             Some(x) => Warning::new(
                 WarningKind::NotSteady,
                 format!(
-                    "no steady state within `runtime` ({runtime_s:.3} s): over the last {} rounds the rate ranged {:.1}% of its mean (limit {}%) and drifted {:.1}% (limit {}%); the results cover those rounds",
+                    "no steady state within `runtime` ({runtime_s:.3} s): over the last {} rounds the rate ranged {:.1}% of its mean (limit {}%) and drifted {:.1}% (limit {}%); {covers}",
                     l.window, x.range_pct, l.range_pct, x.slope_pct, l.slope_pct
                 ),
                 "give `runtime` more time (it is only the cap), or widen `steady_range`/`steady_slope`; longer rounds (`steady_round`) smooth a bursty rate",
@@ -480,6 +491,33 @@ impl Outcome {
             ),
         })
     }
+}
+
+/// Judges a series that ran without steady state by `job`'s steady-state keys, as the
+/// job would have been judged live: the `steady_state` section and the `not_steady`
+/// warning, or `None` when the job has no steady state. `results` are not trimmed
+/// (points carry no histograms), so the section's `results_*_s` span the whole measured
+/// series. This is how `fslab-engine steady` judges the summed series of a multi-host
+/// run, whose ranks each ran the whole `runtime` (docs/multihost.md).
+pub fn judge(job: &Job, points: &[SeriesPoint]) -> Option<(SteadyState, Option<Warning>)> {
+    let limits = Limits::of(job)?;
+    let mut tracker = Tracker::new(limits);
+    let mut measured: Option<(f64, f64)> = None;
+    for p in points {
+        let start_s = (p.t_s - p.dur_s).max(0.0);
+        // `record::Op` order.
+        let slots = [&p.read, &p.write, &p.files, &p.log, &p.txn, &p.background];
+        let ops: IntervalOps<'_> =
+            slots.map(|o| o.as_ref().map_or((0, 0, None), |o| (o.ios, o.bytes, None)));
+        tracker.push(start_s, p.t_s, p.ramp, ops);
+        if !p.ramp {
+            measured = Some(measured.map_or((start_s, p.t_s), |(s, _)| (s, p.t_s)));
+        }
+    }
+    let runtime_s = measured.map_or(0.0, |(s, e)| e - s);
+    let outcome = tracker.finish();
+    let warning = outcome.warning_for(runtime_s, false);
+    Some((outcome.report(measured.unwrap_or((0.0, 0.0))), warning))
 }
 
 #[cfg(test)]
@@ -734,5 +772,58 @@ mod tests {
         let w = out.warning(3.0).unwrap();
         assert!(w.message.contains("3 of the 5 rounds"), "{}", w.message);
         assert!(w.hint.unwrap().contains("5.000 s"));
+    }
+
+    fn point(i: usize, reads: u64) -> SeriesPoint {
+        let op = crate::report::IntervalOp {
+            ios: reads,
+            bytes: reads * 4096,
+            iops: reads as f64,
+            bw_bytes: reads as f64 * 4096.0,
+            lat_mean_ns: 1000.0,
+            lat_p99_ns: 2000,
+        };
+        SeriesPoint {
+            t_s: i as f64 + 1.0,
+            dur_s: 1.0,
+            ramp: i == 0,
+            read: Some(op),
+            write: None,
+            files: None,
+            log: None,
+            txn: None,
+            background: None,
+        }
+    }
+
+    fn steady_job() -> Job {
+        let text = "filename = \"/tmp/x\"\nsize = \"1m\"\nruntime = \"30s\"\nsteady_state = true\nsteady_window = 3";
+        crate::spec::load(text).unwrap().1
+    }
+
+    #[test]
+    fn a_finished_series_is_judged_as_the_live_job_would_be() {
+        // A ramp, a warm-up, then flat: steady on the last three rounds.
+        let rates = [9_000, 5_000, 1_000, 1_010, 990, 1_000, 1_005];
+        let points: Vec<SeriesPoint> = rates
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| point(i, r))
+            .collect();
+        let (s, warning) = judge(&steady_job(), &points).unwrap();
+        assert!(s.attained && warning.is_none(), "{s:?}");
+        // Steady at the fourth round (the ramp not judged): judging stops there, as live.
+        assert_eq!(s.rounds, 4);
+        assert_eq!((s.window_start_s, s.window_end_s), (Some(2.0), Some(5.0)));
+        assert_eq!((s.results_start_s, s.results_end_s), (1.0, 7.0));
+        let drifting: Vec<SeriesPoint> =
+            (0..12).map(|i| point(i, 1_000 * (i as u64 + 1))).collect();
+        let (s, warning) = judge(&steady_job(), &drifting).unwrap();
+        assert!(!s.attained);
+        assert_eq!(warning.unwrap().kind, WarningKind::NotSteady);
+        let plain = crate::spec::load("filename = \"/tmp/x\"\nsize = \"1m\"")
+            .unwrap()
+            .1;
+        assert!(judge(&plain, &points).is_none());
     }
 }

@@ -48,6 +48,11 @@ fn check_schema_is_current() {
     check("check.schema.json", fslab_engine::report::check_schema());
 }
 
+#[test]
+fn steady_schema_is_current() {
+    check("steady.schema.json", fslab_engine::report::steady_schema());
+}
+
 /// The type of a job key, in words, from its schema.
 fn type_of(prop: &Value, defs: &Value) -> String {
     let Some(any) = prop["anyOf"].as_array() else {

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sysconfig
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -849,6 +849,46 @@ def check_job(
         except (ValueError, KeyError, TypeError):
             pass  # not the check document: the engine is not one this lab can use
     raise _check_failed(exe, done, what)
+
+
+class SteadyAnswer(_Model):
+    """What `fslab-engine steady` prints: a finished series judged by a job's steady keys."""
+
+    steady_state: SteadyState
+    warnings: _Items[EngineWarning]
+
+
+def judge_steady(
+    job: Mapping[str, Any], points: Sequence[SeriesPoint], *, engine: Path | None = None
+) -> SteadyAnswer:
+    """`points` (a finished series) judged by `job`'s steady-state keys with the engine's
+    own rule (`fslab-engine steady`), as a live run of `job` would have been judged.
+
+    Raises `EngineError` when the engine refuses (the job has no steady state, or the
+    input is malformed) or cannot answer."""
+    exe = engine or find_engine()
+    doc = {"job": dict(job), "series": [p.model_dump(mode="json") for p in points]}
+    try:
+        done = subprocess.run(
+            [str(exe), "steady", "-"], input=json.dumps(doc), capture_output=True,
+            text=True, check=False,
+        )  # fmt: skip
+    except OSError as e:
+        raise EngineError(
+            f"cannot start `{exe}`: {e.strerror or e}",
+            hint=f"check that it is a `{ENGINE_NAME}` built for this machine (`make setup`)",
+        ) from e
+    if done.returncode != EXIT_OK:
+        raise EngineError(
+            f"{exe}: the engine could not judge the series (exit {done.returncode}): "
+            f"{done.stderr.strip()[-500:]}",
+            hint="rebuild the engine (`make setup`): this lab needs `fslab-engine steady`",
+        )
+    try:
+        return SteadyAnswer.model_validate_json(done.stdout)
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise _malformed(_where(err["loc"]), _problem(err), err.get("input")) from e
 
 
 def _check_failed(exe: Path, done: subprocess.CompletedProcess[str], what: str) -> EngineError:

@@ -14,7 +14,10 @@ shape, so the store, compare and the reports read it like any run:
 - the series is summed interval by interval (the ranks' intervals are aligned on their
   common start); an interval's mean latency is the mean weighted by completions, its
   p99 the largest rank's (an upper bound: intervals carry no histogram);
-- warnings and errors are kept, each prefixed with its rank.
+- warnings and errors are kept, each prefixed with its rank;
+- a steady-state job is judged on the summed series (`with_steady`): each rank ran the
+  whole `runtime`, so the verdict is the sum's, by the engine's own rule, and the results
+  stay the whole stonewall.
 
 `RankFacts` says how even the ranks were: start skew, span, imbalance (max / min rank
 throughput), first-done and last-done for size-based jobs.
@@ -22,11 +25,12 @@ throughput), first-done and last-done for size-based jobs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fslab.engine import Report, decode_hist, hist_percentile
+from fslab.engine import EngineRun, Report, SteadyAnswer, decode_hist, hist_percentile
 from fslab.errors import FslabError
 
 
@@ -172,3 +176,19 @@ def _series(ranks: Sequence[RankReport]) -> list[dict[str, Any]]:
             }
         out.append(point)
     return out
+
+
+def with_steady(run: EngineRun, answer: SteadyAnswer) -> EngineRun:
+    """The aggregate `run` with the verdict of its summed series (`fslab-engine steady`):
+    its `steady_state` section, and a `not_steady` warning when no window was steady
+    (which keeps compare's verdict off the run, as for a one-host run)."""
+    doc = run.report.model_dump(mode="json", by_alias=True)
+    doc["steady_state"] = answer.steady_state.model_dump(mode="json")
+    doc["warnings"] += [
+        {**w.model_dump(mode="json"), "message": f"ranks summed: {w.message}"}
+        for w in answer.warnings
+    ]
+    report = Report.model_validate(doc)
+    text = report.model_dump_json(by_alias=True)
+    return EngineRun(report=report, document=json.loads(text), stdout=text,
+                     stderr=run.stderr, exit_code=run.exit_code)  # fmt: skip

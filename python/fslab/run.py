@@ -25,10 +25,11 @@ from typing import Any
 from fslab import rank
 from fslab.cleanup import undo_open
 from fslab.compare import CompareError, ResultsError, compare_results
-from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, run_job
+from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, judge_steady, run_job
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.metrics import UNCOMPARED_KINDS
+from fslab.ranks import with_steady
 from fslab.report.job_summary import live_summary, stored_summary
 from fslab.stats import sequential
 from fslab.stats.sequential import look_level
@@ -383,6 +384,7 @@ class Runner:
             return run_job(job, engine=self.engine, progress_cb=progress_cb)
         # Every rank runs the whole `runtime` (the stonewall): a rank that stopped once
         # its own rate was steady would leave the others to run alone.
+        steady = dict(job) if job.get("steady_state") else None
         job = {k: v for k, v in job.items() if not k.startswith("steady_")}
         job["steady_state"] = False
         ranked = self.ranks.run_job(job, prov.workdir, progress_cb)
@@ -395,7 +397,12 @@ class Runner:
         self.db.add_ranks(
             run_id, [(r.rank, r.host, r.report) for r in ranked.ranks], ranked.facts.as_dict()
         )
-        return ranked.run
+        if not steady:
+            return ranked.run
+        # The summed series judged by the job's own keys and the engine's own rule; the
+        # results stay the whole stonewall (the ranks' latencies are whole-run histograms).
+        return with_steady(ranked.run, judge_steady(steady, ranked.run.report.series.points,
+                                                    engine=self.engine))  # fmt: skip
 
     def engine_live(self, prefix: str = "") -> Callable[[SeriesPoint], None]:
         return lambda point: self.progress.live(prefix + live_summary(point))

@@ -210,7 +210,12 @@ def _steady_line(p: Plan) -> str:
             "steady state: off (each run measures its whole runtime; a runtime of 5 rounds "
             "or more stops each run once steady)"
         )
-    said = f"steady state: on for {on} point{'s' if on != 1 else ''} (runtime is the cap)"
+    if p.study.hosts:
+        # Every rank runs the whole runtime (the stonewall); the sum is judged afterwards.
+        said = (f"steady state: judged on the ranks' summed series for {on} "
+                f"point{'s' if on != 1 else ''} (each rank runs its whole runtime)")  # fmt: skip
+    else:
+        said = f"steady state: on for {on} point{'s' if on != 1 else ''} (runtime is the cap)"
     if off:
         said += f", off for {off} whose runtime cannot hold a window of rounds"
     return said
