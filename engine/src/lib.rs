@@ -11,6 +11,7 @@ pub mod cpu;
 pub mod diagnostics;
 pub mod error;
 pub mod files;
+pub mod fio;
 pub mod harness;
 pub mod io;
 pub mod layout;

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use clap::{Parser, Subcommand, ValueEnum};
 use fslab_engine::diagnostics::{Warning, WarningKind};
 use fslab_engine::error::{JobError, JobErrors, RunError};
+use fslab_engine::fio;
 use fslab_engine::harness::Flags;
 use fslab_engine::report::{self, CheckReport, SeriesPoint, Status};
 use fslab_engine::spec;
@@ -33,8 +34,12 @@ struct Cli {
 enum Command {
     /// Run a job given as a TOML or JSON file, or `-` for standard input.
     Run {
-        /// The job file (`.toml`, `.json`) or `-`.
-        job: PathBuf,
+        /// The job file (`.toml`, `.json`) or `-`; or fio job files (`.fio`, `.ini`, or
+        /// any name with `--fio`), several of them run one after the other.
+        #[arg(required = true, num_args = 1..)]
+        job: Vec<PathBuf>,
+        #[command(flatten)]
+        fio: FioArgs,
         /// Print one line per interval on stderr while the job runs: for people
         /// (`--progress`), or one JSON object per line (`--progress=jsonl`).
         #[arg(
@@ -50,8 +55,12 @@ enum Command {
     /// Check a job without running it: print it resolved (every default filled in) as
     /// JSON, or its problems (exit 2). The target is not looked at.
     Check {
-        /// The job file (`.toml`, `.json`) or `-`.
-        job: PathBuf,
+        /// The job file (`.toml`, `.json`) or `-`; or fio job files (`.fio`, `.ini`, or
+        /// any name with `--fio`): then the phases, groups and each job's keys.
+        #[arg(required = true, num_args = 1..)]
+        job: Vec<PathBuf>,
+        #[command(flatten)]
+        fio: FioArgs,
         /// `text`: the resolved job on stdout, problems and warnings on stderr.
         /// `json`: one object on stdout, `{"ok", "errors", "warnings", "job"}`.
         #[arg(long, value_enum, default_value = "text")]
@@ -73,6 +82,28 @@ enum Command {
     },
 }
 
+/// How fio job files are read (docs/fio.md).
+#[derive(clap::Args)]
+struct FioArgs {
+    /// Read the job files as fio job files whatever their names end with.
+    #[arg(long)]
+    fio: bool,
+    /// fio job files: set an engine job key on every job, after the file's own options
+    /// (`--set directory=/mnt/x`, `--set bs=8k`); repeatable.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+impl FioArgs {
+    /// Whether `jobs` are fio job files: `--fio`, or every name ends in `.fio`/`.ini`.
+    fn applies(&self, jobs: &[PathBuf]) -> bool {
+        self.fio
+            || jobs
+                .iter()
+                .all(|j| j.extension().is_some_and(|e| e == "fio" || e == "ini"))
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum SchemaKind {
     Job,
@@ -83,6 +114,8 @@ enum SchemaKind {
     Check,
     /// The output of `steady`.
     Steady,
+    /// The output of `run` for fio job files.
+    FioReport,
 }
 
 /// How `run` shows progress on stderr.
@@ -115,6 +148,7 @@ fn main() -> ExitCode {
                 SchemaKind::Progress => report::progress_schema(),
                 SchemaKind::Check => report::check_schema(),
                 SchemaKind::Steady => report::steady_schema(),
+                SchemaKind::FioReport => fslab_engine::fio::run::report_schema(),
             };
             println!(
                 "{}",
@@ -122,29 +156,67 @@ fn main() -> ExitCode {
             );
             ExitCode::SUCCESS
         }
-        Command::Run { job, progress } => run(&job, progress),
+        Command::Run { job, fio, progress } => {
+            if fio.applies(&job) {
+                return fio_run(&job, &fio, progress);
+            }
+            match one_job(&job) {
+                Ok(job) => run(job, progress),
+                Err(code) => code,
+            }
+        }
         Command::Steady { input } => steady(&input),
+        Command::Check { job, fio, format } if fio.applies(&job) => fio_check(&job, &fio, format),
         Command::Check {
             job,
             format: CheckFormat::Json,
-        } => check_json(&job),
-        Command::Check { job, .. } => match read_job(&job) {
-            Ok((spec, resolved)) => {
-                let place = place_of(&job);
-                for w in spec.warnings(&resolved) {
-                    eprintln!("warning: {place}: {}", w.message);
-                    if let Some(h) = &w.hint {
-                        eprintln!("  hint: {h}");
-                    }
-                }
-                println!(
-                    "{}",
-                    serde_json::to_string(&resolved).expect("a job serializes")
-                );
-                ExitCode::SUCCESS
-            }
-            Err(errors) => usage_error(&place_of(&job), &errors),
+            ..
+        } => match one_job(&job) {
+            Ok(job) => check_json(job),
+            Err(code) => code,
         },
+        Command::Check { job, .. } => {
+            let job = match one_job(&job) {
+                Ok(job) => job,
+                Err(code) => return code,
+            };
+            check_text(job)
+        }
+    }
+}
+
+/// The one job file of a native job (several are for fio job files only).
+fn one_job(jobs: &[PathBuf]) -> Result<&PathBuf, ExitCode> {
+    match jobs {
+        [one] => Ok(one),
+        _ => {
+            eprintln!(
+                "error: {} job files given: a TOML or JSON job is one file",
+                jobs.len()
+            );
+            eprintln!("  hint: several files are for fio job files (`.fio`, `.ini`, or `--fio`)");
+            Err(ExitCode::from(EXIT_USAGE))
+        }
+    }
+}
+
+fn check_text(job: &PathBuf) -> ExitCode {
+    match read_job(job) {
+        Ok((spec, resolved)) => {
+            let place = place_of(&job);
+            for w in spec.warnings(&resolved) {
+                eprintln!("warning: {place}: {}", w.message);
+                if let Some(h) = &w.hint {
+                    eprintln!("  hint: {h}");
+                }
+            }
+            println!(
+                "{}",
+                serde_json::to_string(&resolved).expect("a job serializes")
+            );
+            ExitCode::SUCCESS
+        }
+        Err(errors) => usage_error(&place_of(job), &errors),
     }
 }
 
@@ -286,6 +358,118 @@ fn steady(path: &PathBuf) -> ExitCode {
         serde_json::to_string(&answer).expect("an answer serializes")
     );
     ExitCode::SUCCESS
+}
+
+/// The plan of fio job files with `--set` applied, or exit 2 with every problem.
+fn fio_plan(jobs: &[PathBuf], args: &FioArgs) -> Result<fio::Plan, Vec<fio::Problem>> {
+    let mut overrides = Vec::new();
+    let mut problems = Vec::new();
+    for kv in &args.set {
+        match kv.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => {
+                // A number stays a number (`iodepth=8`); anything else is text (`4k`).
+                let v = v.trim();
+                let value = serde_json::from_str::<serde_json::Value>(v)
+                    .ok()
+                    .filter(|x| x.is_number() || x.is_boolean())
+                    .unwrap_or_else(|| serde_json::Value::String(v.to_string()));
+                overrides.push((k.trim().to_string(), value));
+            }
+            _ => problems.push(
+                fio::Problem::whole("--set", format!("`{kv}` is not KEY=VALUE"))
+                    .hint("e.g. `--set directory=/mnt/x`"),
+            ),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    fio::load(jobs, &|var| std::env::var(var).ok(), &overrides)
+}
+
+fn fio_problems(problems: &[fio::Problem]) -> ExitCode {
+    for p in problems {
+        eprintln!("error: {p}");
+        if let Some(h) = &p.hint {
+            eprintln!("  hint: {h}");
+        }
+    }
+    eprintln!(
+        "fslab-engine: {} problem{} in the job file; nothing was run",
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+    ExitCode::from(EXIT_USAGE)
+}
+
+/// `check` of fio job files: the phases and each job's keys (text), or one JSON object.
+fn fio_check(jobs: &[PathBuf], args: &FioArgs, format: CheckFormat) -> ExitCode {
+    let plan = fio_plan(jobs, args);
+    if format == CheckFormat::Json {
+        let (ok, answer) = match &plan {
+            Ok(plan) => (
+                true,
+                serde_json::json!({"ok": true, "problems": [], "plan": plan}),
+            ),
+            Err(p) => (
+                false,
+                serde_json::json!({"ok": false, "problems": p, "plan": null}),
+            ),
+        };
+        println!("{answer}");
+        return if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(EXIT_USAGE)
+        };
+    }
+    match plan {
+        Ok(plan) => {
+            print!("{}", fio::describe(&plan));
+            ExitCode::SUCCESS
+        }
+        Err(problems) => fio_problems(&problems),
+    }
+}
+
+/// `run` of fio job files: every job as fio would schedule it, one report for all.
+fn fio_run(jobs: &[PathBuf], args: &FioArgs, progress: Option<Progress>) -> ExitCode {
+    let plan = match fio_plan(jobs, args) {
+        Ok(plan) => plan,
+        Err(problems) => return fio_problems(&problems),
+    };
+    let flags = Flags::new();
+    if let Err(e) = install_signals(&flags.stop) {
+        eprintln!("error: cannot install signal handlers: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    for j in &plan.jobs {
+        for n in &j.notes {
+            eprintln!("note: [{}]: {n}", j.name);
+        }
+    }
+    let on_point = |name: &str, p: &SeriesPoint| match progress {
+        Some(Progress::Human) => eprintln!("[{name}] {}", progress_line(p)),
+        Some(Progress::Jsonl) => eprintln!("{}", serde_json::json!({"job": name, "point": p})),
+        None => {}
+    };
+    let report = fio::run::run(&plan, &flags, &on_point);
+    let text = serde_json::to_string(&report).expect("the report serializes");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+    for j in &report.jobs {
+        if let Some(e) = &j.error {
+            eprintln!("error: [{}] {}: {e}", j.name, j.place);
+        }
+        for e in j.report.iter().flat_map(|r| &r.errors) {
+            eprintln!("error: [{}] thread {}: {}", j.name, e.thread, e.message);
+        }
+    }
+    match report.status {
+        Status::Ok => ExitCode::SUCCESS,
+        Status::Failed => ExitCode::from(EXIT_FAILED),
+        Status::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+    }
 }
 
 fn place_of(path: &Path) -> String {

@@ -85,6 +85,16 @@ pub fn serialize(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(buf)
 }
 
+/// The histogram `serialize` wrote, or `None` when the text is not one.
+pub fn deserialize(text: &str) -> Option<Histogram<u64>> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .ok()?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut bytes.as_slice())
+        .ok()
+}
+
 /// One direction's totals over all threads, as the report shows them.
 pub fn merged_result<'a>(
     op: crate::report::ResultOp,

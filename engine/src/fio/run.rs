@@ -1,0 +1,200 @@
+//! Runs a job file's plan as fio would: every job of a phase at once, each in its own
+//! threads; a job with `stonewall` starts when every job above it has ended, one with
+//! `wait_for` when the job it names has. Each job is an ordinary engine job with its own
+//! report, named as in the file; a reporting group with `group_reporting` is also
+//! reported as one (counts summed, histograms added, rates over the group's span).
+
+use std::sync::{Condvar, Mutex};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::{Inert, Plan};
+use crate::harness::Flags;
+use crate::record::{deserialize, serialize, summarize, total_hist};
+use crate::report::{OpResult, Report, SeriesPoint, Status};
+
+/// What `fslab-engine run FILE.fio` prints.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[schemars(title = "fslab-engine fio report")]
+pub struct FioReport {
+    /// The job files, as named.
+    pub files: Vec<String>,
+    /// `ok` when every job is; else `interrupted` or `failed` (the worst).
+    pub status: Status,
+    /// One per job section, in file order.
+    pub jobs: Vec<FioJobResult>,
+    /// One per reporting group with `group_reporting`.
+    pub groups: Vec<GroupResult>,
+    /// Options accepted with no effect.
+    pub inert: Vec<Inert>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct FioJobResult {
+    pub name: String,
+    /// Where its section starts (`file:line`).
+    pub place: String,
+    pub phase: u32,
+    pub group: u32,
+    pub after: Vec<String>,
+    pub notes: Vec<String>,
+    /// The job's engine report; null when it could not start (see `error`).
+    pub report: Option<Report>,
+    pub error: Option<String>,
+}
+
+/// A reporting group's jobs as one (fio's `group_reporting`).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct GroupResult {
+    pub group: u32,
+    pub jobs: Vec<String>,
+    /// From the earliest measured start to the latest measured end of its jobs.
+    pub runtime_s: f64,
+    /// Per operation: counts summed, histograms added, rates over `runtime_s`.
+    pub results: Vec<OpResult>,
+}
+
+/// Runs every job of `plan`; `on_point` gets each job's intervals with its name.
+pub fn run(
+    plan: &Plan,
+    flags: &Flags,
+    on_point: &(dyn Fn(&str, &SeriesPoint) + Sync),
+) -> FioReport {
+    let n = plan.jobs.len();
+    let done = (Mutex::new(vec![false; n]), Condvar::new());
+    let mut results: Vec<Option<Result<Report, String>>> = vec![None; n];
+    std::thread::scope(|s| {
+        let handles: Vec<_> = plan
+            .jobs
+            .iter()
+            .enumerate()
+            .map(|(i, pj)| {
+                let done = &done;
+                s.spawn(move || {
+                    {
+                        let (lock, cv) = done;
+                        let mut d = lock.lock().unwrap_or_else(|p| p.into_inner());
+                        while !pj.deps.iter().all(|&k| d[k]) {
+                            d = cv.wait(d).unwrap_or_else(|p| p.into_inner());
+                        }
+                    }
+                    let out = if flags.stopped() {
+                        Err("not started: the run was stopped".to_string())
+                    } else {
+                        let mut cb = |p: &SeriesPoint| on_point(&pj.name, p);
+                        crate::run(pj.job.clone(), Vec::new(), flags, &mut cb)
+                            .map_err(|e| e.to_string())
+                    };
+                    let (lock, cv) = done;
+                    lock.lock().unwrap_or_else(|p| p.into_inner())[i] = true;
+                    cv.notify_all();
+                    out
+                })
+            })
+            .collect();
+        for (i, h) in handles.into_iter().enumerate() {
+            results[i] = Some(
+                h.join()
+                    .unwrap_or_else(|_| Err("the job's thread panicked".into())),
+            );
+        }
+    });
+    let jobs: Vec<FioJobResult> = plan
+        .jobs
+        .iter()
+        .zip(results)
+        .map(|(pj, r)| {
+            let (report, error) = match r.unwrap_or_else(|| Err("not run".into())) {
+                Ok(rep) => (Some(rep), None),
+                Err(e) => (None, Some(e)),
+            };
+            FioJobResult {
+                name: pj.name.clone(),
+                place: pj.place.clone(),
+                phase: pj.phase,
+                group: pj.group,
+                after: pj.after.clone(),
+                notes: pj.notes.clone(),
+                report,
+                error,
+            }
+        })
+        .collect();
+    let status = worst(&jobs);
+    let groups = plan.grouped.iter().map(|&g| group(g, &jobs)).collect();
+    FioReport {
+        files: plan.files.clone(),
+        status,
+        jobs,
+        groups,
+        inert: plan.inert.clone(),
+    }
+}
+
+fn worst(jobs: &[FioJobResult]) -> Status {
+    let mut status = Status::Ok;
+    for j in jobs {
+        match j.report.as_ref().map(|r| r.status) {
+            None | Some(Status::Failed) => return Status::Failed,
+            Some(Status::Interrupted) => status = Status::Interrupted,
+            Some(Status::Ok) => {}
+        }
+    }
+    status
+}
+
+fn group(g: u32, jobs: &[FioJobResult]) -> GroupResult {
+    let members: Vec<&FioJobResult> = jobs.iter().filter(|j| j.group == g).collect();
+    let reports: Vec<&Report> = members.iter().filter_map(|j| j.report.as_ref()).collect();
+    let start = reports
+        .iter()
+        .map(|r| r.start_unix_s + r.ramp_s)
+        .fold(f64::INFINITY, f64::min);
+    let end = reports
+        .iter()
+        .map(|r| r.start_unix_s + r.ramp_s + r.runtime_s)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let span = if reports.is_empty() {
+        0.0
+    } else {
+        (end - start).max(1e-9)
+    };
+    let mut results: Vec<OpResult> = Vec::new();
+    for r in &reports {
+        for res in &r.results {
+            let mut hist = deserialize(&res.hist).unwrap_or_else(total_hist);
+            match results.iter_mut().find(|o| o.op == res.op) {
+                Some(o) => {
+                    let mut sum = deserialize(&o.hist).unwrap_or_else(total_hist);
+                    let _ = sum.add(&hist);
+                    hist = sum;
+                    o.ios += res.ios;
+                    o.bytes += res.bytes;
+                    o.hist = serialize(&hist);
+                    o.lat_ns = summarize(&hist);
+                }
+                None => results.push(OpResult {
+                    hist: serialize(&hist),
+                    lat_ns: summarize(&hist),
+                    ..res.clone()
+                }),
+            }
+        }
+    }
+    for o in &mut results {
+        o.iops = o.ios as f64 / span;
+        o.bw_bytes = o.bytes as f64 / span;
+    }
+    GroupResult {
+        group: g,
+        jobs: members.iter().map(|j| j.name.clone()).collect(),
+        runtime_s: span,
+        results,
+    }
+}
+
+/// The JSON Schema of `run`'s report for fio job files (`schemas/fio-report.schema.json`).
+pub fn report_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(FioReport)).unwrap_or_default()
+}
