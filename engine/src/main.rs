@@ -92,6 +92,10 @@ struct FioArgs {
     /// (`--set directory=/mnt/x`, `--set bs=8k`); repeatable.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+    /// fio job files: every job's files inside DIR (`directory` becomes DIR, a
+    /// `filename` keeps only its last component).
+    #[arg(long, value_name = "DIR")]
+    within: Option<PathBuf>,
 }
 
 impl FioArgs {
@@ -203,7 +207,7 @@ fn one_job(jobs: &[PathBuf]) -> Result<&PathBuf, ExitCode> {
 fn check_text(job: &PathBuf) -> ExitCode {
     match read_job(job) {
         Ok((spec, resolved)) => {
-            let place = place_of(&job);
+            let place = place_of(job);
             for w in spec.warnings(&resolved) {
                 eprintln!("warning: {place}: {}", w.message);
                 if let Some(h) = &w.hint {
@@ -362,7 +366,10 @@ fn steady(path: &PathBuf) -> ExitCode {
 
 /// The plan of fio job files with `--set` applied, or exit 2 with every problem.
 fn fio_plan(jobs: &[PathBuf], args: &FioArgs) -> Result<fio::Plan, Vec<fio::Problem>> {
-    let mut overrides = Vec::new();
+    let mut overrides = fio::Overrides {
+        within: args.within.clone(),
+        ..Default::default()
+    };
     let mut problems = Vec::new();
     for kv in &args.set {
         match kv.split_once('=') {
@@ -373,7 +380,7 @@ fn fio_plan(jobs: &[PathBuf], args: &FioArgs) -> Result<fio::Plan, Vec<fio::Prob
                     .ok()
                     .filter(|x| x.is_number() || x.is_boolean())
                     .unwrap_or_else(|| serde_json::Value::String(v.to_string()));
-                overrides.push((k.trim().to_string(), value));
+                overrides.set.push((k.trim().to_string(), value));
             }
             _ => problems.push(
                 fio::Problem::whole("--set", format!("`{kv}` is not KEY=VALUE"))

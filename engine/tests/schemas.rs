@@ -53,6 +53,32 @@ fn steady_schema_is_current() {
     check("steady.schema.json", fslab_engine::report::steady_schema());
 }
 
+#[test]
+fn fio_report_schema_is_current() {
+    check(
+        "fio-report.schema.json",
+        fslab_engine::fio::run::report_schema(),
+    );
+}
+
+/// docs/fio.md's table of options is `fio::options::OPTIONS`, between its markers.
+#[test]
+fn fio_options_table_is_current() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/fio.md");
+    let doc = std::fs::read_to_string(&path).unwrap_or_default();
+    let (begin, end) = ("<!-- options: generated -->\n", "<!-- options: end -->");
+    let (Some(a), Some(b)) = (doc.find(begin), doc.find(end)) else {
+        panic!("docs/fio.md has no `{begin}` ... `{end}` markers");
+    };
+    let fresh = format!(
+        "{}{begin}{}{}",
+        &doc[..a],
+        fslab_engine::fio::options::markdown_table(),
+        &doc[b..]
+    );
+    check_file("docs/fio.md", fresh);
+}
+
 /// The type of a job key, in words, from its schema.
 fn type_of(prop: &Value, defs: &Value) -> String {
     let Some(any) = prop["anyOf"].as_array() else {

@@ -760,7 +760,7 @@ def run_job(
     `stderr`), and `EngineError` when it cannot run or ends without a report.
     """
     exe = engine or find_engine()
-    cmd = [*_DIE_WITH_US, str(exe), "run"]
+    cmd = [str(exe), "run"]
     if progress_cb is not None:
         cmd.append("--progress=jsonl")
     stdin_data: bytes | None = None
@@ -773,6 +773,20 @@ def run_job(
         cmd.append("-")
         stdin_data = json.dumps(dict(job)).encode()
         stdin = subprocess.PIPE
+    code, stdout, stderr = _run_engine(exe, cmd, stdin, stdin_data, progress_cb)
+    return _finish(exe, code, stdout, stderr)
+
+
+def _run_engine(
+    exe: Path,
+    cmd: list[str],
+    stdin: int | None,
+    stdin_data: bytes | None,
+    progress_cb: Callable[[SeriesPoint], None] | None,
+) -> tuple[int, str, str]:
+    """Runs the engine command `cmd` to its end, signals passed on, the engine stopped
+    with us: (exit status, stdout, stderr less progress lines)."""
+    cmd = [*_DIE_WITH_US, *cmd]
     try:
         # Its own process group: a Ctrl-C at the terminal reaches only us, and we pass it
         # on once. Otherwise the engine would get it twice and take it as "stop now".
@@ -794,7 +808,78 @@ def run_job(
         except BaseException:
             proc.kill()  # e.g. the callback raised: leave no engine running on its own
             raise
-    return _finish(exe, proc.returncode, stdout, stderr)
+    return proc.returncode, stdout, stderr
+
+
+@dataclass(frozen=True)
+class FioJobRun:
+    """One job of a fio job file, as `fslab-engine run FILE.fio` reported it."""
+
+    name: str
+    place: str
+    """Where its section starts (`file:line`)."""
+    phase: int
+    group: int
+    report: Report | None
+    error: str | None
+
+
+@dataclass(frozen=True)
+class FioRun:
+    """A fio job file run by the engine (docs/fio.md): every job's report."""
+
+    jobs: tuple[FioJobRun, ...]
+    document: Mapping[str, Any]
+    stdout: str
+    stderr: str
+    exit_code: int
+
+
+def fio_args(within: Path | None, sets: Mapping[str, Any]) -> list[str]:
+    """The engine's options that move a job file's files into `within` and set `sets` on
+    every job."""
+    out = ["--fio"]
+    if within is not None:
+        out += ["--within", str(within)]
+    for key, value in sets.items():
+        shown = json.dumps(value) if isinstance(value, bool) else str(value)
+        out += ["--set", f"{key}={shown}"]
+    return out
+
+
+def run_fio(
+    job_file: Path,
+    *,
+    within: Path | None = None,
+    sets: Mapping[str, Any] | None = None,
+    engine: Path | None = None,
+) -> FioRun:
+    """Runs the fio job file `job_file` in the engine, its files inside `within`, with
+    `sets` on every job. Raises `JobError` when the engine refuses the file (every
+    problem in its stderr) and `EngineError` when it cannot run or ends without a report."""
+    exe = engine or find_engine()
+    cmd = [str(exe), "run", *fio_args(within, sets or {}), str(job_file)]
+    code, stdout, stderr = _run_engine(exe, cmd, subprocess.DEVNULL, None, None)
+    if code in (EXIT_USAGE, EXIT_KILLED) or code < 0 or not stdout.strip():
+        _finish(exe, code, stdout, stderr)  # raises the matching error
+    try:
+        document = json.loads(stdout)
+        jobs = tuple(
+            FioJobRun(
+                name=str(j["name"]), place=str(j["place"]), phase=int(j["phase"]),
+                group=int(j["group"]),
+                report=Report.from_json(j["report"]) if j.get("report") else None,
+                error=j.get("error"),
+            )
+            for j in document["jobs"]
+        )  # fmt: skip
+    except (ValueError, KeyError, TypeError) as e:
+        raise EngineError(
+            f"`{ENGINE_NAME}` printed a job-file report this lab cannot read: {e}",
+            hint="rebuild both with `make setup`",
+            stderr=stderr,
+        ) from e
+    return FioRun(jobs=jobs, document=document, stdout=stdout, stderr=stderr, exit_code=code)
 
 
 # The engine stops (SIGTERM: it winds down and reports) when the process that started it

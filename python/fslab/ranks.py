@@ -30,7 +30,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from fslab.engine import EngineRun, Report, SteadyAnswer, decode_hist, hist_percentile
+from fslab.engine import (
+    EngineRun,
+    OpResult,
+    Report,
+    SteadyAnswer,
+    decode_hist,
+    hist_percentile,
+)
 from fslab.errors import FslabError
 
 
@@ -85,7 +92,12 @@ def facts(ranks: Sequence[RankReport]) -> RankFacts:
     )
 
 
-def _merged_lat(hists: list[Any], lows: list[int], highs: list[int]) -> dict[str, Any]:
+def merged_lat(same: Sequence[OpResult]) -> dict[str, Any]:
+    """The latency of several results of one operation taken together: their HDR
+    histograms added, the percentiles, mean and deviation from the sum (never averaged):
+    `{"lat": <lat_ns>, "hist": <encoded sum>}`."""
+    hists = [decode_hist(o.hist) for o in same]
+    lows, highs = [o.lat_ns.min for o in same], [o.lat_ns.max for o in same]
     total = hists[0]
     for h in hists[1:]:
         total.add(h)
@@ -121,11 +133,7 @@ def merge(ranks: Sequence[RankReport]) -> tuple[Report, RankFacts]:
     for res in first.results:
         same = [o for r in ranks for o in r.report.results if o.op == res.op]
         ios, nbytes = sum(o.ios for o in same), sum(o.bytes for o in same)
-        lat = _merged_lat(
-            [decode_hist(o.hist) for o in same],
-            [o.lat_ns.min for o in same],
-            [o.lat_ns.max for o in same],
-        )
+        lat = merged_lat(same)
         results.append({
             "op": res.op, "ios": ios, "bytes": nbytes, "iops": ios / span,
             "bw_bytes": nbytes / span, "lat_ns": lat["lat"], "hist": lat["hist"],

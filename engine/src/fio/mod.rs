@@ -111,9 +111,16 @@ pub struct Plan {
     pub inert: Vec<Inert>,
 }
 
-/// Engine keys set on every job after the file's own options (a study's sweep, the lab's
-/// target directory): `(key, value)`.
-pub type Overrides = Vec<(String, Value)>;
+/// What the command line changes in every job, after the file's own options.
+#[derive(Debug, Default, Clone)]
+pub struct Overrides {
+    /// Engine job keys (`--set`: a study's sweep): `(key, value)`.
+    pub set: Vec<(String, Value)>,
+    /// `--within DIR`: every job's files inside DIR (`directory` becomes DIR; a
+    /// `filename` keeps only its last component), so a job file written for another
+    /// machine runs inside a target and touches nothing else.
+    pub within: Option<PathBuf>,
+}
 
 /// Reads and resolves `files` (a later file is an implicit stonewall). `env` looks up
 /// `${VAR}`. Every problem at once, or the plan.
@@ -384,8 +391,36 @@ fn resolve(
     if random && !norandommap {
         notes.push("random offsets are drawn with repeats (fio's `norandommap`); fio's default touches every block once per pass".into());
     }
-    for (k, v) in overrides {
+    if let Some(dir) = &overrides.within {
+        if let Some(file) = keys.get("filename").and_then(Value::as_str) {
+            let Some(last) = std::path::Path::new(file).file_name() else {
+                problems.push(Problem::at(
+                    &s.place,
+                    Some(&s.name),
+                    Some("filename"),
+                    format!("`{file}` names no file to move into --within"),
+                ));
+                return None;
+            };
+            let last = last.to_string_lossy().into_owned();
+            keys.insert("filename".into(), json!(last));
+        }
+        keys.insert("directory".into(), json!(dir.display().to_string()));
+    }
+    for (k, v) in &overrides.set {
         keys.insert(k.clone(), v.clone());
+    }
+    // fio lets a synchronous engine carry any iodepth (it has no effect there); the
+    // engine refuses it, so it goes, with a note.
+    let sync = keys.get("ioengine").and_then(Value::as_str) == Some("sync");
+    if let (true, Some(depth)) = (
+        sync,
+        keys.get("iodepth")
+            .and_then(Value::as_u64)
+            .filter(|d| *d > 1),
+    ) {
+        keys.remove("iodepth");
+        notes.push(format!("iodepth={depth} has no effect with a synchronous ioengine (as in fio): one request in flight per clone"));
     }
     let resolved = spec::spec_from_value(Value::Object(keys)).and_then(|spec| {
         let job = spec.resolve()?;
@@ -399,7 +434,15 @@ fn resolve(
         Err(errors) => {
             for e in errors.0 {
                 let source = e.key.as_ref().and_then(|k| d.sources.get(k));
+                let overridden = e
+                    .key
+                    .as_ref()
+                    .is_some_and(|k| overrides.set.iter().any(|(o, _)| o == k));
                 let mut p = match source {
+                    _ if overridden => Problem::whole(
+                        "--set",
+                        format!("`{}`: {}", e.key.as_deref().unwrap_or(""), e.message),
+                    ),
                     Some((place, section, option)) => {
                         Problem::at(place, Some(section), Some(option), e.message.clone())
                     }

@@ -18,18 +18,19 @@ from fslab.kinds.app import MAILSTORE, OLTP, MailstoreWorkloadSpec, OltpWorkload
 from fslab.kinds.base import Kind, RunContext, RunStatus
 from fslab.kinds.block import BLOCK, BlockWorkloadSpec
 from fslab.kinds.files import FILES, FilesWorkloadSpec
+from fslab.kinds.fio import FIO, FioWorkloadSpec
 from fslab.kinds.integrity import INTEGRITY, IntegrityWorkloadSpec
 from fslab.kinds.pgbench import PGBENCH, PgbenchWorkloadSpec
 from fslab.metrics import APP_KINDS
 
-_ALL: tuple[Kind, ...] = (BLOCK, FILES, PGBENCH, OLTP, MAILSTORE, INTEGRITY)
+_ALL: tuple[Kind, ...] = (BLOCK, FILES, PGBENCH, OLTP, MAILSTORE, INTEGRITY, FIO)
 KINDS: dict[str, Kind] = {k.name: k for k in _ALL}
 DEFAULT_KIND = BLOCK.name
 """The kind of a workload that names none."""
 
 AnySpec = (
     BlockWorkloadSpec | FilesWorkloadSpec | PgbenchWorkloadSpec | OltpWorkloadSpec
-    | MailstoreWorkloadSpec | IntegrityWorkloadSpec
+    | MailstoreWorkloadSpec | IntegrityWorkloadSpec | FioWorkloadSpec
 )  # fmt: skip
 """Any kind's workload spec, for the type checker (`AnyWorkload` is built from `KINDS`)."""
 

@@ -443,7 +443,8 @@ def _family(group: Group, op: str) -> str:
     if not op:  # a block run's device
         return _RW_WORDS.get(str(rw), f"rw={rw}") if rw is not None else ""
     if rw is None:
-        return op if group.kind == "files" else ""
+        # A files op is its own family; a fio job file's reads and writes are too.
+        return op if group.kind == "files" else f"{op}s" if group.kind == "fio" else ""
     words = _RW_WORDS.get(str(rw), f"rw={rw}")
     mixed = str(rw) in ("randrw", "rw", "readwrite")
     return f"{words}, {op}s" if mixed else words

@@ -303,7 +303,8 @@ def parse_study(text: str, place: str) -> Study:
     # Keys a workload only has because `[defaults]` gave them: those are found there.
     locate = Locator(place, text, data, defaults if isinstance(defaults, dict) else ())
     try:
-        study = Study.model_validate(data)
+        # Paths in a workload (a fio `job_file`) are found beside the study file.
+        study = Study.model_validate(data, context={"study_dir": str(Path(place).parent)})
     except ValidationError as e:
         problems = [p for err in e.errors() for p in _problems(err, locate)]
         raise StudyError(unique(problems)) from e

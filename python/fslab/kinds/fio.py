@@ -1,0 +1,345 @@
+"""`kind = "fio"`: a user's fio job file, run by the engine on every target.
+
+The engine reads the file with fio's grammar and runs its jobs as fio would (phases,
+groups; docs/fio.md). The lab moves every job's files into the target (`--within`: a
+job file written for another machine touches nothing outside it), sets swept keys on
+every job (`bs = ["4k", "64k"]` is a sweep axis like in a block workload, `--set` to the
+engine), and stores one run per point: the jobs named by `measure` (default: all) as one
+result, counts summed and histograms added over their span, as fio's `group_reporting`
+does; each job's own report stays in the run's engine document. The file's text and
+hash are kept with the run; the hash is part of the point, so results of an edited file
+never mix with the old ones.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import subprocess
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from pydantic import Field, ValidationInfo, field_validator
+
+from fslab.engine import FioJobRun, Report, find_engine, fio_args, run_fio
+from fslab.environment import drop_caches
+from fslab.errors import EngineError, FslabError, JobError
+from fslab.kinds.base import LAYOUT_BYTES_PER_S, Kind, RunContext, RunStatus, run_status
+from fslab.ranks import merged_lat
+from fslab.study.problems import Problem, where
+from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
+from fslab.telemetry.sampler import interval_for
+
+if TYPE_CHECKING:
+    from fslab.study.model import Study
+    from fslab.study.plan import Plan, Point
+    from fslab.targets.provision import Provisioned
+    from fslab.targets.spec import TargetSpec
+
+KIND = "fio"
+FILE_KEYS = ("job_file", "measure")
+"""Keys that are not engine keys: the file and which of its jobs make the result."""
+
+
+class FioWorkloadSpec(SweepSpec):
+    """A fio job file; the other keys are engine keys set on every job of it (a list is
+    a sweep axis)."""
+
+    NOT_AXES: ClassVar[frozenset[str]] = frozenset({"kind", "name", "targets", "measure"})
+
+    kind: Literal["fio"]
+    name: str | None = Field(None, pattern=NAME_PATTERN, max_length=64)
+    targets: list[str] | None = Field(None, min_length=1)
+    job_file: str
+    """The fio job file, relative to the study file."""
+    measure: list[str] | None = Field(None, min_length=1)
+    """The jobs (by name) whose results make the run's; default all."""
+    rw: Param | None = None
+    bs: Param | None = None
+    size: Param | None = None
+    io_size: Param | None = None
+    numjobs: Param | None = None
+    iodepth: Param | None = None
+    runtime: Param | None = None
+    ramp_time: Param | None = None
+    direct: Param | None = None
+    ioengine: Param | None = None
+    rwmixread: Param | None = None
+    fsync: Param | None = None
+    randseed: Param | None = None
+
+    @field_validator("job_file")
+    @classmethod
+    def _beside_the_study(cls, v: str, info: ValidationInfo) -> str:
+        base = (info.context or {}).get("study_dir")
+        path = Path(v)
+        if not path.is_absolute() and base is not None:
+            path = Path(base) / path
+        return str(path)
+
+
+@cache
+def _text(path: str) -> str:
+    return Path(path).read_text()
+
+
+def _sha(path: str) -> str:
+    return hashlib.sha256(_text(path).encode()).hexdigest()[:16]
+
+
+def _measured(point: Point) -> list[str] | None:
+    """The jobs whose results make the point's (`measure`); None: all."""
+    return getattr(point.workload_spec, "measure", None)
+
+
+def _sets(point: Point) -> dict[str, Any]:
+    return {k: v for k, v in point.params.items() if k not in (*FILE_KEYS, "job_file_sha256")}
+
+
+class FioKind(Kind):
+    name = KIND
+    spec = FioWorkloadSpec
+    size_keys = ("bs", "size", "io_size")
+    duration_keys = ("runtime", "ramp_time")
+    count_keys = ("numjobs", "iodepth")
+    footprint_what = "the job file's files"
+    footprint_key = "size"
+
+    def point_params(
+        self, workload: SweepSpec, params: dict[str, Value], scale: float
+    ) -> dict[str, Value]:
+        out = dict(params)
+        path = str(out["job_file"])
+        # An unreadable file is said by machine_problems, at the study's line.
+        with contextlib.suppress(OSError):
+            out["job_file_sha256"] = _sha(path)
+        return out
+
+    def label(self, point: Point) -> str:
+        sets = " ".join(f"{k}={v}" for k, v in _sets(point).items())
+        name = Path(str(point.params["job_file"])).name
+        return f"{point.target.name} {point.workload} {name}" + (f" {sets}" if sets else "")
+
+    def _plan(self, point: Point) -> dict[str, Any] | None:
+        """The engine's plan of the point's job file (`check --format json`), or None."""
+        return _checked(str(point.params["job_file"]), json.dumps(_sets(point), sort_keys=True))
+
+    def estimate_s(self, point: Point) -> float:
+        plan = self._plan(point)
+        if plan is None:
+            return 0.0
+        total = 0.0
+        for phase in sorted({j["phase"] for j in plan["jobs"]}):
+            jobs = [j["job"] for j in plan["jobs"] if j["phase"] == phase]
+            total += max(
+                (j.get("runtime") or 0) + (j.get("ramp_time") or 0)
+                + (j.get("size") or 0) * j.get("numjobs", 1) / LAYOUT_BYTES_PER_S
+                for j in jobs
+            )  # fmt: skip
+        return total
+
+    def footprints(self, study: Study, point: Point) -> list[tuple[TargetSpec, int | None]]:
+        plan = self._plan(point)
+        if plan is None:
+            return [(point.target, None)]
+        files: dict[str, int] = {}
+        for j in plan["jobs"]:
+            job = j["job"]
+            size = int(job.get("size") or 0)
+            if job.get("filename"):
+                files[job["filename"]] = max(files.get(job["filename"], 0), size)
+            else:
+                for clone in range(int(job.get("numjobs", 1))):
+                    files[f"{job['name']}.{clone}.0"] = size
+        return [(point.target, sum(files.values()))]
+
+    def machine_problems(self, plan: Plan, place: str, workdir: Path) -> list[Problem]:
+        """The engine's view of every distinct job file and set of swept keys: all its
+        problems, at the workload's `job_file` line."""
+        from fslab.study.plan import workload_name
+
+        study = plan.study
+        index = {workload_name(w, i, study.workload): i for i, w in enumerate(study.workload)}
+        problems: list[Problem] = []
+        seen: set[tuple[str, str]] = set()
+        for p in plan.points:
+            if p.kind != KIND:
+                continue
+            i = index[p.workload]
+            key = (str(p.params["job_file"]), json.dumps(_sets(p), sort_keys=True))
+            if key in seen:
+                continue
+            seen.add(key)
+            at = where(study, "workload", i, "job_file", place=place)
+            try:
+                _text(key[0])
+            except OSError as e:
+                hint = "a job file is found relative to the study file"
+                problems.append(Problem(at, f"cannot read `{key[0]}`: {e.strerror or e}", hint))
+                continue
+            answer = _check(*key)
+            for prob in answer.get("problems", []):
+                said = f"{prob['place']}"
+                if prob.get("section"):
+                    said += f" [{prob['section']}]"
+                if prob.get("option"):
+                    said += f" {prob['option']}"
+                problems.append(Problem(at, f"{said}: {prob['message']}", hint=prob.get("hint")))
+            names = {j["name"] for j in (answer.get("plan") or {}).get("jobs", [])}
+            for name in _measured(p) or []:
+                if answer.get("plan") and name not in names:
+                    problems.append(Problem(
+                        where(study, "workload", i, "measure", place=place),
+                        f"`{name}` is not a job of {Path(key[0]).name}",
+                        hint=f"its jobs: {', '.join(sorted(names))}",
+                    ))  # fmt: skip
+        return problems
+
+    def run(self, ctx: RunContext, run_id: int, point: Point, prov: Provisioned) -> RunStatus:
+        path = Path(str(point.params["job_file"]))
+        caches = drop_caches()
+        text = _text(str(path))
+        ctx.db.set_effective(run_id, {
+            **prov.effective, "caches": caches.as_dict(),
+            "job_file": {"path": str(path), "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                         "text": text},
+        })  # fmt: skip
+        plan = self._plan(point)
+        jobs = (plan or {}).get("jobs", [])
+        shortest = min((float(j["job"].get("runtime") or 1.0) for j in jobs), default=1.0)
+        watch = ctx.watch(prov, interval_for(shortest))
+        ctx.live(f"fio job file {path.name}")
+        try:
+            done = run_fio(path, within=prov.workdir, sets=_sets(point), engine=ctx.engine)
+        finally:
+            watch.stop()
+        wanted = _measured(point)
+        measured = [j for j in done.jobs if wanted is None or j.name in wanted]
+        report = merge_jobs(measured)
+        watch.store_block(ctx.db, run_id, report)
+        status = run_status(done.exit_code)
+        err = None
+        if status != "ok":
+            errs = [f"[{j.name}] {j.error}" for j in done.jobs if j.error]
+            err = "; ".join(errs) or done.stderr.strip() or report.status
+        ctx.db.finish_run(run_id, status, report=report, engine_json=done.stdout, error=err)
+        return status, err
+
+
+@cache
+def _checked(path: str, sets_json: str) -> dict[str, Any] | None:
+    answer = _check(path, sets_json)
+    return answer.get("plan") if answer.get("ok") else None
+
+
+@cache
+def _check(path: str, sets_json: str) -> dict[str, Any]:
+    """`fslab-engine check --format json` of a job file (files moved into a directory
+    that is never made: check touches nothing)."""
+    exe = find_engine()
+    cmd = [str(exe), "check", "--format", "json",
+           *fio_args(Path("/fslab-plan"), json.loads(sets_json)), path]  # fmt: skip
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except OSError as e:
+        raise EngineError(f"cannot start `{exe}`: {e.strerror or e}") from e
+    try:
+        answer: dict[str, Any] = json.loads(done.stdout)
+    except ValueError as e:
+        raise EngineError(
+            f"`{exe} check` answered something that is not JSON for {path} "
+            f"(exit {done.returncode}): {done.stderr.strip()[-300:]}",
+            hint="rebuild the engine (`make setup`)",
+        ) from e
+    return answer
+
+
+def merge_jobs(jobs: Sequence[FioJobRun]) -> Report:
+    """The measured jobs of a job file as one report: per operation, counts summed and
+    histograms added; rates over the span from the earliest measured start to the latest
+    measured end; the series summed per interval of wall-clock time. Raises JobError
+    when no measured job reported."""
+    reports = [(j.name, j.report) for j in jobs if j.report is not None]
+    if not reports:
+        failed = "; ".join(f"[{j.name}] {j.error}" for j in jobs if j.error)
+        raise JobError(f"no job of the file reported{': ' + failed if failed else ''}")
+    starts = [r.start_unix_s + r.ramp_s for _, r in reports]
+    ends = [s + r.runtime_s for s, (_, r) in zip(starts, reports, strict=True)]
+    t0, span = min(starts), max(max(ends) - min(starts), 1e-9)
+    first = reports[0][1]
+    doc = first.model_dump(mode="json", by_alias=True)
+    results = []
+    ops = list(dict.fromkeys(o.op for _, r in reports for o in r.results))
+    for op in ops:
+        same = [o for _, r in reports for o in r.results if o.op == op]
+        lat = merged_lat(same)
+        ios, nbytes = sum(o.ios for o in same), sum(o.bytes for o in same)
+        results.append({"op": op, "ios": ios, "bytes": nbytes, "iops": ios / span,
+                        "bw_bytes": nbytes / span, "lat_ns": lat["lat"],
+                        "hist": lat["hist"]})  # fmt: skip
+    doc["results"] = results
+    doc["start_unix_s"], doc["ramp_s"], doc["runtime_s"] = t0, 0.0, span
+    doc["series"]["points"] = _series(reports, t0, first.job.interval)
+    doc["fsync"]["count"] = sum(r.fsync.count for _, r in reports)
+    # One process ran them all: each job's CPU is the process's over its own span; the
+    # longest job's is the closest to the whole run's.
+    longest = max(reports, key=lambda nr: nr[1].runtime_s)[1]
+    doc["cpu"] = longest.cpu.model_dump(mode="json")
+    doc["warnings"] = [
+        {**w.model_dump(mode="json"), "message": f"[{n}] {w.message}"}
+        for n, r in reports for w in r.warnings
+    ]  # fmt: skip
+    doc["errors"] = [e.model_dump(mode="json") for _, r in reports for e in r.errors]
+    statuses = [r.status for _, r in reports] + (["failed"] if len(reports) < len(jobs) else [])
+    doc["status"] = next((s for s in ("failed", "interrupted") if s in statuses), "ok")
+    doc["interrupted"] = any(r.interrupted for _, r in reports)
+    doc["steady_state"] = None
+    doc["layout"] = None
+    return Report.model_validate(doc)
+
+
+_FIELDS = ("read", "write", "log", "txn", "background", "files")
+
+
+def _series(
+    reports: list[tuple[str, Report]], t0: float, interval_s: float
+) -> list[dict[str, Any]]:
+    """The jobs' intervals summed into wall-clock bins of `interval_s` from `t0`."""
+    bins: dict[int, dict[str, list[Any]]] = {}
+    for _, r in reports:
+        for p in r.series.points:
+            if p.ramp:
+                continue
+            end = r.start_unix_s + p.t_s - t0
+            k = max(0, round(end / interval_s))
+            slot = bins.setdefault(k, {})
+            for field in _FIELDS:
+                op = getattr(p, field)
+                if op is not None:
+                    slot.setdefault(field, []).append((op, p.dur_s))
+    out = []
+    for k in sorted(bins):
+        point: dict[str, Any] = {"t_s": k * interval_s, "dur_s": interval_s, "ramp": False}
+        for field in _FIELDS:
+            ops = bins[k].get(field)
+            if not ops:
+                point[field] = None
+                continue
+            ios = sum(o.ios for o, _ in ops)
+            nbytes = sum(o.bytes for o, _ in ops)
+            point[field] = {
+                "ios": ios, "bytes": nbytes, "iops": ios / interval_s,
+                "bw_bytes": nbytes / interval_s,
+                "lat_mean_ns": sum(o.lat_mean_ns * o.ios for o, _ in ops) / ios if ios else 0.0,
+                "lat_p99_ns": max(o.lat_p99_ns for o, _ in ops),
+            }  # fmt: skip
+        out.append(point)
+    return out
+
+
+FIO = FioKind()
+
+__all__ = ["FIO", "KIND", "FioKind", "FioWorkloadSpec", "FslabError", "merge_jobs"]

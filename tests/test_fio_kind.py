@@ -1,0 +1,146 @@
+"""`kind = "fio"`: a user's fio job file run by the engine on every target of a study
+(docs/fio.md): its problems at plan time, its files kept inside the target, swept keys
+set on every job, the measured jobs stored as one result and compared."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import fslab, loops_under, mounts_under
+
+from fslab.engine import run_fio
+from fslab.kinds.fio import merge_jobs
+
+JOB_FILE = """\
+; lay the file down, then two jobs at once, one of them measured
+[global]
+ioengine=psync
+size=16m
+filename=/somewhere/else/entirely/data.bin
+
+[lay-down]
+rw=write
+bs=1m
+
+[reads]
+stonewall
+rw=randread
+bs=4k
+time_based
+runtime=1
+
+[writes]
+rw=randwrite
+bs=4k
+time_based
+runtime=1
+"""
+
+
+@pytest.mark.engine
+def test_the_measured_jobs_are_one_result_with_summed_counts(tmp_path: Path) -> None:
+    job_file = tmp_path / "j.fio"
+    job_file.write_text(JOB_FILE)
+    done = run_fio(job_file, within=tmp_path, sets={"bs": "8k"})
+    assert done.exit_code == 0, done.stderr
+    names = [j.name for j in done.jobs]
+    assert names == ["lay-down", "reads", "writes"]
+    # the file went into `within`, whatever the job file said
+    assert (tmp_path / "data.bin").exists() and not Path("/somewhere").exists()
+    by = {j.name: j for j in done.jobs}
+    assert all(j.report is not None and j.report.job.bs == 8192 for j in done.jobs)
+    merged = merge_jobs([by["reads"], by["writes"]])
+    ops = {r.op: r for r in merged.results}
+    assert set(ops) == {"read", "write"}
+    reads, writes = by["reads"].report, by["writes"].report
+    assert reads is not None and writes is not None
+    assert ops["read"].ios == reads.results[0].ios and ops["write"].ios == writes.results[0].ios
+    assert 0.9 < merged.runtime_s < 1.5, "the two ran at once: the span is about one second"
+    assert ops["read"].iops == pytest.approx(ops["read"].ios / merged.runtime_s)
+    total = sum((p.read.ios if p.read else 0) for p in merged.series.points)
+    assert total == ops["read"].ios, "the series holds every measured read"
+
+
+STUDY = """
+name = "fio file"
+repeat = 1
+
+[[target]]
+name = "ext4"
+fs = "ext4"
+loop = {{ size = "256MiB" }}
+
+[[target]]
+name = "xfs"
+fs = "xfs"
+loop = {{ size = "320MiB" }}
+
+[[target]]
+name = "btrfs"
+fs = "btrfs"
+loop = {{ size = "320MiB" }}
+
+[[workload]]
+name = "file"
+kind = "fio"
+job_file = "{job_file}"
+measure = {measure}
+"""
+
+
+def test_plan_tells_every_problem_of_the_job_file_at_the_workload(tmp_path: Path) -> None:
+    (tmp_path / "bad.fio").write_text("[j]\nrw=randread\nzonemode=zbd\nthreads=1\n")
+    (tmp_path / "s.toml").write_text(STUDY.format(job_file="bad.fio", measure='["nope"]'))
+    done = fslab("plan", "s.toml", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "s.toml:23: workload[0] (file).job_file: " in done.stderr, done.stderr
+    assert "bad.fio:3 [j] zonemode: is not supported by fslab-engine" in done.stderr
+    assert "bad.fio:4 [j] threads: is not an option fslab-engine knows" in done.stderr
+    assert "did you mean `thread`?" in done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.fio", "s.toml"], "nothing made"
+    (tmp_path / "good.fio").write_text("[j]\nrw=read\nsize=1m\n")
+    (tmp_path / "s.toml").write_text(STUDY.format(job_file="good.fio", measure='["nope"]'))
+    done = fslab("plan", "s.toml", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "measure: `nope` is not a job of good.fio" in done.stderr, done.stderr
+    assert "its jobs: j" in done.stderr
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_a_job_file_is_compared_across_ext4_xfs_and_btrfs(lab: Path) -> None:
+    (lab / "j.fio").write_text(JOB_FILE)
+    (lab / "s.toml").write_text(STUDY.format(job_file="j.fio", measure='["reads", "writes"]'))
+    done = fslab("run", "s.toml", "--results", "r.db", cwd=lab, timeout=600)
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        rows = con.execute(
+            "SELECT p.target, r.effective, r.engine_json FROM run r"
+            " JOIN point p ON p.id = r.point_id WHERE r.status = 'ok' ORDER BY p.target"
+        ).fetchall()
+        stored = dict(con.execute(
+            "SELECT p.target || ' ' || m.op, m.ios FROM metric m JOIN run r ON r.id = m.run_id"
+            " JOIN point p ON p.id = r.point_id"
+        ).fetchall())  # fmt: skip
+    finally:
+        con.close()
+    assert [r[0] for r in rows] == ["btrfs", "ext4", "xfs"]
+    for target, effective, engine_json in rows:
+        kept = json.loads(effective)["job_file"]
+        assert kept["text"] == JOB_FILE and len(kept["sha256"]) == 64
+        doc = json.loads(engine_json)
+        jobs = {j["name"]: j for j in doc["jobs"]}
+        # the stored result is the measured jobs' sum; the lay-down is not in it
+        reads = jobs["reads"]["report"]["results"][0]["ios"]
+        writes = jobs["writes"]["report"]["results"][0]["ios"]
+        assert stored[f"{target} read"] == reads and stored[f"{target} write"] == writes
+        assert jobs["lay-down"]["report"]["job"]["directory"].startswith(str(lab)), "inside"
+    shown = fslab("compare", "--results", "r.db", cwd=lab)
+    assert shown.returncode == 0, shown.stderr
+    assert "xfs" in shown.stdout and "btrfs" in shown.stdout and "read IOPS" in shown.stdout
+    assert not mounts_under(lab) and not loops_under(lab)
+    assert not Path("/somewhere").exists()
