@@ -79,6 +79,7 @@ from fslab.store.query import (
     studies,
     study_results,
 )
+from fslab.store.query import points as study_points
 
 __all__ = [
     "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "FILES_METRICS", "HEADLINE_METRIC",
@@ -732,14 +733,23 @@ def build_comparison(
 
 
 def build_ranks(
-    db_path: Path | str = DEFAULT_RESULTS, study: str | None = None
+    db_path: Path | str = DEFAULT_RESULTS,
+    study: str | None = None,
+    where: Iterable[str | tuple[str, str]] = (),
 ) -> tuple[str, list[RankRow]]:
-    """The ranks of a study's multi-host runs (`fslab compare --ranks`): the study's
-    name (the most recent by default, as `build_comparison`) and its rank rows."""
+    """The ranks of a study's completed multi-host runs (`fslab compare --ranks`): the
+    study's name (the most recent by default, as `build_comparison`) and the rank rows of
+    the points `where` keeps. Raises `CompareError` for a filter `build_comparison`
+    refuses."""
     db_path = Path(db_path)
+    filters = parse_where(where)
     with open_readonly(db_path) as con:
         chosen, _ = _chosen_study(con, study, db_path)
-        return chosen[1], rank_rows(con, chosen[0])
+        rows = rank_rows(con, chosen[0])
+        if filters:
+            kept = {p.id for p in _filter_points(study_points(con, chosen[0], db_path), filters)}
+            rows = [r for r in rows if r.point_id in kept]
+        return chosen[1], rows
 
 
 def _chosen_study(

@@ -15,13 +15,11 @@ from rich.table import Table
 
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
-from fslab.params import format_param
+from fslab.report.ranks import RANK_COLUMNS, Ranks, rank_cells, rank_views, sentence_text
 from fslab.report.render import render_csv, render_markdown, render_table
 from fslab.report.render.json import write_json
 from fslab.report.render.terminal import DEFAULT_WIDTH
 from fslab.safe_text import safe_text
-from fslab.store.query import RankRow
-from fslab.units import format_count
 
 
 @click.command("compare")
@@ -41,7 +39,8 @@ from fslab.units import format_count
 @click.option(
     "--ranks", "show_ranks", is_flag=True,
     help="Show each rank of the study's multi-host runs instead (`fslab run --hosts`): its "
-    "host, rate and start, and its share of the run.",
+    "host, rate and start, and its share of the run; then how even each point's ranks "
+    "were. Exit 1 where the study has none.",
 )  # fmt: skip
 @click.option(
     "--op", "ops", multiple=True, metavar="OP",
@@ -68,7 +67,9 @@ def compare(
     as cached, contaminated or unsteady get no verdict.
     """
     if show_ranks:
-        click.echo(_ranks_table(*build_ranks(results, study=study)), nl=False)
+        name, rows = build_ranks(results, study=study, where=where)
+        ranks = rank_views(name, rows, filtered=bool(where))
+        click.echo(_ranks_table(ranks, where), nl=False)
         return
     comparison = keep_ops(
         build_comparison(results, study=study, baseline=baseline, where=where), ops
@@ -114,37 +115,24 @@ def _notes(c: Comparison, *, study_given: bool) -> None:
 command = compare
 
 
-_RANK_KEYS = ("rw", "bs", "ranks")
-"""The parameters that name a point in the ranks' table."""
-
-
-def _ranks_table(study: str, rows: list[RankRow]) -> str:
+def _ranks_table(ranks: Ranks, where: tuple[str, ...]) -> str:
     """Each rank of each multi-host run: where it ran, its rate over its own runtime, its
-    share of the run's I/Os, and when it started after the run's first rank."""
-    if not rows:
-        return f"study `{safe_text(study)}`: no multi-host runs (`fslab run --hosts`)\n"
-    table = Table(title=f"study `{safe_text(study)}`: the ranks of its multi-host runs",
-                  title_justify="left", box=None)  # fmt: skip
-    for col in ("point", "run", "rank", "host", "IOPS", "MiB/s", "share", "start"):
-        table.add_column(col, justify="right" if col not in ("point", "host") else "left")
-    runs: dict[tuple[str, str, str, int], list[RankRow]] = {}
-    for r in rows:
-        said = " ".join(f"{k}={format_param(k, r.params[k])}" for k in _RANK_KEYS
-                        if k in r.params)  # fmt: skip
-        key = (r.target, r.workload, said, r.rep)
-        runs.setdefault(key, []).append(r)
-    for (target, workload, params, rep), ranks in runs.items():
-        total = sum(r.ios for r in ranks) or 1
-        first = min(r.start_unix_s for r in ranks)
-        for i, r in enumerate(ranks):
-            label = f"{target} {workload} {params}" if i == 0 else ""
-            table.add_row(
-                safe_text(label), str(rep + 1) if i == 0 else "", str(r.rank), safe_text(r.host),
-                format_count(r.ios / r.runtime_s if r.runtime_s else 0.0),
-                f"{r.bytes / (1 << 20) / r.runtime_s:.1f}" if r.runtime_s else "-",
-                f"{r.ios / total:.0%}", f"+{(r.start_unix_s - first) * 1e3:.1f} ms",
-            )  # fmt: skip
+    share of the run's I/Os, and when it started after the run's first rank; then a
+    sentence per point on how even its ranks were."""
+    table = Table(box=None)
+    for col in ("point", "run", *RANK_COLUMNS):
+        table.add_column(col, justify="left" if col in ("point", "host") else "right")
+    for point in ranks.points:
+        for run in point.runs:
+            for i, r in enumerate(run.ranks):
+                head = (f"{point.target} {point.title}", str(run.rep + 1)) if i == 0 else ("", "")
+                table.add_row(*(safe_text(x) for x in (*head, *rank_cells(r))))
     console = Console(width=shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns,
                       highlight=False, markup=False, record=True, file=io.StringIO())  # fmt: skip
+    filtered = f" (where {' '.join(where)})" if where else ""
+    console.print(safe_text(f"study `{ranks.study}`: the ranks of its multi-host runs{filtered}"))
     console.print(table)
+    console.print()
+    for sentence in ranks.sentences():
+        console.print(safe_text(sentence_text(sentence)))
     return console.export_text()

@@ -35,6 +35,12 @@ _MD_SUFFIXES = (".md", ".markdown")
     help="html: one self-contained file with interactive charts; md: Markdown with SVG "
     "charts in FILE's `<name>_files/` folder. Default: from FILE's suffix, else html.",
 )
+@click.option(
+    "--ranks", "show_ranks", is_flag=True,
+    help="Add a section with each rank of the study's multi-host runs (`fslab run --hosts`): "
+    "its host, rate, share of the run and start, and how even each point's ranks were. "
+    "Exit 1 where the study has none.",
+)  # fmt: skip
 @output_option("Where to write the report; default: fslab-report.html (or .md).")
 def report(
     results: Path,
@@ -43,9 +49,11 @@ def report(
     where: tuple[str, ...],
     fmt: str | None,
     output: Path | None,
+    show_ranks: bool,
 ) -> None:
     """Write a report of a study: the conclusions the statistics support, charts, the
-    comparison tables, each target's configuration, the machine and the method.
+    comparison tables, each target's configuration, the machine and the method; with
+    --ranks, each rank of its multi-host runs too.
 
     The HTML report opens offline (plotly.js is inlined, once); the Markdown report is
     ready to paste into a blog post or an issue, its images beside it.
@@ -53,7 +61,7 @@ def report(
     if fmt is None:
         fmt = "md" if output is not None and output.suffix.lower() in _MD_SUFFIXES else "html"
     out = check_output(output or Path(f"fslab-report.{fmt}"), f"report.{fmt}")
-    data = load_report(results, study=study, baseline=baseline, where=where)
+    data = load_report(results, study=study, baseline=baseline, where=where, ranks=show_ranks)
     charts = build_charts(data)
     if fmt == "md":
         written = write_markdown_report(data, charts, out)
@@ -65,9 +73,14 @@ def report(
         write_text(out, render_html(data, charts))
         n_charts, n_tables = len(charts), len(data.comparison.groups)
         faults = ", an integrity table" if data.comparison.integrity else ""
+        ranks = ""
+        if data.ranks is not None:
+            n = data.ranks.runs
+            ranks = f", the ranks of {n} multi-host run{'s' if n != 1 else ''}"
         click.echo(
             f"report: wrote {out} ({n_charts} chart{'s' if n_charts != 1 else ''}, "
-            f"{n_tables} table{'s' if n_tables != 1 else ''}{faults}); open it in a browser",
+            f"{n_tables} table{'s' if n_tables != 1 else ''}{faults}{ranks}); open it in a "
+            "browser",
             err=True,
         )
 

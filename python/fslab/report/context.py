@@ -18,6 +18,7 @@ from typing import Any
 
 from fslab.compare import DEFAULT_RESULTS, Comparison, Group, build_comparison
 from fslab.report.format import interval_level
+from fslab.report.ranks import Ranks, rank_views
 from fslab.stats.decision import EQUIVALENCE_MARGIN
 from fslab.stats.summary import ALPHA, MIN_EFFECT_PCT
 from fslab.store.query import (
@@ -25,6 +26,7 @@ from fslab.store.query import (
     environment,
     open_readonly,
     point_specs,
+    rank_rows,
     study_file,
     telemetry_documents,
 )
@@ -91,6 +93,8 @@ class ReportData:
     targets: tuple[TargetInfo, ...]
     telemetry: Mapping[GroupKey, Mapping[str, RunTelemetry]] = field(default_factory=dict)
     """Per group and target, the first completed repetition's telemetry (when stored)."""
+    ranks: Ranks | None = None
+    """The ranks of the multi-host runs compared, where asked for (`--ranks`)."""
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     def target(self, name: str) -> TargetInfo:
@@ -106,10 +110,12 @@ def load_report(
     baseline: str | None = None,
     where: Iterable[str | tuple[str, str]] = (),
     *,
+    ranks: bool = False,
     generated_at: datetime | None = None,
 ) -> ReportData:
     """The comparison of `study` (see `build_comparison`, which raises `ResultsError` or
-    `CompareError` with a hint) and the rest of what a report shows."""
+    `CompareError` with a hint) and the rest of what a report shows; with `ranks`, each
+    rank of its multi-host runs too (`ResultsError` where it has none)."""
     comparison = build_comparison(db_path, study=study, baseline=baseline, where=where)
     with open_readonly(Path(db_path)) as con:
         study_row = study_file(con, comparison.study)
@@ -138,6 +144,10 @@ def load_report(
                 env_runs[run.environment_id] = env_runs.get(run.environment_id, 0) + 1
         environments = _environments(con, env_runs)
         telemetry = _telemetry(con, first_run)
+        ranked = None
+        if ranks:
+            ranked = rank_views(comparison.study, rank_rows(con, study_row.id), points=points,
+                                filtered=bool(comparison.where))  # fmt: skip
 
     targets = tuple(
         TargetInfo(name=t, spec=specs.get(t, {}), effective=effective.get(t))
@@ -150,6 +160,7 @@ def load_report(
         environments=environments,
         targets=targets,
         telemetry=telemetry,
+        ranks=ranked,
         generated_at=generated_at or datetime.now(UTC),
     )
 

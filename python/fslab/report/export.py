@@ -16,6 +16,15 @@ did with the point's fault: `fault`, `region`, `outcome`, `errno` and `repaired_
 points; the other rows leave them empty. (The point's own `region` parameter is then the
 column `param_region`, as any parameter named like a fixed column.)
 
+`fslab export --ranks` (`rank_export_rows`) writes one row per rank of the completed
+multi-host runs instead (`fslab run --hosts`; the same `study`, `workload`, `kind`,
+`target`, parameters, `point_id`, `run_id` and `rep`), then `rank`, `host`, `status` (the
+rank's engine's), `start_unix_s` (its measured start by its host's clock), `start_offset_s`
+(after its run's earliest), `runtime_s`, `ios`, `bytes`, `iops` and `bw_bytes` (over its
+own runtime) and `share` (of its run's I/Os, 0 to 1): the numbers `fslab compare --ranks`
+and `fslab report --ranks` show (`fslab.report.ranks`). A run's ranks' `ios` add up to
+its own.
+
 With pandas: `pd.read_csv("runs.csv").pivot_table(index=["target", "iodepth"],
 columns="metric", values="value")`; with polars: `pl.read_csv(...)`.
 
@@ -41,6 +50,7 @@ from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.params import param_matches, param_order
 from fslab.report.context import group_key
 from fslab.report.format import param_column
+from fslab.report.ranks import rank_views
 from fslab.report.render.csv import csv_text
 from fslab.store.query import (
     ENGINE_METRICS,
@@ -49,6 +59,7 @@ from fslab.store.query import (
     export_runs,
     open_readonly,
     points,
+    rank_rows,
     runs_with_values,
     studies,
     study_runs,
@@ -56,7 +67,8 @@ from fslab.store.query import (
 
 __all__ = [
     "ENGINE_METRICS", "EXPORT_SCHEMA_VERSION", "ExportPlan", "export_rows", "plan_export",
-    "render_export_csv", "render_export_json", "write_export_csv", "write_export_json",
+    "rank_export_rows", "render_export_csv", "render_export_json", "write_export_csv",
+    "write_export_json",
 ]  # fmt: skip
 
 EXPORT_SCHEMA_VERSION = 1
@@ -78,7 +90,25 @@ _FIXED_TAIL = (
 
 _INTEGRITY_TAIL = ("fault", "region", "outcome", "errno", "repaired_by")
 """After `value` where the export holds integrity points: what each one's run did."""
+_RANK_TAIL = (
+    "point_id",
+    "run_id",
+    "rep",
+    "rank",
+    "host",
+    "status",
+    "start_unix_s",
+    "start_offset_s",
+    "runtime_s",
+    "ios",
+    "bytes",
+    "iops",
+    "bw_bytes",
+    "share",
+)
+"""After the parameters in `fslab export --ranks`: one rank of a multi-host run."""
 _RESERVED = frozenset(_FIXED_HEAD + _FIXED_TAIL)
+_RESERVED_RANKS = frozenset(_FIXED_HEAD + _RANK_TAIL)
 _RESERVED_INTEGRITY = _RESERVED | frozenset(_INTEGRITY_TAIL)
 _RUNS_PER_WRITE = 20
 """Runs whose rows are joined into one write (a few MB)."""
@@ -93,6 +123,9 @@ class ExportPlan:
     study: str
     param_keys: tuple[str, ...]
     points: tuple[PointRow, ...]
+    study_id: int
+    filtered: bool
+    """Whether `--where` chose the points."""
 
     @property
     def integrity(self) -> bool:
@@ -159,7 +192,8 @@ def plan_export(
         k for key, p in first.items() if key in has_values for k in param_order(tuple(p.params))
     ]
     param_keys = dict.fromkeys([*compared_keys, *(k for p in exported for k in p.params)])
-    return ExportPlan(path, chosen.name, tuple(param_keys), tuple(exported))
+    return ExportPlan(path, chosen.name, tuple(param_keys), tuple(exported), chosen.id,
+                      bool(filters))  # fmt: skip
 
 
 def _compared_points(
@@ -247,6 +281,33 @@ def _records(plan: ExportPlan) -> Iterator[list[Any]]:
             yield [*head, "telemetry", op, metric, value, *empty]
         if run.integrity is not None:
             yield [*head, INTEGRITY_SOURCE, "", "", None, *run.integrity]
+
+
+def rank_export_rows(plan: ExportPlan) -> tuple[list[str], list[dict[str, Any]]]:
+    """(columns, rows) of `fslab export --ranks`: one row per rank of the plan's completed
+    multi-host runs (see the module docstring). Raises `ResultsError` where there is none,
+    as `fslab compare --ranks` does."""
+    with open_readonly(plan.db_path) as con:
+        rows = rank_rows(con, plan.study_id)
+    ranks = rank_views(plan.study, rows, points={p.id for p in plan.points},
+                       filtered=plan.filtered)  # fmt: skip
+    kinds = {p.id: p.kind for p in plan.points}
+    columns = [
+        *_FIXED_HEAD,
+        *(param_column(k, _RESERVED_RANKS) for k in plan.param_keys),
+        *_RANK_TAIL,
+    ]
+    out: list[dict[str, Any]] = []
+    for point in ranks.points:
+        head = [plan.study, point.workload, kinds[point.point_id], point.target,
+                *(point.params.get(k) for k in plan.param_keys), point.point_id]  # fmt: skip
+        for run in point.runs:
+            for r in run.ranks:
+                values = [*head, run.run_id, run.rep, r.rank, r.host, r.status, r.start_unix_s,
+                          r.start_offset_s, r.runtime_s, r.ios, r.bytes, r.iops, r.bw_bytes,
+                          r.share]  # fmt: skip
+                out.append(dict(zip(columns, values, strict=True)))
+    return columns, out
 
 
 INTEGRITY_SOURCE = "integrity"

@@ -63,6 +63,8 @@ from fslab.report.integrity import (
     integrity_table,
     trade_off_lines,
 )
+from fslab.report.ranks import INTRO as RANKS_INTRO
+from fslab.report.ranks import RANK_COLUMNS, rank_cells
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.stats.decision import Decision, Judgement
 from fslab.stats.warnings import StatWarning
@@ -71,6 +73,8 @@ from fslab.units import short_count
 _COLUMNS = 4
 """Small multiples per row."""
 _PANEL_HEIGHT = 250
+RANKS_OPEN = 50
+"""Up to this many multi-host runs, the table of their ranks is unfolded."""
 _FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, 'DejaVu Sans', sans-serif"
 
 
@@ -411,6 +415,11 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         outcome_meaning=list(OUTCOME_MEANING.items()),
         outcome_html=_outcome_html,
         outcome_class=_outcome_class,
+        ranks=data.ranks,
+        ranks_open=RANKS_OPEN,
+        ranks_intro=RANKS_INTRO,
+        rank_columns=RANK_COLUMNS,
+        rank_cells=rank_cells,
     )
 
 

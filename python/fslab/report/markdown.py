@@ -56,6 +56,8 @@ from fslab.report.integrity import (
 )
 from fslab.report.integrity import markdown_lines as integrity_markdown
 from fslab.report.output import staged_dir, write_text
+from fslab.report.ranks import INTRO as RANKS_INTRO
+from fslab.report.ranks import RANK_COLUMNS, rank_cells
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.stats.decision import Decision, Judgement
 from fslab.units import short_count
@@ -193,6 +195,7 @@ def render_markdown_report(
         if v.warnings:
             lines.append("")
 
+    lines += _ranks(data)
     lines += _configuration(data)
     lines += ["## Methodology", ""]
     for p in methodology(c):
@@ -343,6 +346,27 @@ def _verdict_table(data: ReportData, rows: Sequence[VerdictRow]) -> list[str]:
         "brackets the runs that passed of those that ran._",
         "",
     ]
+    return lines
+
+
+def _ranks(data: ReportData) -> list[str]:
+    """The multi-host runs rank by rank (`--ranks`): a sentence per point, then a row per
+    rank, its point and run on its run's first row."""
+    ranks = data.ranks
+    if ranks is None:
+        return []
+    lines = ["## Ranks", "", f"_{_inline_code(RANKS_INTRO)}_", ""]
+    lines += [f"- {_spans(s)}" for s in ranks.sentences()]
+    lines += ["", _row(["target", "point", "run", *RANK_COLUMNS])]
+    lines.append("|:---|:---|---:|" + "".join(":---|" if c == "host" else "---:|"
+                                              for c in RANK_COLUMNS))  # fmt: skip
+    for point in ranks.points:
+        for run in point.runs:
+            head = [code(point.target), md(point.title), str(run.rep + 1)]
+            for r in run.ranks:
+                lines.append(_row([*head, *(md(c) for c in rank_cells(r))]))
+                head = ["", "", ""]
+    lines.append("")
     return lines
 
 

@@ -238,8 +238,11 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
 
 @dataclass(frozen=True)
 class RankRow:
-    """One rank of a multi-host run (table `rank`, docs/multihost.md)."""
+    """One rank of a completed multi-host run (table `rank`, docs/multihost.md), with
+    how even its run's ranks were as stored beside it (`ranks.*` run metrics)."""
 
+    point_id: str
+    run_id: int
     target: str
     workload: str
     params: dict[str, Any]
@@ -251,23 +254,39 @@ class RankRow:
     runtime_s: float
     ios: int
     bytes: int
+    run_imbalance: float | None
+    """The run's `ranks.imbalance` (its fastest rank's rate over its slowest's); None
+    where a rank did no I/O."""
+    run_start_skew_s: float | None
+    """The run's `ranks.start_skew_s`."""
 
 
 def rank_rows(con: sqlite3.Connection, study_id: int) -> list[RankRow]:
-    """The ranks of the study's multi-host runs, point by point in plan order, each run's
-    by repetition and rank."""
+    """The ranks of the study's completed multi-host runs, point by point in plan order,
+    each run's by repetition and rank; one query, which finds nothing at once in a study
+    without multi-host runs."""
     rows = con.execute(
-        "SELECT p.target, p.workload, p.params, r.rep, k.rank, k.host, k.status,"
-        " k.start_unix_s, k.runtime_s, k.ios, k.bytes FROM rank AS k"
+        "SELECT p.id, p.target, p.workload, p.params, r.id, r.rep, k.rank, k.host, k.status,"
+        " k.start_unix_s, k.runtime_s, k.ios, k.bytes, i.value, s.value FROM rank AS k"
         " JOIN run AS r ON r.id = k.run_id JOIN point AS p ON p.id = r.point_id"
-        " WHERE p.study_id = ? ORDER BY p.seq, r.rep, k.rank",
+        " LEFT JOIN run_metric AS i ON i.run_id = k.run_id AND i.name = 'ranks.imbalance'"
+        " LEFT JOIN run_metric AS s ON s.run_id = k.run_id AND s.name = 'ranks.start_skew_s'"
+        " WHERE p.study_id = ? AND r.status = 'ok' ORDER BY p.seq, r.rep, r.id, k.rank",
         (study_id,),
     ).fetchall()
-    return [
-        RankRow(str(t), str(w), json.loads(pr), int(rep), int(rk), str(h), str(st),
-                float(start), float(rt), int(ios), int(nb))
-        for t, w, pr, rep, rk, h, st, start, rt, ios, nb in rows
-    ]  # fmt: skip
+    params: dict[str, dict[str, Any]] = {}
+    out: list[RankRow] = []
+    for pid, t, w, pr, run_id, rep, rk, h, st, start, rt, ios, nb, imb, skew in rows:
+        if pid not in params:
+            decoded = orjson.loads(pr)
+            decoded.pop("target", None)  # older plans stored it there too (`points`)
+            params[pid] = decoded
+        out.append(
+            RankRow(str(pid), int(run_id), str(t), str(w), params[pid], int(rep), int(rk),
+                    str(h), str(st), float(start), float(rt), int(ios), int(nb),
+                    None if imb is None else float(imb), None if skew is None else float(skew))
+        )  # fmt: skip
+    return out
 
 
 def integrity_rows(
