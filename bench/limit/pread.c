@@ -1,0 +1,71 @@
+/* The limit row of bench/vs-fio: a bare loop of 4 KiB (or BS) random pread()s on one
+ * file, no timing per request, no histogram: what one thread can do at most through
+ * the syscall. Usage: pread FILE BS RAMP_S RUNTIME_S. Prints {"ios": N, "seconds": S}
+ * for the measured part (after the ramp). */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s FILE BS RAMP_S RUNTIME_S\n", argv[0]);
+        return 2;
+    }
+    int fd = open(argv[1], O_RDONLY);
+    if (fd < 0) {
+        perror(argv[1]);
+        return 1;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        perror("fstat");
+        return 1;
+    }
+    size_t bs = (size_t)strtoull(argv[2], NULL, 10);
+    double ramp = atof(argv[3]), runtime = atof(argv[4]);
+    uint64_t blocks = (uint64_t)st.st_size / bs;
+    if (bs == 0 || blocks == 0) {
+        fprintf(stderr, "the file holds no whole block of %zu bytes\n", bs);
+        return 2;
+    }
+    char *buf = aligned_alloc(4096, (bs + 4095) / 4096 * 4096);
+    uint64_t x = 0x5eed;
+    double start = now_s(), measured_from = start + ramp, end = measured_from + runtime;
+    uint64_t ios = 0;
+    int measuring = ramp <= 0;
+    for (;;) {
+        for (int i = 0; i < 1024; i++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if (pread(fd, buf, bs, (off_t)((x % blocks) * bs)) != (ssize_t)bs) {
+                perror("pread");
+                return 1;
+            }
+        }
+        double t = now_s();
+        if (!measuring && t >= measured_from) {
+            measuring = 1;
+            measured_from = t;
+            end = t + runtime;
+            continue;
+        }
+        if (measuring)
+            ios += 1024;
+        if (t >= end)
+            break;
+    }
+    printf("{\"ios\": %llu, \"seconds\": %.6f}\n", (unsigned long long)ios, now_s() - measured_from);
+    return 0;
+}
