@@ -55,7 +55,7 @@ def line_of(text: str, needle: str) -> int:
 
 
 def test_the_registry_holds_every_kind_in_the_order_messages_list_them() -> None:
-    assert list(KINDS) == ["block", "files", "pgbench", "oltp", "mailstore", "integrity"]
+    assert list(KINDS) == ["block", "files", "pgbench", "oltp", "mailstore", "integrity", "fio"]
     for name, kind in KINDS.items():
         assert kind.name == name and kind_of(name) is kind
         assert "kind" in kind.spec.model_fields, f"{name}: its spec is tagged by `kind`"
