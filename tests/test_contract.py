@@ -99,7 +99,11 @@ def _pairs(root: dict[str, Any], model: type[BaseModel]) -> Iterator[tuple[str, 
 
 @pytest.mark.parametrize(
     ("schema", "model"),
-    [("report.schema.json", engine.Report), ("progress.schema.json", engine.SeriesPoint)],
+    [
+        ("report.schema.json", engine.Report),
+        ("progress.schema.json", engine.SeriesPoint),
+        ("steady.schema.json", engine.SteadyAnswer),
+    ],
 )
 def test_every_key_of_the_engine_schema_reaches_a_python_model(
     schema: str, model: type[BaseModel]
@@ -125,9 +129,12 @@ def test_every_key_of_the_engine_schema_reaches_a_python_model(
     assert not problems, "\n".join(problems)
 
 
-def test_the_walk_reaches_every_model_of_the_report() -> None:
-    root = json.loads((SCHEMAS / "report.schema.json").read_text())
-    reached = {m for _, _, m in _pairs(root, engine.Report)}
+def test_the_walk_reaches_every_model_of_the_reports() -> None:
+    reached = set()
+    for schema, model in (("report.schema.json", engine.Report),
+                          ("steady.schema.json", engine.SteadyAnswer)):  # fmt: skip
+        root = json.loads((SCHEMAS / schema).read_text())
+        reached |= {m for _, _, m in _pairs(root, model)}
     models = {
         m
         for m in vars(engine).values()

@@ -51,8 +51,9 @@ def export(
     show_ranks: bool,
 ) -> None:
     """Export a study's results as one row per completed run and metric, with every
-    parameter as a column (values in base units: bytes, ns, per second); with --ranks,
-    one row per rank of its multi-host runs."""
+    parameter as a column (values in base units: bytes, ns, per second).
+
+    With --ranks: one row per rank of its multi-host runs instead."""
     if fmt is None:
         fmt = "json" if output.suffix.lower() == ".json" else "csv"
     if not on_stdout(output):

@@ -52,8 +52,9 @@ def report(
     show_ranks: bool,
 ) -> None:
     """Write a report of a study: the conclusions the statistics support, charts, the
-    comparison tables, each target's configuration, the machine and the method; with
-    --ranks, each rank of its multi-host runs too.
+    comparison tables, each target's configuration, the machine and the method.
+
+    With --ranks, each rank of its multi-host runs too.
 
     The HTML report opens offline (plotly.js is inlined, once); the Markdown report is
     ready to paste into a blog post or an issue, its images beside it.

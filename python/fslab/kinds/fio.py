@@ -27,7 +27,14 @@ from pydantic import Field, ValidationInfo, field_validator
 from fslab.engine import FioJobRun, Report, find_engine, fio_args, run_fio
 from fslab.environment import drop_caches
 from fslab.errors import EngineError, FslabError, JobError
-from fslab.kinds.base import LAYOUT_BYTES_PER_S, Kind, RunContext, RunStatus, run_status
+from fslab.kinds.base import (
+    LAYOUT_BYTES_PER_S,
+    MIN_FILE_SIZE,
+    Kind,
+    RunContext,
+    RunStatus,
+    run_status,
+)
 from fslab.ranks import merged_lat
 from fslab.study.problems import Problem, where
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
@@ -116,6 +123,16 @@ class FioKind(Kind):
         # An unreadable file is said by machine_problems, at the study's line.
         with contextlib.suppress(OSError):
             out["job_file_sha256"] = _sha(path)
+        if scale < 1.0 and "size" not in out:
+            # `--scale` shrinks the file's data like a block workload's: every job's
+            # `size` at most the largest one scaled (16 MiB at least).
+            sets = {k: v for k, v in out.items() if k not in (*FILE_KEYS, "job_file_sha256")}
+            plan = _checked(path, json.dumps(sets, sort_keys=True))
+            largest = max((int(j["job"].get("size") or 0) for j in (plan or {}).get("jobs", [])),
+                          default=0)  # fmt: skip
+            scaled = max(MIN_FILE_SIZE, int(largest * scale) >> 20 << 20)
+            if largest > scaled:
+                out["size"] = scaled
         return out
 
     def label(self, point: Point) -> str:
