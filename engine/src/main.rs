@@ -451,8 +451,8 @@ fn fio_run(jobs: &[PathBuf], args: &FioArgs, progress: Option<Progress>) -> Exit
         return ExitCode::from(EXIT_FAILED);
     }
     for j in &plan.jobs {
-        for n in &j.notes {
-            eprintln!("note: [{}]: {n}", j.name);
+        for n in &j.at.notes {
+            eprintln!("note: [{}]: {n}", j.at.name);
         }
     }
     let on_point = |name: &str, p: &SeriesPoint| match progress {
@@ -466,10 +466,10 @@ fn fio_run(jobs: &[PathBuf], args: &FioArgs, progress: Option<Progress>) -> Exit
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
     for j in &report.jobs {
         if let Some(e) = &j.error {
-            eprintln!("error: [{}] {}: {e}", j.name, j.place);
+            eprintln!("error: [{}] {}: {e}", j.at.name, j.at.place);
         }
         for e in j.report.iter().flat_map(|r| &r.errors) {
-            eprintln!("error: [{}] thread {}: {}", j.name, e.thread, e.message);
+            eprintln!("error: [{}] thread {}: {}", j.at.name, e.thread, e.message);
         }
     }
     match report.status {

@@ -79,9 +79,10 @@ pub struct Inert {
     pub why: String,
 }
 
-/// One job of the file, resolved, and where it sits in the graph.
+/// Which job of the file it is and where it sits in the graph: in the plan and in the
+/// report alike.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PlannedJob {
+pub struct JobPlace {
     /// The job's name (its section's, or `name=`), as fio reports it.
     pub name: String,
     /// Where its section starts (`file:line`).
@@ -95,6 +96,13 @@ pub struct PlannedJob {
     pub after: Vec<String>,
     /// Where the engine does something other than fio would.
     pub notes: Vec<String>,
+}
+
+/// One job of the file, resolved.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PlannedJob {
+    #[serde(flatten)]
+    pub at: JobPlace,
     /// The engine job it runs, every default filled in.
     pub job: Job,
     #[serde(skip)]
@@ -196,7 +204,7 @@ pub fn load(
             let named: Vec<usize> = jobs
                 .iter()
                 .enumerate()
-                .filter(|(_, j)| &j.name == w)
+                .filter(|(_, j)| &j.at.name == w)
                 .map(|(k, _)| k)
                 .collect();
             let place = s
@@ -233,31 +241,21 @@ pub fn load(
         if draft.group_reporting && !grouped.contains(&group) {
             grouped.push(group);
         }
-        let Some((job, notes)) = resolve(draft, s, &name, overrides, &mut problems) else {
-            // Keep the name for later `wait_for`s; the job itself is not run.
-            jobs.push(PlannedJob {
-                name,
-                place: s.place.to_string(),
-                phase,
-                group,
-                after: Vec::new(),
-                notes: Vec::new(),
-                job: placeholder(),
-                deps,
-            });
-            continue;
-        };
-        let after = deps.iter().map(|&k| jobs[k].name.clone()).collect();
-        jobs.push(PlannedJob {
+        // A job that does not resolve keeps its name for later `wait_for`s; its problems
+        // are recorded and nothing runs.
+        let (job, notes) = resolve(draft, s, &name, overrides, &mut problems)
+            .unwrap_or_else(|| (placeholder(), Vec::new()));
+        let after = deps.iter().map(|&k| jobs[k].at.name.clone()).collect();
+        let place = s.place.to_string();
+        let at = JobPlace {
             name,
-            place: s.place.to_string(),
+            place,
             phase,
             group,
             after,
             notes,
-            job,
-            deps,
-        });
+        };
+        jobs.push(PlannedJob { at, job, deps });
     }
     // One problem per place and option: a global's problem is not repeated per job.
     let mut seen = std::collections::HashSet::new();
@@ -461,8 +459,8 @@ fn resolve(
 /// How `check` shows a plan to people: the phases, each job's keys, what is inert.
 pub fn describe(plan: &Plan) -> String {
     let mut out = String::new();
-    let phases = plan.jobs.last().map_or(0, |j| j.phase + 1);
-    let groups = plan.jobs.last().map_or(0, |j| j.group + 1);
+    let phases = plan.jobs.last().map_or(0, |j| j.at.phase + 1);
+    let groups = plan.jobs.last().map_or(0, |j| j.at.group + 1);
     out.push_str(&format!(
         "{}: {} job{}, {phases} phase{}, {groups} reporting group{}\n",
         plan.files.join(" "),
@@ -473,8 +471,8 @@ pub fn describe(plan: &Plan) -> String {
     ));
     let mut phase = u32::MAX;
     for j in &plan.jobs {
-        if j.phase != phase {
-            phase = j.phase;
+        if j.at.phase != phase {
+            phase = j.at.phase;
             let why = if phase == 0 {
                 "starts at once".to_string()
             } else {
@@ -482,21 +480,25 @@ pub fn describe(plan: &Plan) -> String {
             };
             out.push_str(&format!("phase {}: {why}\n", phase + 1));
         }
-        let grouped = if plan.grouped.contains(&j.group) {
+        let grouped = if plan.grouped.contains(&j.at.group) {
             ", group_reporting"
         } else {
             ""
         };
         out.push_str(&format!(
             "  [{}] {} group {}{grouped}",
-            j.name, j.place, j.group
+            j.at.name, j.at.place, j.at.group
         ));
-        let waits: Vec<&str> = j
-            .after
-            .iter()
-            .map(String::as_str)
-            .filter(|a| plan.jobs.iter().any(|o| o.name == *a && o.phase == j.phase))
-            .collect();
+        let waits: Vec<&str> =
+            j.at.after
+                .iter()
+                .map(String::as_str)
+                .filter(|a| {
+                    plan.jobs
+                        .iter()
+                        .any(|o| o.at.name == *a && o.at.phase == j.at.phase)
+                })
+                .collect();
         if !waits.is_empty() {
             out.push_str(&format!(", starts after {} (wait_for)", waits.join(", ")));
         }
@@ -524,7 +526,7 @@ pub fn describe(plan: &Plan) -> String {
             out.push_str(&line);
             out.push('\n');
         }
-        for n in &j.notes {
+        for n in &j.at.notes {
             out.push_str(&format!("    note: {n}\n"));
         }
     }

@@ -98,6 +98,31 @@ fn need(v: Option<&str>) -> Result<&str, String> {
     v.ok_or_else(|| "needs a value".to_string())
 }
 
+/// `key` = the value read as a size, in bytes (with the job's `kb_base`).
+fn size_key(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
+    let s = value::size(need(v)?, d.base())?;
+    d.set(key, json!(s));
+    Ok(())
+}
+
+/// `key` = the value read as a whole number.
+fn int_key(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
+    d.set(key, json!(value::int(need(v)?)?));
+    Ok(())
+}
+
+/// `key` = the value read as a boolean (bare is true).
+fn bool_key(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
+    d.set(key, json!(value::boolean(v)?));
+    Ok(())
+}
+
+/// `key` = the value read as a time, in seconds.
+fn time_key(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
+    d.set(key, json!(value::time_s(need(v)?)?));
+    Ok(())
+}
+
 fn a_name(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("name", json!(need(v)?));
     Ok(())
@@ -152,16 +177,6 @@ fn a_bs(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("bs", json!(bs));
     Ok(())
 }
-fn a_size(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let s = value::size(need(v)?, d.base())?;
-    d.set("size", json!(s));
-    Ok(())
-}
-fn a_io_size(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let s = value::size(need(v)?, d.base())?;
-    d.set("io_size", json!(s));
-    Ok(())
-}
 fn a_filename(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
     if v.replace("\\:", "").contains(':') {
@@ -182,22 +197,6 @@ fn a_directory(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("directory", json!(v));
     Ok(())
 }
-fn a_numjobs(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("numjobs", json!(value::int(need(v)?)?));
-    Ok(())
-}
-fn a_iodepth(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("iodepth", json!(value::int(need(v)?)?));
-    Ok(())
-}
-fn a_batch_min(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("iodepth_batch_complete_min", json!(value::int(need(v)?)?));
-    Ok(())
-}
-fn a_direct(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("direct", json!(value::boolean(v)?));
-    Ok(())
-}
 fn a_buffered(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("direct", json!(!value::boolean(v)?));
     Ok(())
@@ -210,28 +209,12 @@ fn a_time_based(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.time_based = value::boolean(v)?;
     Ok(())
 }
-fn a_ramp_time(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("ramp_time", json!(value::time_s(need(v)?)?));
-    Ok(())
-}
-fn a_rwmixread(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("rwmixread", json!(value::int(need(v)?)?));
-    Ok(())
-}
 fn a_rwmixwrite(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let w = value::int(need(v)?)?;
     if w > 100 {
         return Err(format!("{w} is more than 100"));
     }
     d.set("rwmixread", json!(100 - w));
-    Ok(())
-}
-fn a_fsync(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("fsync", json!(value::int(need(v)?)?));
-    Ok(())
-}
-fn a_end_fsync(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("end_fsync", json!(value::boolean(v)?));
     Ok(())
 }
 fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
@@ -263,10 +246,6 @@ fn a_randrepeat(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
             .map_or(0, |t| t.as_nanos() as u64);
         d.set("randseed", json!(now));
     }
-    Ok(())
-}
-fn a_randseed(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    d.set("randseed", json!(value::int(need(v)?)?));
     Ok(())
 }
 fn a_group_reporting(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
@@ -373,30 +352,30 @@ pub const OPTIONS: &[FioOption] = &[
     inert("description", &[], "a comment"),
     mapped("rw", &["readwrite"], a_rw, "`rw`; `rw`/`readwrite` is the engine's `readwrite`"),
     mapped("bs", &["blocksize"], a_bs, "`bs`; a `read,write` pair only when equal"),
-    mapped("size", &[], a_size, "`size`"),
-    mapped("filesize", &[], a_size, "`size` (one file per job)"),
-    mapped("io_size", &["io_limit"], a_io_size, "`io_size`"),
+    mapped("size", &[], |d, v| size_key(d, "size", v), "`size`"),
+    mapped("filesize", &[], |d, v| size_key(d, "size", v), "`size` (one file per job)"),
+    mapped("io_size", &["io_limit"], |d, v| size_key(d, "io_size", v), "`io_size`"),
     mapped("filename", &[], a_filename, "`filename` (one file; `\\:` escapes a colon)"),
     mapped("directory", &[], a_directory, "`directory`; files are `NAME.CLONE.0` in it, as fio names them"),
-    mapped("numjobs", &[], a_numjobs, "`numjobs`: clones, one thread each"),
-    mapped("iodepth", &[], a_iodepth, "`iodepth`"),
-    mapped("iodepth_batch_complete_min", &["iodepth_batch_complete"], a_batch_min, "`iodepth_batch_complete_min`"),
+    mapped("numjobs", &[], |d, v| int_key(d, "numjobs", v), "`numjobs`: clones, one thread each"),
+    mapped("iodepth", &[], |d, v| int_key(d, "iodepth", v), "`iodepth`"),
+    mapped("iodepth_batch_complete_min", &["iodepth_batch_complete"], |d, v| int_key(d, "iodepth_batch_complete_min", v), "`iodepth_batch_complete_min`"),
     inert("iodepth_batch_submit", &["iodepth_batch"], "the engine submits every request it has ready in one call"),
     inert("iodepth_batch_complete_max", &[], "the engine reaps every completion already posted"),
     inert("iodepth_low", &[], "the engine refills the queue as requests complete"),
-    mapped("direct", &[], a_direct, "`direct` (O_DIRECT)"),
+    mapped("direct", &[], |d, v| bool_key(d, "direct", v), "`direct` (O_DIRECT)"),
     mapped("buffered", &[], a_buffered, "`direct = !buffered`"),
     mapped("runtime", &["timeout"], a_runtime, "with `time_based`: `runtime`; without it fio stops at `size` or `runtime`, whichever first: the engine runs `size` (a note says so)"),
     mapped("time_based", &[], a_time_based, "the job is time-based: `runtime`"),
-    mapped("ramp_time", &[], a_ramp_time, "`ramp_time`"),
-    mapped("rwmixread", &[], a_rwmixread, "`rwmixread`"),
+    mapped("ramp_time", &[], |d, v| time_key(d, "ramp_time", v), "`ramp_time`"),
+    mapped("rwmixread", &[], |d, v| int_key(d, "rwmixread", v), "`rwmixread`"),
     mapped("rwmixwrite", &[], a_rwmixwrite, "`rwmixread = 100 - rwmixwrite`"),
-    mapped("fsync", &[], a_fsync, "`fsync`: after every N writes"),
-    mapped("end_fsync", &[], a_end_fsync, "`end_fsync`"),
+    mapped("fsync", &[], |d, v| int_key(d, "fsync", v), "`fsync`: after every N writes"),
+    mapped("end_fsync", &[], |d, v| bool_key(d, "end_fsync", v), "`end_fsync`"),
     mapped("ioengine", &[], a_ioengine, "psync, sync, pvsync, pvsync2, vsync: `sync`; io_uring; libaio, posixaio: `io_uring` (a note says so); null"),
     mapped("randrepeat", &[], a_randrepeat, "1 (fio's default): the engine's fixed seed; 0: a seed from the clock"),
     mapped("allrandrepeat", &[], a_randrepeat, "as `randrepeat`"),
-    mapped("randseed", &[], a_randseed, "`randseed`"),
+    mapped("randseed", &[], |d, v| int_key(d, "randseed", v), "`randseed`"),
     mapped("group_reporting", &[], a_group_reporting, "the jobs of a reporting group are also reported as one (`groups` in the report)"),
     mapped("stonewall", &["wait_for_previous"], a_stonewall, "the job starts after every job above it ended; a new phase and reporting group"),
     mapped("new_group", &[], a_new_group, "a new reporting group"),

@@ -9,7 +9,7 @@ use std::sync::{Condvar, Mutex};
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use super::{Inert, Plan};
+use super::{Inert, JobPlace, Plan};
 use crate::harness::Flags;
 use crate::record::{deserialize, serialize, summarize, total_hist};
 use crate::report::{OpResult, Report, SeriesPoint, Status};
@@ -32,13 +32,8 @@ pub struct FioReport {
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct FioJobResult {
-    pub name: String,
-    /// Where its section starts (`file:line`).
-    pub place: String,
-    pub phase: u32,
-    pub group: u32,
-    pub after: Vec<String>,
-    pub notes: Vec<String>,
+    #[serde(flatten)]
+    pub at: JobPlace,
     /// The job's engine report; null when it could not start (see `error`).
     pub report: Option<Report>,
     pub error: Option<String>,
@@ -82,7 +77,7 @@ pub fn run(
                     let out = if flags.stopped() {
                         Err("not started: the run was stopped".to_string())
                     } else {
-                        let mut cb = |p: &SeriesPoint| on_point(&pj.name, p);
+                        let mut cb = |p: &SeriesPoint| on_point(&pj.at.name, p);
                         crate::run(pj.job.clone(), Vec::new(), flags, &mut cb)
                             .map_err(|e| e.to_string())
                     };
@@ -110,12 +105,7 @@ pub fn run(
                 Err(e) => (None, Some(e)),
             };
             FioJobResult {
-                name: pj.name.clone(),
-                place: pj.place.clone(),
-                phase: pj.phase,
-                group: pj.group,
-                after: pj.after.clone(),
-                notes: pj.notes.clone(),
+                at: pj.at.clone(),
                 report,
                 error,
             }
@@ -145,7 +135,7 @@ fn worst(jobs: &[FioJobResult]) -> Status {
 }
 
 fn group(g: u32, jobs: &[FioJobResult]) -> GroupResult {
-    let members: Vec<&FioJobResult> = jobs.iter().filter(|j| j.group == g).collect();
+    let members: Vec<&FioJobResult> = jobs.iter().filter(|j| j.at.group == g).collect();
     let reports: Vec<&Report> = members.iter().filter_map(|j| j.report.as_ref()).collect();
     let start = reports
         .iter()
@@ -188,7 +178,7 @@ fn group(g: u32, jobs: &[FioJobResult]) -> GroupResult {
     }
     GroupResult {
         group: g,
-        jobs: members.iter().map(|j| j.name.clone()).collect(),
+        jobs: members.iter().map(|j| j.at.name.clone()).collect(),
         runtime_s: span,
         results,
     }
