@@ -847,6 +847,33 @@ def fio_args(within: Path | None, sets: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def check_fio(
+    job_file: Path,
+    *,
+    within: Path | None = None,
+    sets: Mapping[str, Any] | None = None,
+    engine: Path | None = None,
+) -> dict[str, Any]:
+    """The engine's view of a fio job file (`check --format json`): `{"ok", "problems",
+    "plan"}`, every problem at once. Raises `EngineError` when the engine cannot answer."""
+    exe = engine or find_engine()
+    cmd = [str(exe), "check", "--format", "json", *fio_args(within, sets or {}), str(job_file)]
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    except OSError as e:
+        raise EngineError(
+            f"cannot start `{exe}`: {e.strerror or e}",
+            hint=f"check that it is a `{ENGINE_NAME}` built for this machine (`make setup`)",
+        ) from e
+    try:
+        answer: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        answer = {}
+    if done.returncode not in (EXIT_OK, EXIT_USAGE) or "ok" not in answer:
+        raise _check_failed(exe, done, f"the fio job file {job_file}")
+    return answer
+
+
 def run_fio(
     job_file: Path,
     *,

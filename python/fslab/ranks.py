@@ -32,6 +32,7 @@ from typing import Any
 
 from fslab.engine import (
     EngineRun,
+    IntervalOp,
     OpResult,
     Report,
     SteadyAnswer,
@@ -129,15 +130,7 @@ def merge(ranks: Sequence[RankReport]) -> tuple[Report, RankFacts]:
     f = facts(ranks)
     doc = first.model_dump(mode="json", by_alias=True)
     span = max(f.span_s, 1e-9)
-    results = []
-    for res in first.results:
-        same = [o for r in ranks for o in r.report.results if o.op == res.op]
-        ios, nbytes = sum(o.ios for o in same), sum(o.bytes for o in same)
-        lat = merged_lat(same)
-        results.append({
-            "op": res.op, "ios": ios, "bytes": nbytes, "iops": ios / span,
-            "bw_bytes": nbytes / span, "lat_ns": lat["lat"], "hist": lat["hist"],
-        })  # fmt: skip
+    results = summed_results([r.report for r in ranks], span)
     doc["results"] = results
     doc["runtime_s"] = f.span_s
     doc["start_unix_s"] = min(r.report.start_unix_s for r in ranks)
@@ -158,13 +151,47 @@ def merge(ranks: Sequence[RankReport]) -> tuple[Report, RankFacts]:
     return Report.model_validate(doc), f
 
 
+SERIES_OPS = ("read", "write", "log", "txn", "background", "files")
+"""The op fields of a series point."""
+
+
+def summed_results(reports: Sequence[Report], span_s: float) -> list[dict[str, Any]]:
+    """The results of several reports taken together, op by op in order of appearance:
+    counts summed, HDR histograms added (`merged_lat`), rates over `span_s`."""
+    out = []
+    for op in dict.fromkeys(o.op for r in reports for o in r.results):
+        same = [o for r in reports for o in r.results if o.op == op]
+        ios, nbytes = sum(o.ios for o in same), sum(o.bytes for o in same)
+        lat = merged_lat(same)
+        out.append({
+            "op": op, "ios": ios, "bytes": nbytes, "iops": ios / span_s,
+            "bw_bytes": nbytes / span_s, "lat_ns": lat["lat"], "hist": lat["hist"],
+        })  # fmt: skip
+    return out
+
+
+def summed_interval(ops: Sequence[IntervalOp]) -> dict[str, Any]:
+    """One op's intervals of several runs over the same stretch of time as one: counts
+    and rates summed, the mean latency weighted by completions, the p99 the largest
+    (an upper bound: intervals carry no histogram)."""
+    ios = sum(o.ios for o in ops)
+    return {
+        "ios": ios,
+        "bytes": sum(o.bytes for o in ops),
+        "iops": sum(o.iops for o in ops),
+        "bw_bytes": sum(o.bw_bytes for o in ops),
+        "lat_mean_ns": sum(o.lat_mean_ns * o.ios for o in ops) / ios if ios else 0.0,
+        "lat_p99_ns": max(o.lat_p99_ns for o in ops),
+    }
+
+
 def _series(ranks: Sequence[RankReport]) -> list[dict[str, Any]]:
     """The ranks' series summed interval by interval (as long as the longest)."""
     longest = max((r.report.series.points for r in ranks), key=len)
     out: list[dict[str, Any]] = []
     for i, base in enumerate(longest):
         point = base.model_dump(mode="json")
-        for field in ("read", "write", "log", "txn", "background", "files"):
+        for field in SERIES_OPS:
             ops = [
                 getattr(r.report.series.points[i], field)
                 for r in ranks
@@ -173,15 +200,7 @@ def _series(ranks: Sequence[RankReport]) -> list[dict[str, Any]]:
             ]
             if not ops:
                 continue
-            ios = sum(o.ios for o in ops)
-            point[field] = {
-                "ios": ios,
-                "bytes": sum(o.bytes for o in ops),
-                "iops": sum(o.iops for o in ops),
-                "bw_bytes": sum(o.bw_bytes for o in ops),
-                "lat_mean_ns": sum(o.lat_mean_ns * o.ios for o in ops) / ios if ios else 0.0,
-                "lat_p99_ns": max(o.lat_p99_ns for o in ops),
-            }
+            point[field] = summed_interval(ops)
         out.append(point)
     return out
 

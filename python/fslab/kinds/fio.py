@@ -16,17 +16,16 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import subprocess
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from fslab.engine import FioJobRun, Report, find_engine, fio_args, run_fio
+from fslab.engine import FioJobRun, IntervalOp, Report, check_fio, run_fio
 from fslab.environment import drop_caches
-from fslab.errors import EngineError, FslabError, JobError
+from fslab.errors import FslabError, JobError
 from fslab.kinds.base import (
     LAYOUT_BYTES_PER_S,
     MIN_FILE_SIZE,
@@ -35,7 +34,7 @@ from fslab.kinds.base import (
     RunStatus,
     run_status,
 )
-from fslab.ranks import merged_lat
+from fslab.ranks import SERIES_OPS, summed_interval, summed_results
 from fslab.study.problems import Problem, where
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
 from fslab.telemetry.sampler import interval_for
@@ -47,8 +46,8 @@ if TYPE_CHECKING:
     from fslab.targets.spec import TargetSpec
 
 KIND = "fio"
-FILE_KEYS = ("job_file", "measure")
-"""Keys that are not engine keys: the file and which of its jobs make the result."""
+LAB_PARAMS = ("job_file", "job_file_sha256")
+"""A point's parameters that are not engine keys: the file and its hash."""
 
 
 class FioWorkloadSpec(SweepSpec):
@@ -103,7 +102,12 @@ def _measured(point: Point) -> list[str] | None:
 
 
 def _sets(point: Point) -> dict[str, Any]:
-    return {k: v for k, v in point.params.items() if k not in (*FILE_KEYS, "job_file_sha256")}
+    return _engine_sets(point.params)
+
+
+def _engine_sets(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The engine keys a point sets on every job of its file (`--set`)."""
+    return {k: v for k, v in params.items() if k not in LAB_PARAMS}
 
 
 class FioKind(Kind):
@@ -126,8 +130,7 @@ class FioKind(Kind):
         if scale < 1.0 and "size" not in out:
             # `--scale` shrinks the file's data like a block workload's: every job's
             # `size` at most the largest one scaled (16 MiB at least).
-            sets = {k: v for k, v in out.items() if k not in (*FILE_KEYS, "job_file_sha256")}
-            plan = _checked(path, json.dumps(sets, sort_keys=True))
+            plan = _checked(path, json.dumps(_engine_sets(out), sort_keys=True))
             largest = max((int(j["job"].get("size") or 0) for j in (plan or {}).get("jobs", [])),
                           default=0)  # fmt: skip
             scaled = max(MIN_FILE_SIZE, int(largest * scale) >> 20 << 20)
@@ -254,24 +257,8 @@ def _checked(path: str, sets_json: str) -> dict[str, Any] | None:
 
 @cache
 def _check(path: str, sets_json: str) -> dict[str, Any]:
-    """`fslab-engine check --format json` of a job file (files moved into a directory
-    that is never made: check touches nothing)."""
-    exe = find_engine()
-    cmd = [str(exe), "check", "--format", "json",
-           *fio_args(Path("/fslab-plan"), json.loads(sets_json)), path]  # fmt: skip
-    try:
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    except OSError as e:
-        raise EngineError(f"cannot start `{exe}`: {e.strerror or e}") from e
-    try:
-        answer: dict[str, Any] = json.loads(done.stdout)
-    except ValueError as e:
-        raise EngineError(
-            f"`{exe} check` answered something that is not JSON for {path} "
-            f"(exit {done.returncode}): {done.stderr.strip()[-300:]}",
-            hint="rebuild the engine (`make setup`)",
-        ) from e
-    return answer
+    # Files moved into a directory that is never made: check touches nothing.
+    return check_fio(Path(path), within=Path("/fslab-plan"), sets=json.loads(sets_json))
 
 
 def merge_jobs(jobs: Sequence[FioJobRun]) -> Report:
@@ -288,15 +275,7 @@ def merge_jobs(jobs: Sequence[FioJobRun]) -> Report:
     t0, span = min(starts), max(max(ends) - min(starts), 1e-9)
     first = reports[0][1]
     doc = first.model_dump(mode="json", by_alias=True)
-    results = []
-    ops = list(dict.fromkeys(o.op for _, r in reports for o in r.results))
-    for op in ops:
-        same = [o for _, r in reports for o in r.results if o.op == op]
-        lat = merged_lat(same)
-        ios, nbytes = sum(o.ios for o in same), sum(o.bytes for o in same)
-        results.append({"op": op, "ios": ios, "bytes": nbytes, "iops": ios / span,
-                        "bw_bytes": nbytes / span, "lat_ns": lat["lat"],
-                        "hist": lat["hist"]})  # fmt: skip
+    results = summed_results([r for _, r in reports], span)
     doc["results"] = results
     doc["start_unix_s"], doc["ramp_s"], doc["runtime_s"] = t0, 0.0, span
     doc["series"]["points"] = _series(reports, t0, first.job.interval)
@@ -318,43 +297,27 @@ def merge_jobs(jobs: Sequence[FioJobRun]) -> Report:
     return Report.model_validate(doc)
 
 
-_FIELDS = ("read", "write", "log", "txn", "background", "files")
-
-
 def _series(
     reports: list[tuple[str, Report]], t0: float, interval_s: float
 ) -> list[dict[str, Any]]:
-    """The jobs' intervals summed into wall-clock bins of `interval_s` from `t0`."""
-    bins: dict[int, dict[str, list[Any]]] = {}
+    """The jobs' measured intervals summed into wall-clock bins of `interval_s` from `t0`
+    (each interval in the bin its end falls in)."""
+    bins: dict[int, dict[str, list[IntervalOp]]] = {}
     for _, r in reports:
         for p in r.series.points:
             if p.ramp:
                 continue
-            end = r.start_unix_s + p.t_s - t0
-            k = max(0, round(end / interval_s))
+            k = max(0, round((r.start_unix_s + p.t_s - t0) / interval_s))
             slot = bins.setdefault(k, {})
-            for field in _FIELDS:
+            for field in SERIES_OPS:
                 op = getattr(p, field)
                 if op is not None:
-                    slot.setdefault(field, []).append((op, p.dur_s))
-    out = []
-    for k in sorted(bins):
-        point: dict[str, Any] = {"t_s": k * interval_s, "dur_s": interval_s, "ramp": False}
-        for field in _FIELDS:
-            ops = bins[k].get(field)
-            if not ops:
-                point[field] = None
-                continue
-            ios = sum(o.ios for o, _ in ops)
-            nbytes = sum(o.bytes for o, _ in ops)
-            point[field] = {
-                "ios": ios, "bytes": nbytes, "iops": ios / interval_s,
-                "bw_bytes": nbytes / interval_s,
-                "lat_mean_ns": sum(o.lat_mean_ns * o.ios for o, _ in ops) / ios if ios else 0.0,
-                "lat_p99_ns": max(o.lat_p99_ns for o, _ in ops),
-            }  # fmt: skip
-        out.append(point)
-    return out
+                    slot.setdefault(field, []).append(op)
+    return [
+        {"t_s": k * interval_s, "dur_s": interval_s, "ramp": False,
+         **{f: summed_interval(bins[k][f]) if f in bins[k] else None for f in SERIES_OPS}}
+        for k in sorted(bins)
+    ]  # fmt: skip
 
 
 FIO = FioKind()
