@@ -34,6 +34,7 @@ from fslab.kinds.base import (
     RunStatus,
     run_status,
 )
+from fslab.params import format_param
 from fslab.ranks import SERIES_OPS, summed_interval, summed_results
 from fslab.study.problems import Problem, where
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
@@ -139,7 +140,7 @@ class FioKind(Kind):
         return out
 
     def label(self, point: Point) -> str:
-        sets = " ".join(f"{k}={v}" for k, v in _sets(point).items())
+        sets = " ".join(f"{k}={format_param(k, v)}" for k, v in _sets(point).items())
         name = Path(str(point.params["job_file"])).name
         return f"{point.target.name} {point.workload} {name}" + (f" {sets}" if sets else "")
 
