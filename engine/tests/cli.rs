@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 mod common;
 use common::{engine_stdin, run_job};
@@ -665,6 +665,56 @@ fn batch_completions_other_than_1_need_io_uring() {
         err.contains("`iodepth_batch_complete_min`: 4 only applies to `ioengine = \"io_uring\"`"),
         "{err}"
     );
+}
+
+#[test]
+fn submit_batches_and_spin_are_checked_and_resolved() {
+    let echo = |job: &str| -> Value {
+        let (code, out, err) = check(job);
+        assert_eq!(code, 0, "{job}: {err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let v = echo("filename = \"/f\"\niodepth = 16");
+    assert_eq!(
+        (
+            v["iodepth_batch_submit"].clone(),
+            v["completion_spin"].clone()
+        ),
+        (json!(1), json!(0.0)),
+        "fio's defaults"
+    );
+    let v = echo(
+        "filename = \"/f\"\niodepth = 16\niodepth_batch_submit = 0\ncompletion_spin = \"20us\"",
+    );
+    assert_eq!(v["iodepth_batch_submit"], 16, "0 is iodepth, as in fio");
+    assert_eq!(v["completion_spin"], 2e-5);
+    for (job, says) in [
+        (
+            "filename = \"/f\"\niodepth = 4\niodepth_batch_submit = 5",
+            "`iodepth_batch_submit`: 5 is out of range (1..=4)",
+        ),
+        (
+            "filename = \"/f\"\nioengine = \"sync\"\niodepth_batch_submit = 2",
+            "`iodepth_batch_submit`: 2 only applies to `ioengine = \"io_uring\"`",
+        ),
+        (
+            "filename = \"/f\"\nioengine = \"sync\"\ncompletion_spin = \"20us\"",
+            "`completion_spin`: only applies to `ioengine = \"io_uring\"`",
+        ),
+        (
+            "filename = \"/f\"\ncompletion_spin = \"1s\"",
+            "`completion_spin`: 1s is out of range (0 to 10ms)",
+        ),
+    ] {
+        let (code, out, err) = check(job);
+        assert_eq!(code, 2, "{job}");
+        assert!(out.is_empty());
+        assert!(err.contains(says), "{job}: {err}");
+        assert!(
+            says.contains("range (1..") || err.contains("hint:"),
+            "{err}"
+        );
+    }
 }
 
 /// `run <job> <args>` on a job given as text; (exit code, stdout, stderr).

@@ -138,19 +138,31 @@ fn read_all(s: &Scratch, bs: u64) -> Value {
 
 #[test]
 fn a_file_written_and_read_back_is_all_good_at_every_engine_and_block_size() {
-    for (engine, bs, depth, direct) in [
-        ("sync", 4096, 1, false),
-        ("io_uring", 4096, 1, false),
-        ("io_uring", 4096, 8, false),
-        ("io_uring", 4096, 8, true),
-        ("sync", 1024, 1, false),
-        ("io_uring", 1024, 4, false),
-        ("sync", 65536, 1, false),
-        ("io_uring", 65536, 1, false),
+    // Each request submitted alone (the default), in batches, all at once (0), and with a
+    // spin before each wait: every way of refilling a slot must leave each block whole.
+    for (engine, bs, depth, direct, batching) in [
+        ("sync", 4096, 1, false, ""),
+        ("io_uring", 4096, 1, false, ""),
+        ("io_uring", 4096, 8, false, ""),
+        ("io_uring", 4096, 8, true, ""),
+        ("io_uring", 4096, 8, true, "iodepth_batch_submit = 3"),
+        (
+            "io_uring",
+            4096,
+            8,
+            false,
+            "iodepth_batch_submit = 0\ncompletion_spin = \"20us\"",
+        ),
+        ("io_uring", 4096, 1, true, "completion_spin = \"50us\""),
+        ("sync", 1024, 1, false, ""),
+        ("io_uring", 1024, 4, false, ""),
+        ("sync", 65536, 1, false, ""),
+        ("io_uring", 65536, 1, false, ""),
     ] {
         let s = scratch();
-        let how =
-            format!("ioengine = \"{engine}\"\nbs = {bs}\niodepth = {depth}\ndirect = {direct}");
+        let how = format!(
+            "ioengine = \"{engine}\"\nbs = {bs}\niodepth = {depth}\ndirect = {direct}\n{batching}"
+        );
         let w = s.run(&format!("rw = \"write\"\n{how}"));
         let blocks = MIB / bs;
         assert_eq!(n(&w, "blocks_written"), blocks, "{how}");

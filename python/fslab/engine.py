@@ -134,7 +134,9 @@ class Job(_Model):
     directory: str | None = None
     numjobs: int
     iodepth: int
+    iodepth_batch_submit: int = 1
     iodepth_batch_complete_min: int = 1
+    completion_spin: float = 0.0
     direct: bool
     runtime: float | None = None
     ramp_time: float

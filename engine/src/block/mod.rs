@@ -93,7 +93,7 @@ pub fn run(
                 match job.ioengine {
                     IoEngine::IoUring => {
                         if let Some(q) = queue {
-                            q.run(&mut w, job.iodepth_batch_complete_min as usize);
+                            q.run(&mut w, job.batching());
                         }
                     }
                     IoEngine::Sync => io::sync::run(&mut w),
@@ -274,7 +274,7 @@ mod tests {
         let mut w = Worker::new(&job, 0, Some(file), start, buffers, rec, &flags)
             .with_verify(Some(verifier));
         match queue {
-            Some(q) => q.run(&mut w, 1),
+            Some(q) => q.run(&mut w, io::uring::Batching::EACH),
             None => io::sync::run(&mut w),
         }
         assert!(w.error.is_none(), "{:?}", w.error);

@@ -408,17 +408,27 @@ fn resolve(
     for (k, v) in &overrides.set {
         keys.insert(k.clone(), v.clone());
     }
-    // fio lets a synchronous engine carry any iodepth (it has no effect there); the
-    // engine refuses it, so it goes, with a note.
+    // fio lets a synchronous engine carry any iodepth and batch sizes (they have no
+    // effect there); the engine refuses them, so they go, with a note.
     let sync = keys.get("ioengine").and_then(Value::as_str) == Some("sync");
-    if let (true, Some(depth)) = (
-        sync,
-        keys.get("iodepth")
+    for key in [
+        "iodepth",
+        "iodepth_batch_submit",
+        "iodepth_batch_complete_min",
+    ] {
+        let Some(n) = keys
+            .get(key)
             .and_then(Value::as_u64)
-            .filter(|d| *d > 1),
-    ) {
-        keys.remove("iodepth");
-        notes.push(format!("iodepth={depth} has no effect with a synchronous ioengine (as in fio): one request in flight per clone"));
+            .filter(|n| sync && *n != 1)
+        else {
+            continue;
+        };
+        keys.remove(key);
+        notes.push(if key == "iodepth" {
+            format!("iodepth={n} has no effect with a synchronous ioengine (as in fio): one request in flight per clone")
+        } else {
+            format!("{key}={n} has no effect with a synchronous ioengine (as in fio)")
+        });
     }
     let resolved = spec::spec_from_value(Value::Object(keys)).and_then(|spec| {
         let job = spec.resolve()?;

@@ -360,7 +360,7 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("numjobs", &[], |d, v| int_key(d, "numjobs", v), "`numjobs`: clones, one thread each"),
     mapped("iodepth", &[], |d, v| int_key(d, "iodepth", v), "`iodepth`"),
     mapped("iodepth_batch_complete_min", &["iodepth_batch_complete"], |d, v| int_key(d, "iodepth_batch_complete_min", v), "`iodepth_batch_complete_min`"),
-    inert("iodepth_batch_submit", &["iodepth_batch"], "the engine submits every request it has ready in one call"),
+    mapped("iodepth_batch_submit", &["iodepth_batch"], |d, v| int_key(d, "iodepth_batch_submit", v), "`iodepth_batch_submit`"),
     inert("iodepth_batch_complete_max", &[], "the engine reaps every completion already posted"),
     inert("iodepth_low", &[], "the engine refills the queue as requests complete"),
     mapped("direct", &[], |d, v| bool_key(d, "direct", v), "`direct` (O_DIRECT)"),

@@ -75,6 +75,22 @@ impl JobSpec {
 
         // Like `iodepth`, 1 (the default) is accepted with any engine: the resolved job
         // echoes it for every engine, and that echo must be a valid job again.
+        let batch_submit = match self.iodepth_batch_submit.unwrap_or(1) {
+            0 => iodepth,
+            n => n,
+        };
+        if ioengine == IoEngine::IoUring {
+            range("iodepth_batch_submit", batch_submit, 1, iodepth.max(1), e);
+        } else if batch_submit != 1 {
+            let engine = serde_json::to_value(ioengine).unwrap_or_default();
+            e.push(
+                JobError::new(
+                    "iodepth_batch_submit",
+                    format!("{batch_submit} only applies to `ioengine = \"io_uring\"`; ioengine = {engine} submits each request alone (1)"),
+                )
+                .hint("leave it out, or use `ioengine = \"io_uring\"`"),
+            );
+        }
         let batch_min = self.iodepth_batch_complete_min.unwrap_or(1);
         if ioengine == IoEngine::IoUring {
             range(
@@ -92,6 +108,27 @@ impl JobSpec {
                     format!("{batch_min} only applies to `ioengine = \"io_uring\"`; ioengine = {engine} reaps each request alone (1)"),
                 )
                 .hint("leave it out, or use `ioengine = \"io_uring\"`"),
+            );
+        }
+
+        let spin = duration("completion_spin", &self.completion_spin, e).unwrap_or(Duration::ZERO);
+        if spin > Duration::ZERO && ioengine != IoEngine::IoUring {
+            let engine = serde_json::to_value(ioengine).unwrap_or_default();
+            e.push(
+                JobError::new(
+                    "completion_spin",
+                    format!("only applies to `ioengine = \"io_uring\"`; ioengine = {engine} waits inside each call"),
+                )
+                .hint("leave it out, or use `ioengine = \"io_uring\"`"),
+            );
+        }
+        if spin > Duration::from_millis(10) {
+            e.push(
+                JobError::new(
+                    "completion_spin",
+                    format!("{spin:?} is out of range (0 to 10ms)"),
+                )
+                .hint("a spin longer than a request only burns CPU: try 20us-50us"),
             );
         }
 
@@ -172,7 +209,9 @@ impl JobSpec {
             directory: self.directory.clone(),
             numjobs,
             iodepth,
+            iodepth_batch_submit: batch_submit,
             iodepth_batch_complete_min: batch_min,
+            completion_spin: spin.as_secs_f64(),
             direct,
             runtime: runtime.map(|d| d.as_secs_f64()),
             ramp_time: ramp_time.as_secs_f64(),

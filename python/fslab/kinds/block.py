@@ -54,7 +54,9 @@ class BlockWorkloadSpec(SteadySpec):
     io_size: Param | None = None
     fsync: Param | None = None
     end_fsync: Param | None = None
+    iodepth_batch_submit: Param | None = None
     iodepth_batch_complete_min: Param | None = None
+    completion_spin: Param | None = None
     buffer_content: Param | None = None
     randseed: Param | None = None
     interval: Param | None = None
@@ -94,7 +96,7 @@ class BlockKind(EngineJobKind):
     aliases = FIO_WORDS
     engine_keys: Mapping[str, str] = {"threads": "numjobs", "file_size": "size"}
     size_keys = ("bs", "file_size", "io_size")
-    duration_keys = ("runtime", "ramp_time", "interval", *STEADY_DURATION_KEYS)
+    duration_keys = ("runtime", "ramp_time", "interval", "completion_spin", *STEADY_DURATION_KEYS)
     count_keys = ("threads", "iodepth", "ranks")
     footprint_what = "file_size"
     footprint_key = "file_size"
