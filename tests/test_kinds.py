@@ -309,3 +309,29 @@ def test_telemetry_samples_a_run_at_least_20_times(
     (point,) = expand(parse_study(text, "s")).points
     assert BLOCK_KIND.shortest_s(point) == shortest
     assert interval_for(BLOCK_KIND.shortest_s(point)) == interval
+
+
+# -- (d) how an io_uring queue submits and waits: swept like any engine key ------------------
+
+
+def test_a_block_workload_sweeps_submit_batches_and_completion_spin() -> None:
+    keys = 'iodepth = 8\niodepth_batch_submit = [1, 8]\ncompletion_spin = ["0s", "50us"]'
+    plan = expand(parse_study(FIO.format(keys=keys), "s"))
+    got = {(p.params["iodepth_batch_submit"], p.params["completion_spin"]) for p in plan.points}
+    assert got == {(1, 0.0), (8, 0.0), (1, 50e-6), (8, 50e-6)}
+    [job] = plan.points[-1].engine_jobs(Path("/x"))
+    assert (job["iodepth_batch_submit"], job["completion_spin"]) == (8, 50e-6)
+
+
+@pytest.mark.engine
+def test_engine_refusals_of_queue_keys_name_the_study_lines(tmp_path: Path) -> None:
+    text = BLOCK.format(
+        threads='ioengine = "sync"\ncompletion_spin = "20us"',
+        file_size="iodepth = 1\niodepth_batch_submit = 4",
+        data="{data}",
+    )
+    said = "\n".join(refused(tmp_path, text))
+    spin = line_of(text, "completion_spin")
+    assert f"t.toml:{spin}: workload[0].completion_spin: only applies to" in said, said
+    batch = line_of(text, "iodepth_batch_submit")
+    assert f"t.toml:{batch}: workload[0].iodepth_batch_submit: 4" in said, said

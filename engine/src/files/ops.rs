@@ -318,12 +318,23 @@ fn copy_file(ctx: &mut Ctx<'_>, sdir: RawFd, ddir: RawFd, name: &CStr) -> io::Re
 const COPY_READ_AHEAD: usize = 32;
 
 fn copy_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> VisitResult {
-    // One thread copies one file at a time, and a cold read waits on the disk while
-    // nothing else happens (rsync overlaps its reader and writer processes): the data of
-    // the next files is asked for ahead, so their reads run while this one is written.
-    let names: Vec<&CStr> = list.files().collect();
+    let names: Vec<(&CStr, bool)> = list.files().map(|n| (n, true)).collect();
+    copy_ahead(ctx, &names, sdir, ddir)
+}
+
+/// Copies `names` from `sdir` to `ddir` in order, counting each (as created where its
+/// flag says the destination had no such file). One thread copies one file at a time, and a cold read waits on
+/// the disk while nothing else happens (rsync overlaps its reader and writer
+/// processes): the data of the next files is asked for ahead, so their reads run while
+/// this one is written.
+fn copy_ahead(
+    ctx: &mut Ctx<'_>,
+    names: &[(&CStr, bool)],
+    sdir: RawFd,
+    ddir: RawFd,
+) -> VisitResult {
     let ahead = |i: usize| {
-        if let Some(name) = names.get(i) {
+        if let Some((name, _)) = names.get(i) {
             if let Ok(fd) = sys::openat(sdir, name, libc::O_RDONLY | libc::O_NOFOLLOW, 0) {
                 sys::will_need(fd.as_fd());
             }
@@ -332,23 +343,28 @@ fn copy_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> Visi
     for i in 0..COPY_READ_AHEAD.min(names.len()) {
         ahead(i);
     }
-    for (i, &name) in names.iter().enumerate() {
+    for (i, &(name, created)) in names.iter().enumerate() {
         ahead(i + COPY_READ_AHEAD);
         if ctx.stopped() {
             return Ok(());
         }
         let n = at("copy", copy_file(ctx, sdir, ddir, name))?;
+        ctx.counts.created += u64::from(created);
         ctx.counts.files += 1;
         ctx.counts.copied += 1;
-        ctx.counts.created += 1;
         ctx.counts.bytes += n;
         ctx.done(Op::Files, 2 * n);
     }
     Ok(())
 }
 
-/// rsync's quick check: copy what is missing or differs in size or mtime.
+/// rsync's quick check: copy what is missing or differs in size or mtime. The
+/// directory is checked first and its copies made after, with `copy_ahead`'s
+/// read-ahead: which files need copying is known only once both trees are stat'ed.
+/// A file that is copied is recorded when its copy ends; its check counts towards the
+/// next file recorded.
 fn sync_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> VisitResult {
+    let mut todo: Vec<(&CStr, bool)> = Vec::new();
     for name in list.files() {
         if ctx.stopped() {
             return Ok(());
@@ -357,14 +373,16 @@ fn sync_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> Visi
         if !is_reg(s.st_mode) {
             continue;
         }
-        let moved = match sys::fstatat(ddir, name) {
+        match sys::fstatat(ddir, name) {
             Ok(d)
                 if is_reg(d.st_mode)
                     && d.st_size == s.st_size
                     && d.st_mtime == s.st_mtime
                     && d.st_mtime_nsec == s.st_mtime_nsec =>
             {
-                0
+                ctx.counts.files += 1;
+                ctx.counts.bytes += s.st_size as u64;
+                ctx.done(Op::Files, 0);
             }
             Ok(d) => {
                 if d.st_mode & libc::S_IFMT == libc::S_IFDIR {
@@ -373,21 +391,13 @@ fn sync_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> Visi
                 } else {
                     at("unlink dest", sys::unlinkat(ddir, name, 0))?;
                 }
-                ctx.counts.copied += 1;
-                at("copy", copy_file(ctx, sdir, ddir, name))?
+                todo.push((name, false));
             }
-            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
-                ctx.counts.created += 1;
-                ctx.counts.copied += 1;
-                at("copy", copy_file(ctx, sdir, ddir, name))?
-            }
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => todo.push((name, true)),
             Err(e) => return Err(("fstatat dest", e)),
-        };
-        ctx.counts.files += 1;
-        ctx.counts.bytes += s.st_size as u64;
-        ctx.done(Op::Files, 2 * moved);
+        }
     }
-    Ok(())
+    copy_ahead(ctx, &todo, sdir, ddir)
 }
 
 /// Deletes what `dest` has in this directory that the source does not.
