@@ -327,12 +327,7 @@ fn copy_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> Visi
 /// the disk while nothing else happens (rsync overlaps its reader and writer
 /// processes): the data of the next files is asked for ahead, so their reads run while
 /// this one is written.
-fn copy_ahead(
-    ctx: &mut Ctx<'_>,
-    names: &[(&CStr, bool)],
-    sdir: RawFd,
-    ddir: RawFd,
-) -> VisitResult {
+fn copy_ahead(ctx: &mut Ctx<'_>, names: &[(&CStr, bool)], sdir: RawFd, ddir: RawFd) -> VisitResult {
     let ahead = |i: usize| {
         if let Some((name, _)) = names.get(i) {
             if let Ok(fd) = sys::openat(sdir, name, libc::O_RDONLY | libc::O_NOFOLLOW, 0) {
