@@ -112,9 +112,13 @@ impl Batching {
     };
 }
 
-fn push(sq: &mut io_uring::SubmissionQueue<'_>, e: squeue::Entry) {
-    // SAFETY: every entry points into this worker's Buffers at its own slot, and a slot
-    // is refilled only after its previous request's completion has been reaped.
+/// Queues one request.
+///
+/// # Safety
+/// `e`'s buffer must stay valid and untouched until its completion is reaped: a slot of
+/// this worker's Buffers that has no request in flight.
+unsafe fn push(sq: &mut io_uring::SubmissionQueue<'_>, e: squeue::Entry) {
+    // SAFETY: the caller's promise above.
     unsafe {
         sq.push(&e)
             .expect("the ring has a slot per request in flight")
@@ -200,7 +204,8 @@ impl Queue {
             };
             w.prepare(op, slot, offset);
             slots[slot as usize] = (op, offset, start);
-            push(&mut sq, entry(fixed, w, op, slot, offset));
+            // SAFETY: each slot is filled once here, before anything is in flight.
+            unsafe { push(&mut sq, entry(fixed, w, op, slot, offset)) };
             fresh.push(slot);
             inflight += 1;
         }
@@ -238,7 +243,8 @@ impl Queue {
                 if let Some((op, offset)) = w.next(now) {
                     w.prepare(op, slot, offset);
                     slots[slot as usize] = (op, offset, now);
-                    push(&mut sq, entry(fixed, w, op, slot, offset));
+                    // SAFETY: this slot's previous request has just been reaped.
+                    unsafe { push(&mut sq, entry(fixed, w, op, slot, offset)) };
                     fresh.push(slot);
                     inflight += 1;
                 }

@@ -79,37 +79,10 @@ impl JobSpec {
             0 => iodepth,
             n => n,
         };
-        if ioengine == IoEngine::IoUring {
-            range("iodepth_batch_submit", batch_submit, 1, iodepth.max(1), e);
-        } else if batch_submit != 1 {
-            let engine = serde_json::to_value(ioengine).unwrap_or_default();
-            e.push(
-                JobError::new(
-                    "iodepth_batch_submit",
-                    format!("{batch_submit} only applies to `ioengine = \"io_uring\"`; ioengine = {engine} submits each request alone (1)"),
-                )
-                .hint("leave it out, or use `ioengine = \"io_uring\"`"),
-            );
-        }
+        let queue = (ioengine, iodepth);
+        batch_key("iodepth_batch_submit", batch_submit, queue, "submits", e);
         let batch_min = self.iodepth_batch_complete_min.unwrap_or(1);
-        if ioengine == IoEngine::IoUring {
-            range(
-                "iodepth_batch_complete_min",
-                batch_min,
-                1,
-                iodepth.max(1),
-                e,
-            );
-        } else if batch_min != 1 {
-            let engine = serde_json::to_value(ioengine).unwrap_or_default();
-            e.push(
-                JobError::new(
-                    "iodepth_batch_complete_min",
-                    format!("{batch_min} only applies to `ioengine = \"io_uring\"`; ioengine = {engine} reaps each request alone (1)"),
-                )
-                .hint("leave it out, or use `ioengine = \"io_uring\"`"),
-            );
-        }
+        batch_key("iodepth_batch_complete_min", batch_min, queue, "reaps", e);
 
         let spin = duration("completion_spin", &self.completion_spin, e).unwrap_or(Duration::ZERO);
         if spin > Duration::ZERO && ioengine != IoEngine::IoUring {
@@ -352,5 +325,28 @@ impl JobSpec {
             keys.insert("rwmixread");
         }
         keys
+    }
+}
+
+/// A batch size of an io_uring queue: 1..=`iodepth` there; any other engine takes only 1
+/// (`does` says what it does with each request alone).
+fn batch_key(
+    key: &str,
+    n: u32,
+    (ioengine, iodepth): (IoEngine, u32),
+    does: &str,
+    e: &mut Vec<JobError>,
+) {
+    if ioengine == IoEngine::IoUring {
+        range(key, n, 1, iodepth.max(1), e);
+    } else if n != 1 {
+        let engine = serde_json::to_value(ioengine).unwrap_or_default();
+        e.push(
+            JobError::new(
+                key,
+                format!("{n} only applies to `ioengine = \"io_uring\"`; ioengine = {engine} {does} each request alone (1)"),
+            )
+            .hint("leave it out, or use `ioengine = \"io_uring\"`"),
+        );
     }
 }
