@@ -653,22 +653,7 @@ fn the_echo_of_a_job_is_itself_a_job_check_takes() {
 }
 
 #[test]
-fn batch_completions_other_than_1_need_io_uring() {
-    let (code, _, err) =
-        check("filename = \"/f\"\nioengine = \"sync\"\niodepth_batch_complete_min = 1");
-    assert_eq!(code, 0, "{err}");
-    let (code, out, err) =
-        check("filename = \"/f\"\nioengine = \"sync\"\niodepth_batch_complete_min = 4");
-    assert_eq!(code, 2);
-    assert!(out.is_empty());
-    assert!(
-        err.contains("`iodepth_batch_complete_min`: 4 only applies to `ioengine = \"io_uring\"`"),
-        "{err}"
-    );
-}
-
-#[test]
-fn submit_batches_and_spin_are_checked_and_resolved() {
+fn queue_keys_are_checked_and_resolved() {
     let echo = |job: &str| -> Value {
         let (code, out, err) = check(job);
         assert_eq!(code, 0, "{job}: {err}");
@@ -688,10 +673,17 @@ fn submit_batches_and_spin_are_checked_and_resolved() {
     );
     assert_eq!(v["iodepth_batch_submit"], 16, "0 is iodepth, as in fio");
     assert_eq!(v["completion_spin"], 2e-5);
+    // 1, the default, is accepted with any engine: the echo names it for every engine.
+    let v = echo("filename = \"/f\"\nioengine = \"sync\"\niodepth_batch_complete_min = 1");
+    assert_eq!(v["iodepth_batch_complete_min"], 1);
     for (job, says) in [
         (
             "filename = \"/f\"\niodepth = 4\niodepth_batch_submit = 5",
             "`iodepth_batch_submit`: 5 is out of range (1..=4)",
+        ),
+        (
+            "filename = \"/f\"\nioengine = \"sync\"\niodepth_batch_complete_min = 4",
+            "`iodepth_batch_complete_min`: 4 only applies to `ioengine = \"io_uring\"`",
         ),
         (
             "filename = \"/f\"\nioengine = \"sync\"\niodepth_batch_submit = 2",

@@ -323,10 +323,10 @@ fn copy_dir(ctx: &mut Ctx<'_>, list: &Listing, sdir: RawFd, ddir: RawFd) -> Visi
 }
 
 /// Copies `names` from `sdir` to `ddir` in order, counting each (as created where its
-/// flag says the destination had no such file). One thread copies one file at a time, and a cold read waits on
-/// the disk while nothing else happens (rsync overlaps its reader and writer
-/// processes): the data of the next files is asked for ahead, so their reads run while
-/// this one is written.
+/// flag says the destination had no such file). One thread copies one file at a time,
+/// and a cold read waits on the disk while nothing else happens (rsync overlaps its
+/// reader and writer processes): the data of the next files is asked for ahead, so
+/// their reads run while this one is written.
 fn copy_ahead(ctx: &mut Ctx<'_>, names: &[(&CStr, bool)], sdir: RawFd, ddir: RawFd) -> VisitResult {
     let ahead = |i: usize| {
         if let Some((name, _)) = names.get(i) {

@@ -58,7 +58,6 @@ pub fn fstatat(dir: RawFd, name: &CStr) -> io::Result<libc::stat> {
     Ok(st)
 }
 
-/// `fstat` of an open fd.
 /// Asks the kernel to start reading all of `fd`'s data now (POSIX_FADV_WILLNEED): the
 /// reads run in the background while the caller does other work. Advice only: a
 /// failure changes nothing but the speed, so it is ignored.
@@ -67,6 +66,7 @@ pub fn will_need(fd: BorrowedFd<'_>) {
     unsafe { libc::posix_fadvise(fd.as_raw_fd(), 0, 0, libc::POSIX_FADV_WILLNEED) };
 }
 
+/// `fstat` of an open fd.
 pub fn fstat(fd: BorrowedFd<'_>) -> io::Result<libc::stat> {
     // SAFETY: an all-zero `stat` is a valid value of this plain C struct.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };

@@ -42,9 +42,17 @@ fn build(entries: u32) -> io::Result<IoUring> {
 /// work only such an enter posts completions.
 const ENTER_GETEVENTS: u32 = 1;
 
-/// Submits `to_submit` entries and waits for `want` completions, polling for up to `spin`
-/// before sleeping. Each poll is an enter with GETEVENTS and no minimum: it runs the
-/// ring's deferred completions and returns at once (what fio's submit does each time).
+/// Submits `to_submit` entries and posts the completions that are ready, without
+/// waiting: an enter with GETEVENTS and no minimum runs the ring's deferred completions
+/// and returns at once (what fio's submit does each time).
+fn post(submitter: &Submitter<'_>, to_submit: u32) -> io::Result<usize> {
+    // SAFETY: no argument structure is passed (`None`), so the kernel reads nothing
+    // beyond the ring, whose entries the caller has filled as for `submit`.
+    unsafe { submitter.enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS, None) }
+}
+
+/// Submits `to_submit` entries and waits for `want` completions, polling (`post`) for up
+/// to `spin` before sleeping.
 fn submit_and_spin(
     submitter: &Submitter<'_>,
     cq: &mut CompletionQueue<'_>,
@@ -52,10 +60,7 @@ fn submit_and_spin(
     want: usize,
     spin: Duration,
 ) -> io::Result<usize> {
-    // SAFETY: no argument structure is passed (`None`), so the kernel reads nothing
-    // beyond the ring, whose entries the caller has filled as for `submit`.
-    let submitted =
-        unsafe { submitter.enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS, None) }?;
+    let submitted = post(submitter, to_submit)?;
     let from = Instant::now();
     loop {
         cq.sync();
@@ -65,8 +70,7 @@ fn submit_and_spin(
         if from.elapsed() >= spin {
             break;
         }
-        // SAFETY: as above, with nothing to submit.
-        unsafe { submitter.enter::<libc::sigset_t>(0, 0, ENTER_GETEVENTS, None) }?;
+        post(submitter, 0)?;
     }
     submitter.submit_and_wait(want).map(|n| n + submitted)
 }
@@ -255,11 +259,7 @@ impl Queue {
                 // the next wait's enter: one call instead of two.
                 if left > 0 && fresh.len() >= batching.submit && !stop {
                     stamp(&mut sq, &mut fresh, &mut slots);
-                    // SAFETY: no argument structure is passed; the entries are filled.
-                    let r = unsafe {
-                        submitter.enter::<libc::sigset_t>(sq.len() as u32, 0, ENTER_GETEVENTS, None)
-                    };
-                    stop = !went_on(w, r);
+                    stop = !went_on(w, post(&submitter, sq.len() as u32));
                 }
             }
             if stop {

@@ -605,6 +605,7 @@ impl Job {
     pub fn interval(&self) -> Duration {
         Duration::from_secs_f64(self.interval)
     }
+
     /// How an io_uring queue submits and reaps.
     pub fn batching(&self) -> crate::io::uring::Batching {
         crate::io::uring::Batching {
