@@ -321,6 +321,10 @@ def test_a_block_workload_sweeps_submit_batches_and_completion_spin() -> None:
     assert got == {(1, 0.0), (8, 0.0), (1, 50e-6), (8, 50e-6)}
     [job] = plan.points[-1].engine_jobs(Path("/x"))
     assert (job["iodepth_batch_submit"], job["completion_spin"]) == (8, 50e-6)
+    # Progress lines tell the points apart by the keys they differ in, as people write them.
+    labels = [p.label() for p in plan.points]
+    assert len(set(labels)) == 4, labels
+    assert labels[-1].endswith("iodepth_batch_submit=8 completion_spin=50us"), labels
 
 
 @pytest.mark.engine

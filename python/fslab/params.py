@@ -49,7 +49,8 @@ def format_param(key: str, value: Any) -> str:
     if isinstance(value, int) and _is_size_key(key):
         return format_bytes(value)
     if isinstance(value, int | float) and key in _unit_keys()[1]:
-        return f"{value:g}s"
+        # Below a millisecond (a `completion_spin`), microseconds read better than 5e-05s.
+        return f"{value * 1e6:g}us" if 0 < value < 1e-3 else f"{value:g}s"
     if isinstance(value, list):
         return ",".join(format_param(key, v) for v in value)
     return str(value)

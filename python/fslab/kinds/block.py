@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, model_validator
 
 from fslab.kinds.base import EngineJobKind, scale_sizes_and_times
+from fslab.params import format_param
 from fslab.study.workload import (
     NAME_PATTERN,
     STEADY_DURATION_KEYS,
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from fslab.targets.spec import TargetSpec
 
 FIO_WORDS = {"numjobs": "threads", "size": "file_size"}
+LABELLED = frozenset({"rw", "bs", "iodepth", "threads", "ranks", "file_size", "targets"})
+"""Keys a point's label shows in its own words (`QD32`, `x4`, `1G file`)."""
 """fio's names a block workload also takes -> the study's word."""
 
 
@@ -116,6 +119,13 @@ class BlockKind(EngineJobKind):
             parts.append(f"{p['ranks']} ranks/host")
         if size := human_size(p.get("file_size")):
             parts.append(f"{size} file")
+        # Any other swept key, so that points differing only there tell apart.
+        spec = point.workload_spec
+        parts += [
+            f"{k}={format_param(k, p[k])}"
+            for k in type(spec).model_fields
+            if k not in LABELLED and k in p and isinstance(getattr(spec, k), list)
+        ]
         return f"{point.target.name} {point.workload} " + " ".join(x for x in parts if x)
 
     def job(self, point: Point, directory: Path) -> dict[str, Any]:
