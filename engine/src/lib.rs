@@ -7,6 +7,7 @@
 pub mod app;
 pub mod block;
 pub mod buffers;
+pub mod clock;
 pub mod cpu;
 pub mod diagnostics;
 pub mod error;

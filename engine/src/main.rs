@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use fslab_engine::clock;
 use fslab_engine::diagnostics::{Warning, WarningKind};
 use fslab_engine::error::{JobError, JobErrors, RunError};
 use fslab_engine::fio;
@@ -161,6 +162,9 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run { job, fio, progress } => {
+            if let Err(code) = clock_env() {
+                return code;
+            }
             if fio.applies(&job) {
                 return fio_run(&job, &fio, progress);
             }
@@ -187,6 +191,19 @@ fn main() -> ExitCode {
             check_text(job)
         }
     }
+}
+
+/// `FSLAB_CLOCK`, checked before anything runs (the clock is read first deep inside).
+fn clock_env() -> Result<(), ExitCode> {
+    clock::check_env().map_err(|what| {
+        eprintln!("error: {}: {what}", clock::ENV);
+        eprintln!(
+            "  hint: unset it (the engine times with the TSC where the kernel keeps time \
+             with it), or set {}=monotonic to time with CLOCK_MONOTONIC",
+            clock::ENV
+        );
+        ExitCode::from(2)
+    })
 }
 
 /// The one job file of a native job (several are for fio job files only).

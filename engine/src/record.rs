@@ -5,7 +5,9 @@
 //! starts a new one (HdrHistogram's "flip"), so no I/O ever waits on another thread.
 
 use std::sync::mpsc::Sender;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
@@ -235,7 +237,7 @@ impl Recorder {
         if now >= self.next_boundary {
             self.flip(now);
         }
-        let lat_ns = now.saturating_duration_since(submitted).as_nanos() as u64;
+        let lat_ns = now.nanos_since(submitted);
         let t = &mut self.ops[op as usize];
         t.iv_ios += 1;
         t.iv_bytes += bytes;

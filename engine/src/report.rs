@@ -387,7 +387,7 @@ impl EngineInfo {
         Self {
             name: "fslab-engine".into(),
             version: crate::VERSION.into(),
-            clock: "CLOCK_MONOTONIC".into(),
+            clock: crate::clock::source().name().into(),
         }
     }
 }

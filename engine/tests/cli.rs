@@ -74,6 +74,68 @@ fn null_latency_is_what_was_asked() {
     assert!((19_000..21_000).contains(&u(&lat["p50"])), "{lat}");
 }
 
+/// A job run with `FSLAB_CLOCK` set to `clock`: (exit code, stdout, stderr).
+fn run_with_clock(clock: &str, job: &str) -> (i32, String, String) {
+    let out = assert_cmd::Command::cargo_bin("fslab-engine")
+        .unwrap()
+        .args(["run", "-"])
+        .env("FSLAB_CLOCK", clock)
+        .write_stdin(job.to_string())
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_clock_is_named_in_the_report_and_both_clocks_time_alike() {
+    // The TSC is used where the kernel keeps time with it and the CPU says it is
+    // invariant (Linux shows both as flags); CLOCK_MONOTONIC otherwise, or when asked.
+    let kernel_tsc =
+        std::fs::read_to_string("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+            .is_ok_and(|s| s.trim() == "tsc");
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let invariant = cpuinfo.contains(" constant_tsc") && cpuinfo.contains(" nonstop_tsc");
+    let expected = if cfg!(target_arch = "x86_64") && kernel_tsc && invariant {
+        "tsc"
+    } else {
+        "CLOCK_MONOTONIC"
+    };
+    let job = "ioengine = \"null\"\nruntime = \"200ms\"\nnull_lat = \"20us\"";
+    let default = run_job(job);
+    let (code, out, err) = run_with_clock("monotonic", job);
+    assert_eq!(code, 0, "{err}");
+    let forced: Value = serde_json::from_str(&out).unwrap();
+    for (r, clock) in [(&default, expected), (&forced, "CLOCK_MONOTONIC")] {
+        assert_eq!(r["engine"]["clock"], clock);
+        let p50 = u(&op(r, "read")["lat_ns"]["p50"]);
+        assert!(
+            (19_000..21_000).contains(&p50),
+            "{clock}: p50 {p50} ns for 20 us"
+        );
+        let runtime = r["runtime_s"].as_f64().unwrap();
+        assert!(
+            (0.19..0.3).contains(&runtime),
+            "{clock}: runtime {runtime} s for 200 ms"
+        );
+    }
+}
+
+#[test]
+fn a_clock_the_engine_does_not_know_is_refused() {
+    let (code, out, err) = run_with_clock("hpet", "ioengine = \"null\"\nruntime = \"1s\"");
+    assert_eq!(code, 2);
+    assert!(out.is_empty(), "{out}");
+    assert!(err.starts_with("error: FSLAB_CLOCK: `hpet`"), "{err}");
+    assert!(
+        err.contains("hint: ") && err.contains("FSLAB_CLOCK=monotonic"),
+        "{err}"
+    );
+}
+
 #[test]
 fn size_based_job_does_exactly_its_bytes_on_tmpfs() {
     let dir = scratch(Path::new("/dev/shm"));

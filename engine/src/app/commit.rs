@@ -2,10 +2,10 @@
 //! must wait becomes the leader and writes + flushes everything appended so far, so
 //! commits that overlap share one flush.
 
+use crate::clock::Instant;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::Instant;
 
 use crate::buffers::Buffers;
 use crate::record::{Op, Recorder};

@@ -22,7 +22,9 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicU32;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use rand_xoshiro::rand_core::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -6,7 +6,9 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use hdrhistogram::Histogram;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};

@@ -244,9 +244,10 @@ fn finish_verify(
 
 #[cfg(test)]
 mod tests {
+    use crate::clock::Instant;
     use std::fs::OpenOptions;
     use std::sync::mpsc;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use super::*;
     use crate::record::Recorder;

@@ -2,7 +2,9 @@
 //! the backends in `io/`, which drive a `Worker`.
 
 use std::fs::File;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use super::offsets::Offsets;
 use super::verify::{ReadBack, Verifier};

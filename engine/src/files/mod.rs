@@ -15,7 +15,9 @@ use std::collections::BTreeMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use crate::diagnostics::Warning;
 use crate::error::{JobError, RunError};

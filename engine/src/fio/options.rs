@@ -400,7 +400,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("fallocate", &[], "the engine lays files out by writing them"),
     inert("unlink", &[], "files are left in place (fslab's lab removes what it made)"),
     inert("unit_base", &[], "the report gives bytes and bytes per second"),
-    inert("clocksource", &[], "the engine times with CLOCK_MONOTONIC"),
+    inert("clocksource", &[], "the engine times with the TSC where the kernel keeps time with it, else CLOCK_MONOTONIC (report: engine.clock)"),
     inert("percentile_list", &[], "the report has p50 to p99.99 and the whole histogram"),
     inert("clat_percentiles", &[], "the report has completion latency percentiles always"),
     inert("lat_percentiles", &[], "the report has completion latency percentiles always"),

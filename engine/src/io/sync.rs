@@ -1,7 +1,9 @@
 //! `ioengine = "sync"` (pread/pwrite) and `ioengine = "null"` (no I/O at all).
 
 use std::os::fd::AsRawFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use crate::block::worker::{spin, Worker};
 use crate::record::Op;
@@ -15,12 +17,15 @@ pub fn run(w: &mut Worker) {
     while let Some((op, offset)) = w.next(now) {
         w.prepare(op, 0, offset);
         let t0 = Instant::now();
+        // The system calls themselves, not glibc's wrappers: in a process with more than
+        // one thread those switch thread cancellation on and off around each call
+        // (~12 ns a request on tmpfs, measured), and the engine never cancels a thread.
         // SAFETY: `buf` points at `len` bytes owned by this worker's Buffers, alive for
         // the whole loop; the kernel reads or writes only inside them.
         let r = unsafe {
             match op {
-                Op::Read => libc::pread(fd, buf.cast(), len, offset as libc::off_t),
-                Op::Write => libc::pwrite(fd, buf.cast(), len, offset as libc::off_t),
+                Op::Read => libc::syscall(libc::SYS_pread64, fd, buf, len, offset as libc::off_t),
+                Op::Write => libc::syscall(libc::SYS_pwrite64, fd, buf, len, offset as libc::off_t),
                 Op::Files | Op::Log | Op::Txn | Op::Background => {
                     unreachable!("block jobs only read and write")
                 }
@@ -32,7 +37,7 @@ pub fn run(w: &mut Worker) {
                 .raw_os_error()
                 .unwrap_or(libc::EIO) as isize)
         } else {
-            r
+            r as isize
         };
         // A failed I/O stops the job (`next` then says so), unless verify counted it as
         // an unreadable block and goes on.

@@ -14,7 +14,9 @@
 
 use std::io;
 use std::os::fd::RawFd;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use crate::clock::Instant;
 
 use io_uring::{opcode, squeue, types, CompletionQueue, IoUring, Submitter};
 
