@@ -9,7 +9,7 @@ use assert_cmd::cargo::cargo_bin;
 use serde_json::{json, Value};
 
 mod common;
-use common::{engine_stdin, run_job};
+use common::{engine_stdin, engine_stdin_env, run_job};
 
 fn engine() -> Command {
     Command::new(cargo_bin("fslab-engine"))
@@ -76,18 +76,7 @@ fn null_latency_is_what_was_asked() {
 
 /// A job run with `FSLAB_CLOCK` set to `clock`: (exit code, stdout, stderr).
 fn run_with_clock(clock: &str, job: &str) -> (i32, String, String) {
-    let out = assert_cmd::Command::cargo_bin("fslab-engine")
-        .unwrap()
-        .args(["run", "-"])
-        .env("FSLAB_CLOCK", clock)
-        .write_stdin(job.to_string())
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    engine_stdin_env("run", job, &[("FSLAB_CLOCK", clock)])
 }
 
 #[test]

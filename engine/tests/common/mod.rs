@@ -5,9 +5,15 @@ use serde_json::Value;
 
 /// `fslab-engine <command> -` with `text` on stdin: (exit code, stdout, stderr).
 pub fn engine_stdin(command: &str, text: &str) -> (i32, String, String) {
+    engine_stdin_env(command, text, &[])
+}
+
+/// As `engine_stdin`, with these variables set in the engine's environment.
+pub fn engine_stdin_env(command: &str, text: &str, env: &[(&str, &str)]) -> (i32, String, String) {
     let out = Command::cargo_bin("fslab-engine")
         .unwrap()
         .args([command, "-"])
+        .envs(env.iter().copied())
         .write_stdin(text.to_string())
         .output()
         .unwrap();
