@@ -95,16 +95,22 @@ pub fn source() -> Source {
 
 /// Checks `FSLAB_CLOCK`: unset (the engine's choice) or `monotonic`.
 pub fn check_env() -> Result<(), String> {
+    forced_monotonic().map(|_| ())
+}
+
+/// Whether `FSLAB_CLOCK` asks for CLOCK_MONOTONIC; an error for any other value.
+fn forced_monotonic() -> Result<bool, String> {
     match std::env::var(ENV) {
-        Err(std::env::VarError::NotPresent) => Ok(()),
-        Ok(v) if v == "monotonic" => Ok(()),
+        Err(std::env::VarError::NotPresent) => Ok(false),
+        Ok(v) if v == "monotonic" => Ok(true),
         Ok(v) => Err(format!("`{v}` is not `monotonic`, the one value it takes")),
         Err(std::env::VarError::NotUnicode(_)) => Err("it is not UTF-8".into()),
     }
 }
 
 fn detect() -> Scale {
-    if std::env::var(ENV).is_ok_and(|v| v == "monotonic") {
+    // A bad value was refused before anything ran (`check_env`); here it counts as unset.
+    if forced_monotonic() == Ok(true) {
         return Scale::MONOTONIC;
     }
     if tsc_trusted() {

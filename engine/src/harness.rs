@@ -11,10 +11,9 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::clock::Instant;
-
 use hdrhistogram::Histogram;
 
+use crate::clock::Instant;
 use crate::diagnostics::{Warning, WarningKind};
 use crate::record::{self, total_hist, IntervalMsg, Op, Recorder, ThreadTotals};
 use crate::report::{

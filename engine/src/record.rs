@@ -7,12 +7,11 @@
 use std::sync::mpsc::Sender;
 use std::time::Duration;
 
-use crate::clock::Instant;
-
 use base64::Engine as _;
 use hdrhistogram::serialization::{Serializer as _, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
+use crate::clock::Instant;
 use crate::report::LatNs;
 
 /// Highest latency the histograms hold exactly (one hour); longer ones are clamped.

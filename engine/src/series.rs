@@ -5,10 +5,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use crate::clock::Instant;
-
 use hdrhistogram::Histogram;
 
+use crate::clock::Instant;
 use crate::record::{IntervalMsg, OPS};
 use crate::report::{IntervalOp, SeriesPoint};
 use crate::steady::{self, Tracker};

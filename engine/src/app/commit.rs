@@ -2,12 +2,12 @@
 //! must wait becomes the leader and writes + flushes everything appended so far, so
 //! commits that overlap share one flush.
 
-use crate::clock::Instant;
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::buffers::Buffers;
+use crate::clock::Instant;
 use crate::record::{Op, Recorder};
 use crate::spec::BufferContent;
 

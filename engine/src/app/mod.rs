@@ -24,11 +24,10 @@ use std::sync::atomic::AtomicU32;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::clock::Instant;
-
 use rand_xoshiro::rand_core::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use crate::clock::Instant;
 use crate::diagnostics::Warning;
 use crate::error::{JobError, RunError};
 use crate::harness::{self, Body, Flags, Launch};

@@ -8,14 +8,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use crate::clock::Instant;
-
 use hdrhistogram::Histogram;
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::{cache, commit, Model};
 use crate::buffers::Buffers;
+use crate::clock::Instant;
 use crate::harness::{thread_seed, Flags, Gate, Outcome};
 use crate::record::{total_hist, Op, Recorder};
 use crate::report::{Checkpoint, IoErrorEntry};

@@ -244,12 +244,12 @@ fn finish_verify(
 
 #[cfg(test)]
 mod tests {
-    use crate::clock::Instant;
     use std::fs::OpenOptions;
     use std::sync::mpsc;
     use std::time::Duration;
 
     use super::*;
+    use crate::clock::Instant;
     use crate::record::Recorder;
 
     /// A plain file cannot fail a read on purpose, but a file opened write-only fails

@@ -1,12 +1,12 @@
 //! The file or block device a block job does I/O on: checks, layout, opening.
 
-use crate::clock::Instant;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+use crate::clock::Instant;
 use crate::error::{JobError, RunError};
 use crate::layout::lay_out;
 use crate::report::{Layout, TargetInfo, TargetKind};

@@ -4,11 +4,10 @@
 use std::fs::File;
 use std::time::Duration;
 
-use crate::clock::Instant;
-
 use super::offsets::Offsets;
 use super::verify::{ReadBack, Verifier};
 use crate::buffers::Buffers;
+use crate::clock::Instant;
 use crate::harness::{thread_seed, Flags};
 use crate::record::{Op, Recorder};
 use crate::report::IoErrorEntry;

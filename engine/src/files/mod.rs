@@ -18,7 +18,6 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::clock::Instant;
-
 use crate::diagnostics::Warning;
 use crate::error::{JobError, RunError};
 use crate::harness::{self, Body, Flags, Launch, Outcome};

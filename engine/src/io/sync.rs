@@ -3,9 +3,8 @@
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use crate::clock::Instant;
-
 use crate::block::worker::{spin, Worker};
+use crate::clock::Instant;
 use crate::record::Op;
 
 /// One pread/pwrite at a time, timed from just before the call to just after it.

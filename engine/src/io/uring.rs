@@ -16,12 +16,11 @@ use std::io;
 use std::os::fd::RawFd;
 use std::time::Duration;
 
-use crate::clock::Instant;
-
 use io_uring::{opcode, squeue, types, CompletionQueue, IoUring, Submitter};
 
 use crate::block::worker::Worker;
 use crate::buffers::Buffers;
+use crate::clock::Instant;
 use crate::record::Op;
 
 pub struct Queue {
