@@ -61,8 +61,10 @@ pub fn run(
     } = target::open(&mut job, &flags.stop)?;
     let job = job;
     let verifier = verifier(&job, saved)?;
-    let mut inputs: Vec<(Option<std::fs::File>, Option<Verifier>)> =
-        files.into_iter().map(|f| (f, None)).collect();
+    // The threads borrow the files: each makes a handle in a table of its own, and
+    // these close the shared table's copies once they are done.
+    let mut inputs: Vec<(Option<&std::fs::File>, Option<Verifier>)> =
+        files.iter().map(|f| (f.as_ref(), None)).collect();
     if let Some(first) = inputs.first_mut() {
         first.1 = verifier;
     }
@@ -72,6 +74,13 @@ pub fn run(
         inputs,
         on_point,
         |t, (file, verifier), gate| {
+            let file = match file.map(io::fdtable::private_file).transpose() {
+                Ok(f) => f,
+                Err(e) => {
+                    gate.setup_failed(format!("cannot open a handle of the thread's own: {e}"));
+                    None
+                }
+            };
             let seed = harness::thread_seed(job.randseed, t);
             let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, seed);
             let queue = match (job.ioengine, &file) {
