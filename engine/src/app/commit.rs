@@ -45,6 +45,12 @@ pub struct Log {
     io: Mutex<(Buffers, u64)>,
 }
 
+impl std::os::fd::AsRawFd for Log {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.file.as_raw_fd()
+    }
+}
+
 impl Log {
     pub fn new(file: File, size: u64, align: u64, dsync: bool, seed: u64) -> Self {
         Self {

@@ -3,6 +3,7 @@
 
 use std::collections::HashSet;
 use std::fs::File;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -146,6 +147,8 @@ pub(super) fn thread(
     buf_len: u64,
     runtime: Duration,
 ) -> Outcome<Tally> {
+    // A table of the thread's own, as for block workers (io/fdtable.rs).
+    let own = crate::io::fdtable::OwnTable::keeping(&[sh.data.as_raw_fd(), sh.log.as_raw_fd()]);
     let job = sh.job;
     let buf = Buffers::new(
         buf_len,
@@ -170,6 +173,7 @@ pub(super) fn thread(
     } else {
         background(sh, &mut ctx, start);
     }
+    drop(own);
     let tally = Tally {
         counts: ctx.counts,
         commit_sync: ctx.commit_sync,

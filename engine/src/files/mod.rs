@@ -21,6 +21,7 @@ use crate::clock::Instant;
 use crate::diagnostics::Warning;
 use crate::error::{JobError, RunError};
 use crate::harness::{self, Body, Flags, Launch, Outcome};
+use crate::io;
 use crate::record::{Op, Recorder};
 use crate::report::{
     FilesResult, FsyncResult, IoErrorEntry, IoOp, Report, ScanTotal, SeriesPoint, TargetInfo,
@@ -220,6 +221,10 @@ pub fn run(
         vec![(); threads as usize],
         on_point,
         |t, (), gate| {
+            // A table of the thread's own, as for block workers (io/fdtable.rs): a files
+            // step makes several system calls on descriptors per file.
+            let keep: Vec<RawFd> = std::iter::once(root_fd).chain(dest_fd).collect();
+            let own = io::fdtable::OwnTable::keeping(&keep);
             let buf = vec![1u8; BUF_SIZE];
             let (mut list, mut list2) = (walk::Listing::default(), walk::Listing::default());
             list.reserve();
@@ -252,6 +257,7 @@ pub fn run(
                     }
                 }
             }
+            drop(own);
             let found = Found {
                 counts: ctx.counts,
                 scan: ctx.scan,
