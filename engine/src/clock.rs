@@ -7,8 +7,9 @@
 //! ticks at a constant rate and agrees across CPUs) and the CPU says the counter is
 //! invariant, a reading is one `rdtsc`: ~11 ns on the 2-vCPU VM of docs/performance.md,
 //! where `clock_gettime` through the vDSO costs ~29 ns. The counter's rate is measured
-//! against CLOCK_MONOTONIC once, when the clock is first read (2 ms; the error is a few
-//! parts per million, far under the histograms' 0.1%). fio does the same by default
+//! against CLOCK_MONOTONIC once, when the clock is first read (0.5 ms: on that VM 200
+//! calibrations were within 20 ppm of a 200 ms one, 3.5 ppm rms; 50 times under the
+//! histograms' 0.1%, and every engine run pays it). fio does the same by default
 //! (`clocksource=cpu`). Elsewhere, or with `FSLAB_CLOCK=monotonic`, a reading is
 //! CLOCK_MONOTONIC in nanoseconds. The report's `engine.clock` names the one used.
 
@@ -20,7 +21,7 @@ use std::time::Duration;
 pub const ENV: &str = "FSLAB_CLOCK";
 
 /// How long the counter's rate is measured against CLOCK_MONOTONIC.
-const CALIBRATE_NS: u64 = 2_000_000;
+const CALIBRATE_NS: u64 = 500_000;
 
 /// A point in time on the engine's clock: ticks of its source since an arbitrary origin.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Debug)]

@@ -406,9 +406,9 @@ impl Window {
     }
 
     /// One op slot's sums in the shape `record::merged_result` takes.
-    pub fn part(&self, op: Op) -> (u64, u64, Histogram<u64>) {
+    pub fn part(&self, op: Op) -> crate::record::OpPart {
         let s = &self.ops[op as usize];
-        (s.ios, s.bytes, s.hist.clone().unwrap_or_else(total_hist))
+        (s.ios, s.bytes, s.hist.clone())
     }
 }
 
@@ -707,6 +707,7 @@ mod tests {
         let w = out.window.as_ref().unwrap();
         assert_eq!((w.start_s, w.end_s, w.len_s()), (2.0, 5.0, 3.0));
         let (ios, bytes, hist) = w.part(Op::Read);
+        let hist = hist.expect("the window has reads");
         assert_eq!((ios, bytes), (3_000, 3_000 * 4096));
         assert_eq!(hist.len(), 3_000);
         assert_eq!(hist.sigfig(), 3, "the totals' precision");

@@ -142,7 +142,12 @@ pub fn run(
         results.push(r);
     }
     let fsync = FsyncResult {
-        count: harvest.outcomes.iter().map(|o| o.totals.fsync.len()).sum(),
+        count: harvest
+            .outcomes
+            .iter()
+            .filter_map(|o| o.totals.fsync.as_ref())
+            .map(hdrhistogram::Histogram::len)
+            .sum(),
         lat_ns: summarize(&harvest.fsync_hist()),
     };
     let body = Body {
