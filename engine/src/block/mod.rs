@@ -61,8 +61,8 @@ pub fn run(
     } = target::open(&mut job, &flags.stop)?;
     let job = job;
     let verifier = verifier(&job, saved)?;
-    // The threads borrow the files: each makes a handle in a table of its own, and
-    // these close the shared table's copies once they are done.
+    // The threads borrow the files: each makes its own handle in a table of its own
+    // (io/fdtable.rs), and these close the shared table's copies once they are done.
     let mut inputs: Vec<(Option<&std::fs::File>, Option<Verifier>)> =
         files.iter().map(|f| (f.as_ref(), None)).collect();
     if let Some(first) = inputs.first_mut() {
@@ -74,7 +74,10 @@ pub fn run(
         inputs,
         on_point,
         |t, (file, verifier), gate| {
-            let file = match file.map(io::fdtable::private_file).transpose() {
+            // Held to the end of the thread's work; the handle below is a duplicate in
+            // the thread's own table (or, where the kernel refuses, in the shared one).
+            let _own = io::fdtable::OwnTable::keeping(file.map(AsRawFd::as_raw_fd).as_slice());
+            let file = match file.map(std::fs::File::try_clone).transpose() {
                 Ok(f) => f,
                 Err(e) => {
                     gate.setup_failed(format!("cannot open a handle of the thread's own: {e}"));

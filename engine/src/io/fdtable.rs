@@ -10,56 +10,12 @@
 //! (`unshare(CLONE_FILES)`) does not either: what is timed is the same system call.
 //! Every kind's workers do (block, files, the application models).
 
-use std::fs::File;
 use std::marker::PhantomData;
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::RawFd;
 
-/// Gives this thread a descriptor table of its own that holds stdin, stdout, stderr
-/// and `keep` (the same numbers, naming the same open files); false where the kernel
-/// refuses, and the thread goes on with the shared table.
-///
-/// Call it before the thread opens anything else (an io_uring ring then lands in the
-/// private table too), and only on a thread spawned for one job: every descriptor the
-/// thread uses afterwards is one of its own table, and a descriptor it opens is not
-/// seen by any other thread. Whoever owns `keep` in the shared table goes on owning
-/// them there.
-pub fn unshare_keeping(keep: &[RawFd]) -> bool {
-    // SAFETY: unshare(CLONE_FILES) copies the table for this thread alone; other
-    // threads keep the one they share.
-    if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
-        return false;
-    }
-    // The copy holds every descriptor the process had, the other workers' files among
-    // them: close them here, so that none stays open until this thread has exited
-    // (after it has been joined), which would keep a block device claimed a moment
-    // longer than the job that opened it. A kernel without close_range (before 5.9)
-    // leaves them to the thread's exit.
-    let mut first = 3;
-    for fd in kept(keep) {
-        close_range(first, fd - 1);
-        first = fd + 1;
-    }
-    close_range(first, libc::c_int::MAX);
-    true
-}
-
-/// The worker's own handle on `f`: in a table of this thread's own (`unshare_keeping`),
-/// or a duplicate in the shared table where the kernel refuses to unshare. The caller
-/// keeps `f`, and closes it in the shared table once the thread is done; the returned
-/// handle closes the private copy.
-pub fn private_file(f: &File) -> std::io::Result<File> {
-    let fd = f.as_raw_fd();
-    if !unshare_keeping(&[fd]) {
-        return f.try_clone();
-    }
-    // SAFETY: `fd` is open in this thread's own table (copied just above) and nothing in
-    // that table owns it but the handle made here.
-    Ok(unsafe { File::from_raw_fd(fd) })
-}
-
-/// Descriptors a thread shares with the process (a files job's tree roots) but reaches
-/// through a table of its own: closes its copies when dropped, so that none outlives
-/// the thread's work.
+/// Descriptors a thread shares with the process (a block job's file, a files job's tree
+/// roots, a model's data and log) but reaches through a table of its own: closes its
+/// copies when dropped, so that none outlives the thread's work.
 pub struct OwnTable {
     kept: Vec<RawFd>,
     /// Not `Send`: dropped on another thread, it would close that thread's descriptors.
@@ -67,11 +23,37 @@ pub struct OwnTable {
 }
 
 impl OwnTable {
-    /// This thread's own table keeping `keep` (`unshare_keeping`), or `None` where the
-    /// kernel refuses and the thread goes on with the shared one.
+    /// Gives this thread a descriptor table of its own that holds stdin, stdout, stderr
+    /// and `keep` (the same numbers, naming the same open files); `None` where the
+    /// kernel refuses, and the thread goes on with the shared table.
+    ///
+    /// Call it before the thread opens anything else (an io_uring ring then lands in
+    /// the private table too), and only on a thread spawned for one job: every
+    /// descriptor the thread uses afterwards is one of its own table, and a descriptor
+    /// it opens is not seen by any other thread. Whoever owns `keep` in the shared
+    /// table goes on owning them there.
     pub fn keeping(keep: &[RawFd]) -> Option<Self> {
-        unshare_keeping(keep).then(|| Self {
-            kept: kept(keep),
+        // SAFETY: unshare(CLONE_FILES) copies the table for this thread alone; other
+        // threads keep the one they share.
+        if unsafe { libc::unshare(libc::CLONE_FILES) } != 0 {
+            return None;
+        }
+        let mut kept: Vec<RawFd> = keep.iter().copied().filter(|&fd| fd >= 3).collect();
+        kept.sort_unstable();
+        kept.dedup();
+        // The copy holds every descriptor the process had, the other workers' files
+        // among them: close them here, so that none stays open until this thread has
+        // exited (after it has been joined), which would keep a block device claimed a
+        // moment longer than the job that opened it. A kernel without close_range
+        // (before 5.9) leaves them to the thread's exit.
+        let mut first = 3;
+        for &fd in &kept {
+            close_range(first, fd - 1);
+            first = fd + 1;
+        }
+        close_range(first, libc::c_int::MAX);
+        Some(Self {
+            kept,
             _here: PhantomData,
         })
     }
@@ -84,14 +66,6 @@ impl Drop for OwnTable {
             unsafe { libc::close(fd) };
         }
     }
-}
-
-/// The descriptors of `keep` past stdio, once each, in order.
-fn kept(keep: &[RawFd]) -> Vec<RawFd> {
-    let mut kept: Vec<RawFd> = keep.iter().copied().filter(|&fd| fd >= 3).collect();
-    kept.sort_unstable();
-    kept.dedup();
-    kept
 }
 
 /// Closes the descriptors `first..=last` of this thread's table, if any.
@@ -108,9 +82,10 @@ fn close_range(first: libc::c_int, last: libc::c_int) {
 mod tests {
     use super::*;
     use std::io::{Read, Seek, SeekFrom, Write};
+    use std::os::fd::AsRawFd;
 
     #[test]
-    fn the_private_handle_reads_the_same_file_and_the_shared_one_stays_open() {
+    fn a_handle_made_in_the_own_table_reads_the_same_file_and_the_shared_one_stays_open() {
         let mut shared = tempfile::tempfile().unwrap();
         shared.write_all(b"fslab").unwrap();
         let other = tempfile::tempfile().unwrap();
@@ -118,18 +93,16 @@ mod tests {
         let other_fd = other.as_raw_fd();
         let (n, other_open_there) = std::thread::scope(|s| {
             s.spawn(|| {
-                let mut mine = private_file(&shared).unwrap();
-                assert_eq!(
-                    mine.as_raw_fd(),
-                    fd,
-                    "the same descriptor, in its own table"
-                );
-                // The other file is not in this thread's table any more.
-                // SAFETY: fcntl(F_GETFD) only asks whether the descriptor is open.
-                let other_open = unsafe { libc::fcntl(other_fd, libc::F_GETFD) } != -1;
+                let own = OwnTable::keeping(&[fd]).expect("this kernel unshares");
+                // The other file is not in this thread's table any more (asked first: the
+                // duplicate below may take its number).
+                let other_open = open_here(other_fd);
+                // What a block worker does: its own handle, in its own table.
+                let mut mine = shared.try_clone().unwrap();
                 mine.seek(SeekFrom::Start(0)).unwrap();
                 let mut text = String::new();
                 mine.read_to_string(&mut text).unwrap();
+                drop((mine, own));
                 (text.len(), other_open)
             })
             .join()
@@ -140,11 +113,8 @@ mod tests {
             !other_open_there,
             "the copy closes what the worker does not use"
         );
-        // Closing the private copy left both of this thread's handles open.
-        // SAFETY: fcntl(F_GETFD) only asks whether the descriptor is open.
-        assert_ne!(unsafe { libc::fcntl(fd, libc::F_GETFD) }, -1);
-        // SAFETY: as above.
-        assert_ne!(unsafe { libc::fcntl(other_fd, libc::F_GETFD) }, -1);
+        // Closing the thread's copies left both of this thread's handles open.
+        assert!(open_here(fd) && open_here(other_fd));
         shared.seek(SeekFrom::Start(1)).unwrap();
         let mut rest = String::new();
         shared.read_to_string(&mut rest).unwrap();
