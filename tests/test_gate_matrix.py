@@ -7,7 +7,10 @@ root (loop devices, mkfs, mount, swap)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -204,6 +207,83 @@ def test_a_fslab_label_proves_nothing_but_the_uuid_fslab_made_does(bench: Bench)
     other_db = bench.fslab("plan", str(study), "--results", "other.db")
     assert other_db.returncode == 3 and "fslab did not make" in other_db.stderr
     assert not (bench.root / "other.db").exists()
+
+
+def forge_mkfs_row(db: Path, dev: str, uuid: str, token_sha256: str | None) -> None:
+    """What the audit's N1 attacker does: one journal row claiming fslab made `uuid`."""
+    details: dict[str, str] = {"uuid": uuid, "kind": "device"}
+    if token_sha256 is not None:
+        details["token_sha256"] = token_sha256
+    con = sqlite3.connect(db)
+    with con:
+        con.execute(
+            "INSERT INTO journal (run_id, action, subject, details, state, created_at)"
+            " VALUES (NULL, 'mkfs', ?, ?, 'undone', 0)",
+            (dev, json.dumps(details)),
+        )
+    con.close()
+
+
+@pytest.mark.parametrize("fs", ["ext4", "xfs", "btrfs"])
+def test_a_forged_journal_row_does_not_make_a_device_fslabs_own(bench: Bench, fs: str) -> None:
+    """Audit N1: the UUID of any file system is public, and a results database anyone can
+    write. A row naming a foreign file system's UUID (with any token digest, or the digest
+    of the device's own token file planted by a non-root user) made `run` format it
+    without --force. The proof is now on the device: fslab's root-owned token file."""
+    base = bench.device("base")
+    study = bench.study([base])
+    made = bench.fslab("run", str(study), "--results", "r.db")  # a real database to forge
+    assert made.returncode == 0, made.stderr
+
+    dev = bench.device("victim", 320 << 20)
+    sh(f"mkfs.{fs}", *(["-q"] if fs == "ext4" else ["-q", "-f"]), "-L", "fslab-mydata", dev)
+    mnt = bench.mount(dev, "mntV")
+    (mnt / "precious").write_text("precious")
+    # A non-root user with write access to the victim plants a token file of its own.
+    planted = mnt / ".fslab-filesystem"
+    planted.write_text("fslab file system token v1\nabc\n")
+    os.chown(planted, 65534, 65534)
+    sh("umount", str(mnt))
+    uuid = sh("blkid", "-p", "-s", "UUID", "-o", "value", dev).strip()
+    digest = hashlib.sha256(b"abc").hexdigest()
+    shutil.copy(bench.root / "r.db", bench.root / "evil.db")
+    for token in (None, "0" * 64, digest):
+        forge_mkfs_row(bench.root / "evil.db", dev, uuid, token)
+    victim = bench.study([dev], fs=fs)
+    before = state(dev)
+    for cmd in ("plan", "run"):
+        done = bench.fslab(cmd, str(victim), "--results", "evil.db")
+        assert done.returncode == 3, (cmd, done.stderr)
+        assert "holds data fslab did not make" in done.stderr, done.stderr
+        assert "--force --device" in done.stderr
+    assert state(dev) == before, "the victim was written to"
+    mnt = bench.mount(dev, "mntV2")
+    assert (mnt / "precious").read_text() == "precious"
+    mounts = Path("/proc/mounts").read_text().splitlines()
+    assert sum(m.split()[0] == dev for m in mounts) == 1, "the token probe's mount is seen"
+
+
+def test_the_token_fslab_wrote_is_what_proves_a_device_its_own(bench: Bench) -> None:
+    """The file system fslab made holds its token: the next `fslab run` with the same
+    database formats it again without --force; with the token file gone (or replaced by a
+    link to it elsewhere), it is data fslab did not make."""
+    dev = bench.device("t", 320 << 20)
+    study = bench.study([dev])
+    first = bench.fslab("run", str(study), "--results", "r.db")
+    assert first.returncode == 0, first.stderr
+    again = bench.fslab("run", str(bench.study([dev], repeat=2)), "--results", "r.db")
+    assert again.returncode == 0 and "1 runs ok" in again.stderr, again.stderr
+
+    mnt = bench.mount(dev, "mntT")
+    token = mnt / ".fslab-filesystem"
+    assert token.stat().st_uid == 0 and token.stat().st_mode & 0o777 == 0o400
+    kept = bench.root / "kept-token"
+    shutil.copy(token, kept)
+    token.unlink()
+    token.symlink_to(kept)
+    sh("umount", str(mnt))
+    third = bench.fslab("plan", str(bench.study([dev], repeat=3)), "--results", "r.db")
+    assert third.returncode == 3 and "fslab did not make" in third.stderr, third.stderr
 
 
 def test_a_device_named_twice_is_refused_by_plan(bench: Bench) -> None:

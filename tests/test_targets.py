@@ -693,8 +693,12 @@ def test_gate_accepts_empty_devices_and_file_systems_fslab_made_by_uuid(lab: Lab
     with pytest.raises(SafetyError, match="holds data fslab did not make"):
         check_device(dev, force=False, confirmed=set())
     with pytest.raises(SafetyError, match="holds data fslab did not make"):
-        check_device(dev, force=False, confirmed=set(), made={"0000-other-uuid"})
-    check_device(dev, force=False, confirmed=set(), made={uuid})
+        check_device(dev, force=False, confirmed=set(), made={"0000-other-uuid": None})
+    # A database's claim is checked on the device: this one holds no token.
+    with pytest.raises(SafetyError, match="holds data fslab did not make"):
+        check_device(dev, force=False, confirmed=set(), made={uuid: "0" * 64})
+    # What this process made itself (no database between) is its own by UUID.
+    check_device(dev, force=False, confirmed=set(), made={uuid: None})
     assert device_problems(str(lab.root / "f.img")) == ["is not a block device"]
     assert device_problems("/dev/nonexistent-fslab") == ["does not exist"]
 
@@ -720,10 +724,13 @@ def test_device_target_passes_the_gate_then_is_formatted(lab: Lab, system: Syste
     use(p)
     teardown(p, lab.journal)
     assert backing_file(dev) == str(lab.root / "t.img")  # the device itself stays
-    # The file system fslab made (by UUID) needs no force the next time; its label alone
-    # would not do.
+    # The file system fslab made (its UUID recorded, its token on the device) needs no
+    # force the next time; its label alone would not do, nor its UUID with another token.
     with pytest.raises(SafetyError):
         lab.provision(target)
-    p = lab.provision(target, made={mkfs.details["uuid"]})
+    uuid = mkfs.details["uuid"]
+    with pytest.raises(SafetyError):
+        lab.provision(target, made={uuid: "0" * 64})
+    p = lab.provision(target, made={uuid: mkfs.details["token_sha256"]})
     teardown(p, lab.journal)
     assert not mounts_under(lab.root)

@@ -36,6 +36,7 @@ from fslab.stats.sequential import look_level
 from fslab.store.db import Results
 from fslab.store.query import study_results
 from fslab.study.plan import Plan, Point
+from fslab.targets.fstoken import Made
 from fslab.targets.journal import JournalRef, make_dir, undo_refs
 from fslab.targets.provision import Provisioned, provision, teardown
 from fslab.targets.spec import TargetSpec
@@ -178,11 +179,11 @@ class Runner:
         *,
         force: bool = False,
         confirmed: frozenset[str] = frozenset(),
-        made: frozenset[str] = frozenset(),
+        made: Made | None = None,
     ) -> None:
         self.force = force
         self.confirmed = confirmed
-        self.made = made
+        self.made: Made = made or {}
         self.plan = plan
         self.db = db
         self.study_id = study_id
@@ -351,8 +352,9 @@ class Runner:
             made=self.made,
         )
         if spec.device is not None:
-            # The file system just made is fslab's own for the next run on this device.
-            self.made = self.made | {prov.effective["uuid"]}
+            # The file system just made is fslab's own for the next run on this device:
+            # this process made it (None: no token need be read to prove it).
+            self.made = {**self.made, prov.effective["uuid"]: None}
         return prov
 
     # -- what a kind's run step gets (`fslab.kinds.base.RunContext`) -----------------------

@@ -462,17 +462,19 @@ class SQLiteJournal:
             c.execute("UPDATE journal SET state = ? WHERE id = ?", (state, entry_id))
 
 
-def made_filesystems(path: Path) -> frozenset[str]:
-    """UUIDs of the file systems fslab made on `device` targets, as the results database
-    at `path` recorded them (none when there is no database yet). Reads only."""
+def made_filesystems(path: Path) -> dict[str, str | None]:
+    """The file systems fslab made on `device` targets as the results database at `path`
+    recorded them: UUID -> the SHA-256 of the token fslab wrote into each (none when there
+    is no database yet). A claim to check on the device (`fstoken`), never proof: rows
+    without a token prove nothing and are left out. Reads only."""
     if not path.exists():
-        return frozenset()
+        return {}
     db = Results.open(path, create=False)
     try:
         rows = db.con.execute(
-            "SELECT json_extract(details, '$.uuid') FROM journal WHERE action = 'mkfs'"
-            " AND json_extract(details, '$.kind') = 'device'"
+            "SELECT json_extract(details, '$.uuid'), json_extract(details, '$.token_sha256')"
+            " FROM journal WHERE action = 'mkfs' AND json_extract(details, '$.kind') = 'device'"
         ).fetchall()
     finally:
         db.close()
-    return frozenset(str(r[0]) for r in rows if r[0])
+    return {u: t for u, t in rows if isinstance(u, str) and isinstance(t, str) and u and t}

@@ -16,6 +16,7 @@ from fslab.study.plan import Plan, Point, workload_name
 from fslab.study.problems import Problem, unique, where
 from fslab.targets import gate
 from fslab.targets.args import mkfs_size
+from fslab.targets.fstoken import Made
 from fslab.targets.mkfs import loop_image_size, mkfs_write_bytes, size_of
 from fslab.targets.mount import mount_containing
 from fslab.targets.system import System, keyed_check
@@ -126,7 +127,7 @@ def target_problems(
     *,
     force: bool = False,
     confirmed: frozenset[str] = frozenset(),
-    made: frozenset[str] = frozenset(),
+    made: Made | None = None,
 ) -> list[Problem]:
     """What keeps each target from being made here, and the safety gate's refusals of
     `device` targets (`refused`: the exit status says so), each with its hint."""
@@ -141,7 +142,10 @@ def target_problems(
         if t.device is None or not system.is_root:
             continue  # without root `check` already says so; the gate needs root to look
         for dev in t.device:
-            for r in gate.refusals(dev, force=force, confirmed=confirmed, made=made):
+            found = gate.refusals(
+                dev, force=force, confirmed=confirmed, made=made, members=t.device
+            )
+            for r in found:
                 problems.append(
                     Problem(
                         where(study, "target", i, "device", place=place),

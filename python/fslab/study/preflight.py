@@ -19,6 +19,7 @@ from fslab.study.check import (
 )
 from fslab.study.load import Problem, StudyError, load_study, where
 from fslab.study.plan import Plan, expand
+from fslab.targets.fstoken import Made
 from fslab.targets.system import System
 from fslab.targets.workdir import memory_problems
 from fslab.targets.workdir import problems as workdir_problems
@@ -35,9 +36,9 @@ class Checked:
     workdir: Path
     """`--workdir`, else the study's `workdir` (relative to the study file), else
     `fslab-work` beside the results."""
-    made: frozenset[str]
-    """UUIDs of the file systems fslab made on `device` targets, as the results
-    database recorded them: such a device is fslab's own (no `--force`)."""
+    made: Made
+    """The file systems fslab made on `device` targets, as the results database recorded
+    them: a device holding one of them, with its token, is fslab's own (no `--force`)."""
     workdir_named: str
     """Where the work directory was named (`--workdir`, the study's key, the default),
     for problems found later."""
@@ -69,7 +70,7 @@ def checked_plan(
         raise StudyError(problems)
     plan = expand(study, scale)
     system = System.probe()
-    made = made_filesystems(results) if any(t.device for t in study.target) else frozenset()
+    made = made_filesystems(results) if any(t.device for t in study.target) else {}
     said = (
         "--workdir" if given is not None
         else where(study, "workdir", place=place) if study.workdir is not None

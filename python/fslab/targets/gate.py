@@ -13,9 +13,11 @@ so a symlink alias or another name for the same device is caught):
   another program opened exclusively;
 - it carries no signature (file system, partition table, swap, RAID member...) besides
   a file system fslab made itself: one whose UUID is among those fslab recorded when it
-  made them (`made`, from the results database; a `fslab-` label proves nothing). A
-  device with any other data on it passes only with `--force` and when the user named
-  it again with `--device` (`confirmed`).
+  made them (`made`, from the results database) *and* which holds the token fslab wrote
+  into it then (`fstoken`: the proof is on the device; a UUID is public and a database
+  can be forged; a `fslab-` label proves nothing). A device with any other data on it
+  passes only with `--force` and when the user named it again with `--device`
+  (`confirmed`).
 
 Each refusal comes with a hint saying what to do about it (unmount, swapoff, find the
 holder, or `--force --device PATH`).
@@ -28,12 +30,14 @@ import errno
 import json
 import os
 import stat
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.errors import SafetyError
+from fslab.targets import fstoken
 from fslab.targets._proc import run
+from fslab.targets.fstoken import Made
 from fslab.targets.mount import block_rdev, mountinfo, unescape
 
 # File systems fslab makes, whose signature may be its own (by UUID).
@@ -157,9 +161,11 @@ def _exclusive_problem(real: str) -> str | None:
     return None
 
 
-def _is_ours(sig: dict[str, str], made: Collection[str]) -> bool:
-    """A signature of a file system fslab made (by its UUID, never its label)."""
-    return sig.get("type", "") in _OWN_TYPES and sig.get("uuid", "") in made
+def _is_ours(sig: dict[str, str], made: Made, devices: Sequence[str]) -> bool:
+    """A signature of a file system fslab made: its UUID recorded and its token on the
+    device (never its label)."""
+    fstype, uuid = sig.get("type", ""), sig.get("uuid", "")
+    return fstype in _OWN_TYPES and fstoken.proven(fstype, uuid, devices, made)
 
 
 def refusals(
@@ -167,11 +173,14 @@ def refusals(
     *,
     force: bool = False,
     confirmed: Collection[str] = (),
-    made: Collection[str] = (),
+    made: Made | None = None,
+    members: Sequence[str] = (),
 ) -> list[Refusal]:
     """Every reason the gate refuses `path` (empty: it passes), each with a hint. `made`:
-    UUIDs of the file systems fslab made (a device holding one of them is its own).
-    Reads only."""
+    the file systems fslab made (`fstoken.Made`: a device holding one of them, token and
+    all, is its own); `members`: the other devices of the same target (a multi-device
+    btrfs is read through all of them). Reads only (a token is read through a private
+    read-only mount)."""
     real = os.path.realpath(path)
     alias = f" (it is {real})" if real != path else ""
     try:
@@ -248,7 +257,9 @@ def refusals(
     if out:
         return out  # in use: do not even probe its contents
 
-    foreign = [s for s in signatures(real) if not _is_ours(s, made)]
+    others = [os.path.realpath(m) for m in members]
+    devices = [real, *(m for m in others if m != real)]
+    foreign = [s for s in signatures(real) if not _is_ours(s, made or {}, devices)]
     if foreign and not (force and _is_confirmed(path, confirmed)):
         kinds = ", ".join(
             s.get("type", "?") + (f" labelled {s['label']!r}" if s.get("label") else "")
@@ -270,17 +281,22 @@ def device_problems(
     *,
     force: bool = False,
     confirmed: Collection[str] = (),
-    made: Collection[str] = (),
+    made: Made | None = None,
 ) -> list[str]:
     """`refusals`, as sentences."""
     return [r.why for r in refusals(path, force=force, confirmed=confirmed, made=made)]
 
 
 def check_device(
-    path: str, *, force: bool, confirmed: Collection[str], made: Collection[str] = ()
+    path: str,
+    *,
+    force: bool,
+    confirmed: Collection[str],
+    made: Made | None = None,
+    members: Sequence[str] = (),
 ) -> None:
     """Raises `SafetyError` unless `path` passes the gate (see the module text)."""
-    found = refusals(path, force=force, confirmed=confirmed, made=made)
+    found = refusals(path, force=force, confirmed=confirmed, made=made, members=members)
     if found:
         raise SafetyError(
             f"refusing to format {path}: it {'; it '.join(r.why for r in found)}",

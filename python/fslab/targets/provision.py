@@ -22,8 +22,9 @@ from typing import Any, Literal
 from uuid import uuid4
 
 from fslab.errors import FslabError, TargetError
-from fslab.targets import fscrypt, gate, loop
+from fslab.targets import fscrypt, fstoken, gate, loop
 from fslab.targets._proc import run
+from fslab.targets.fstoken import Made
 from fslab.targets.journal import Journal, JournalRef, fs_uuid, make_dir, undo, undo_refs
 from fslab.targets.mkfs import label_for, loop_image_size, mkfs_argv, mount_options
 from fslab.targets.mount import MountInfo, mount, mount_containing, mounts_at
@@ -200,17 +201,18 @@ def provision(
     *,
     force: bool = False,
     confirmed: Collection[str] = frozenset(),
-    made: Collection[str] = frozenset(),
+    made: Made | None = None,
     system: System | None = None,
 ) -> Provisioned:
     """Makes the target `spec` under `workdir` (images, loop devices, mkfs, mount; or a
     directory inside a `dir` target) and returns where workloads run and what is in
-    effect. `force`, `confirmed` and `made` (UUIDs of the file systems fslab made, from
-    the results database) are the safety gate's (device targets only)."""
+    effect. `force`, `confirmed` and `made` (the file systems fslab made: `fstoken.Made`)
+    are the safety gate's (device targets only)."""
     system = system or System.probe()
+    made = made or {}
     if spec.device is not None and system.is_root:
         for dev in spec.device:  # the gate's refusal, as a SafetyError, comes first
-            gate.check_device(dev, force=force, confirmed=confirmed, made=made)
+            gate.check_device(dev, force=force, confirmed=confirmed, made=made, members=spec.device)
     problems = check(spec, system, scale)
     if problems:
         raise _fail(spec, problems)
@@ -288,7 +290,7 @@ def _provision_fs(
     system: System,
     force: bool,
     confirmed: Collection[str],
-    made: Collection[str],
+    made: Made,
 ) -> Provisioned:
     fs = spec.fs
     assert fs is not None and lay.base is not None and lay.mountpoint is not None
@@ -319,14 +321,19 @@ def _provision_fs(
         devices = list(lay.devices)
         # The last look before formatting: nothing may have claimed it since `check`.
         for dev in devices:
-            gate.check_device(dev, force=force, confirmed=confirmed, made=made)
+            gate.check_device(dev, force=force, confirmed=confirmed, made=made, members=devices)
 
     size = lay.image_size if lay.kind == "loop" else gate.device_size(devices[0])
-    # fslab names the file system: the UUID is how a later run knows a device holds the
-    # file system fslab made (a label proves nothing), and how cleanup knows a mount.
+    # fslab names the file system: the UUID is how cleanup knows a mount, and with the
+    # token written into it below, how a later run knows a device holds the file system
+    # fslab made (fstoken; a UUID or a label proves nothing alone).
     uuid = str(uuid4())
     argv = mkfs_argv(spec, devices, size, uuid=uuid)
-    with rec.step("mkfs", ",".join(devices), {"argv": argv, "uuid": uuid, "kind": lay.kind}):
+    mkfs_details: dict[str, Any] = {"argv": argv, "uuid": uuid, "kind": lay.kind}
+    token = None
+    if lay.kind == "device":
+        token, mkfs_details["token_sha256"] = fstoken.new()
+    with rec.step("mkfs", ",".join(devices), mkfs_details):
         mkfs_out = run(argv)
     for dev in devices:
         if (found := fs_uuid(dev)) != uuid:
@@ -343,6 +350,8 @@ def _provision_fs(
     where = {"device": devices[0], "devices": devices, "fstype": fs, "uuid": uuid, **mine}
     with rec.step("mount", str(mnt), where):
         mount_argv = mount(devices[0], mnt, fs, opts)
+    if token is not None:
+        fstoken.write(mnt, token)
 
     workdir = mnt
     encryption: dict[str, Any] | None = None
