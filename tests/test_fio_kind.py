@@ -5,11 +5,12 @@ set on every job, the measured jobs stored as one result and compared."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import fslab, loops_under, mounts_under
+from conftest import fslab, fslab_env, loops_under, mounts_under
 
 from fslab.engine import run_fio
 from fslab.kinds.fio import merge_jobs
@@ -89,6 +90,48 @@ kind = "fio"
 job_file = "{job_file}"
 measure = {measure}
 """
+
+
+@pytest.mark.parametrize(
+    ("job_file", "said"),
+    [
+        ("/dev/zero", "a character device, not a fio job file"),
+        ("/dev/urandom", "a character device, not a fio job file"),
+        ("fifo", "a FIFO (named pipe), not a fio job file"),
+        ("/proc/self/environ", "not a fio job file"),
+        ("big.fio", "larger than 4 MiB: too large for a fio job file"),
+        (".", "a directory, not a fio job file"),
+    ],
+)
+def test_a_job_file_that_is_no_file_is_refused_at_once(
+    tmp_path: Path, job_file: str, said: str
+) -> None:
+    """Audit N3 and N9: `job_file = "/dev/zero"` grew `fslab plan` to 11 GB, a FIFO hung
+    it, and `/proc/self/environ` printed the environment into the error."""
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "big.fio").write_text("[j]\nrw=read\nsize=1m\n" + ";" * (5 << 20))
+    (tmp_path / "s.toml").write_text(STUDY.format(job_file=job_file, measure='["j"]'))
+    before = sorted(tmp_path.iterdir())
+    done = fslab("plan", "s.toml", cwd=tmp_path, timeout=30,
+                 env=fslab_env(FSLAB_TEST_SECRET="do-not-print-me"))  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "s.toml:23: workload[0] (file).job_file: " in done.stderr, done.stderr
+    assert said in done.stderr, done.stderr
+    assert "do-not-print-me" not in done.stdout + done.stderr
+    assert sorted(tmp_path.iterdir()) == before, "nothing made"
+
+
+def test_a_study_that_is_no_file_is_refused_at_once(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "fifo")
+    for study, said in [
+        ("/dev/zero", "/dev/zero: a character device, not a study"),
+        ("fifo", "fifo: a FIFO (named pipe), not a study"),
+        ("/proc/self/environ", "not a study"),
+    ]:
+        done = fslab("plan", study, cwd=tmp_path, timeout=30,
+                     env=fslab_env(FSLAB_TEST_SECRET="do-not-print-me"))  # fmt: skip
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+        assert "do-not-print-me" not in done.stdout + done.stderr
 
 
 def test_plan_tells_every_problem_of_the_job_file_at_the_workload(tmp_path: Path) -> None:

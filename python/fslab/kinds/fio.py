@@ -39,6 +39,7 @@ from fslab.ranks import SERIES_OPS, summed_interval, summed_results
 from fslab.study.problems import Problem, where
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
 from fslab.telemetry.sampler import interval_for
+from fslab.textfile import NotText, read_text
 
 if TYPE_CHECKING:
     from fslab.study.model import Study
@@ -90,7 +91,8 @@ class FioWorkloadSpec(SweepSpec):
 
 @cache
 def _text(path: str) -> str:
-    return Path(path).read_text()
+    """The job file's text: a regular file of bounded size (`NotText` otherwise)."""
+    return read_text(Path(path), what="fio job file")
 
 
 def _sha(path: str) -> str:
@@ -126,7 +128,7 @@ class FioKind(Kind):
         out = dict(params)
         path = str(out["job_file"])
         # An unreadable file is said by machine_problems, at the study's line.
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(NotText):
             out["job_file_sha256"] = _sha(path)
         if scale < 1.0 and "size" not in out:
             # `--scale` shrinks the file's data like a block workload's: every job's
@@ -197,9 +199,9 @@ class FioKind(Kind):
             at = where(study, "workload", i, "job_file", place=place)
             try:
                 _text(key[0])
-            except OSError as e:
-                hint = "a job file is found relative to the study file"
-                problems.append(Problem(at, f"cannot read `{key[0]}`: {e.strerror or e}", hint))
+            except NotText as e:
+                hint = f"{e.hint} (a job file is found relative to the study file)"
+                problems.append(Problem(at, f"`{key[0]}`: {e.message}", hint))
                 continue
             answer = _check(*key)
             for prob in answer.get("problems", []):
@@ -221,8 +223,11 @@ class FioKind(Kind):
 
     def run(self, ctx: RunContext, run_id: int, point: Point, prov: Provisioned) -> RunStatus:
         path = Path(str(point.params["job_file"]))
+        try:
+            text = _text(str(path))
+        except NotText as e:
+            raise JobError(f"{path}: {e.message}", hint=e.hint) from e
         caches = drop_caches()
-        text = _text(str(path))
         ctx.db.set_effective(run_id, {
             **prov.effective, "caches": caches.as_dict(),
             "job_file": {"path": str(path), "sha256": hashlib.sha256(text.encode()).hexdigest(),
@@ -258,6 +263,10 @@ def _checked(path: str, sets_json: str) -> dict[str, Any] | None:
 
 @cache
 def _check(path: str, sets_json: str) -> dict[str, Any]:
+    try:
+        _text(path)
+    except NotText:
+        return {"ok": False, "problems": []}  # said by machine_problems
     # Files moved into a directory that is never made: check touches nothing.
     return check_fio(Path(path), within=Path("/fslab-plan"), sets=json.loads(sets_json))
 

@@ -21,6 +21,7 @@ from fslab.kinds import DEFAULT_KIND, KINDS, Kind
 from fslab.safe_text import safe_text
 from fslab.study.model import LoopSpec, Study, TargetSpec
 from fslab.study.problems import KeyPath, Problem, StudyError, format_loc, unique, where
+from fslab.textfile import NotText, read_text
 
 __all__ = [
     "NAME_RULE",
@@ -315,21 +316,7 @@ def parse_study(text: str, place: str) -> Study:
 def load_study(path: Path) -> tuple[Study, str]:
     """Reads and checks a study file; returns the study and its text."""
     try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise StudyError([Problem(str(path), f"cannot read the study: {e.strerror or e}")]) from e
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise StudyError(
-            [
-                Problem(
-                    str(path),
-                    f"not UTF-8 text (byte 0x{raw[e.start]:02x} at offset {e.start} cannot be "
-                    "decoded)",
-                    hint="a study is a TOML text file in UTF-8; check that this is the file "
-                    "you meant, or convert it (`iconv -t UTF-8`)",
-                )
-            ]
-        ) from e
+        text = read_text(path, what="study")
+    except NotText as e:
+        raise StudyError([Problem(str(path), e.message, hint=e.hint)]) from e
     return parse_study(text, str(path)), text
