@@ -260,7 +260,7 @@ def test_a_study_that_is_not_utf8_is_refused_as_such(
     for command in ("plan", "run"):
         said = _refused([command, study], tmp_path, 2)
         assert said.startswith(f"error: {study}: not UTF-8 text (byte 0x"), said
-        assert "hint: a study is a TOML text file in UTF-8" in said
+        assert "hint: a study is a text file in UTF-8" in said
     assert [p.name for p in tmp_path.iterdir()] == ["x.toml"]
 
 
@@ -271,7 +271,8 @@ def test_a_study_path_that_is_no_file_is_refused(tmp_path: Path, kind: str) -> N
         study.mkdir()
     for command in ("plan", "run"):
         said = _refused([command, study], tmp_path, 2)
-        assert f"error: {study}: cannot read the study" in said
+        why = "a directory, not a study" if kind == "52-directory" else "cannot read the study"
+        assert f"error: {study}: {why}" in said
     assert {p.name for p in tmp_path.iterdir()} <= {"study.toml"}
 
 
