@@ -33,7 +33,7 @@ from fslab.ranks import with_steady
 from fslab.report.job_summary import live_summary, stored_summary
 from fslab.stats import sequential
 from fslab.stats.sequential import look_level
-from fslab.store.db import Results
+from fslab.store.db import Results, StoreFull
 from fslab.store.query import study_results
 from fslab.study.plan import Plan, Point
 from fslab.targets.fstoken import Made
@@ -228,6 +228,7 @@ class Runner:
                     if made_workdir is not None:
                         # Kept (the entry stays open) while something else is in it.
                         undo_refs([made_workdir], self.db.journal(None))
+                    self.db.record_unmarked()
         return out
 
     def _fixed(self, out: Outcome) -> None:
@@ -244,6 +245,7 @@ class Runner:
         if self.signals.received:
             out.interrupted = True
             return False
+        self.db.check_space()  # a run that could not be stored is not started
         status, run_id = self._one(rep, point, out)
         rates = self.db.run_rates(run_id)
         self.progress.advance(status, stored_summary(point.kind, rates))
@@ -450,6 +452,8 @@ class Runner:
             status = "interrupted"
             self.db.finish_run(run_id, status, error="interrupted before the engine reported")
             raise
+        except StoreFull:
+            raise  # nothing more can be stored: the study stops (after the teardown below)
         except (JobError, EngineError, FslabError) as e:
             # A point that cannot run is recorded and the study goes on.
             msg = e.message + (f" ({e.hint})" if e.hint else "")

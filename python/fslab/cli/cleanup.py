@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from pathlib import Path
 
 import click
@@ -11,7 +12,7 @@ from fslab.cleanup import rank_journals, undo_open, undo_rank_journals, workdirs
 from fslab.cli.plan import results_option
 from fslab.errors import ExitStatus
 from fslab.safe_text import safe_text
-from fslab.store.db import Results
+from fslab.store.db import Results, StoreFull
 from fslab.store.lock import exclusive
 from fslab.study.preflight import default_workdir
 
@@ -29,14 +30,26 @@ def cleanup(results: Path) -> ExitStatus:
 def clean(results: Path, err: Console) -> ExitStatus:
     """`fslab cleanup`, also after a multi-host run whose ranks were killed."""
     db = Results.open(results, create=False)
+    full: StoreFull | None = None
     try:
         db.check_integrity()
         with exclusive(results, "cleanup"):
-            stale = db.mark_stale_runs()
+            # On a full disk nothing can be written, but everything can be undone: what
+            # the journal says is read, and its marks wait for space (`db.unmarked`).
+            try:
+                stale = db.mark_stale_runs()
+            except StoreFull as e:
+                full, stale = e, 0
             workdirs = workdirs_of(db) | {default_workdir(results)}
             # The other ranks' directories lie inside the work directory: theirs first.
             report = undo_rank_journals(rank_journals(workdirs))
             mine = undo_open(db)
+            db.record_unmarked()  # undoing may have freed space (an image deleted)
+            if full is not None and not db.unmarked:
+                with suppress(StoreFull):
+                    stale, full = db.mark_stale_runs(), None
+            if db.unmarked:
+                full = full or db.full()
     finally:
         db.close()
     for name in ("undone", "kept", "failed", "not_ours"):
@@ -64,6 +77,18 @@ def clean(results: Path, err: Console) -> ExitStatus:
             "leftover",
             markup=False,
         )
+    if full is not None:
+        err.print(
+            f"error: {safe_text(full.message)}; what was undone could not all be recorded "
+            f"({len(db.unmarked)} journal entries)",
+            markup=False, soft_wrap=True,
+        )  # fmt: skip
+        err.print(
+            "hint: free space there and run `fslab cleanup` again: it finds those entries "
+            "undone already and records it",
+            markup=False, soft_wrap=True,
+        )  # fmt: skip
+        return ExitStatus.FAILED
     return ExitStatus.FAILED if left else ExitStatus.OK
 
 

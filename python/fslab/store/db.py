@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
@@ -22,6 +23,7 @@ from fslab.engine import Report
 from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import APP_KINDS
 from fslab.store.derive import derive
+from fslab.store.lock import WRITE_ELSEWHERE, unwritable
 from fslab.store.migrations import MIGRATIONS, SCHEMA_VERSION
 
 # (field of an engine series point, op stored): the series of an application model use
@@ -36,6 +38,25 @@ class StoreError(FslabError):
     fslab's, or damaged. The file given is at fault, as with a bad study: exit status 2."""
 
     exit_status = ExitStatus.USAGE
+
+
+class StoreFull(FslabError):
+    """The file system holding the results database is full: the study stops (nothing
+    more can be stored), after tearing its targets down."""
+
+    exit_status = ExitStatus.FAILED
+
+
+RESERVE_BYTES = 32 << 20
+"""Free space a run needs under the results database before it starts: what a run
+stores (its report, histograms, series, telemetry) is far less; a run is not started
+only to find it cannot be stored."""
+
+_SQLITE_FULL = 13
+
+
+def _full(e: sqlite3.Error) -> bool:
+    return getattr(e, "sqlite_errorcode", None) == _SQLITE_FULL
 
 
 @dataclass(frozen=True)
@@ -60,6 +81,10 @@ class Results:
         self.path = path
         self.recorded: set[int] = set()
         """Journal entries this process wrote: the only ones a run may undo itself."""
+        self.unmarked: dict[int, str] = {}
+        """Journal entries whose new state (done, undone) could not be written (the disk
+        was full): what happened happened; `fslab cleanup` finds them open and marks them
+        once it can (undo is idempotent)."""
 
     @classmethod
     def open(cls, path: Path, *, create: bool = True) -> Results:
@@ -76,6 +101,11 @@ class Results:
             raise StoreError(
                 f"{path}: the directory `{path.parent}` does not exist",
                 hint="create it, or pass `--results` with a path in an existing directory",
+            )
+        why = unwritable(path)
+        if why is not None:
+            raise StoreError(
+                f"{path}: fslab cannot write this results database: {why}", hint=WRITE_ELSEWHERE
             )
         if not create and path.is_file() and path.stat().st_size == 0:
             # SQLite takes an empty file for a new database; only `create` may make one.
@@ -152,13 +182,57 @@ class Results:
 
     @contextmanager
     def tx(self) -> Iterator[sqlite3.Connection]:
-        self.con.execute("BEGIN IMMEDIATE")
+        """One write transaction. Raises `StoreFull` when the disk is full."""
         try:
-            yield self.con
-        except BaseException:
-            self.con.execute("ROLLBACK")
+            self.con.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.con
+                self.con.execute("COMMIT")
+            except BaseException:
+                if self.con.in_transaction:
+                    with suppress(sqlite3.Error):
+                        self.con.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as e:
+            if _full(e):
+                raise self.full() from e
             raise
-        self.con.execute("COMMIT")
+
+    def free_bytes(self) -> int | None:
+        """Free space on the file system holding the database (for an unprivileged user)."""
+        try:
+            st = os.statvfs(self.path.resolve().parent)
+        except OSError:
+            return None
+        return st.f_bavail * st.f_frsize
+
+    def full(self) -> StoreFull:
+        """The error for a results database whose file system is full."""
+        free = self.free_bytes()
+        return StoreFull(
+            f"{self.path}: the file system holding the results database is full"
+            + (f" ({free >> 20} MiB free)" if free is not None else ""),
+            hint="free space there (or move the results database with `--results`), then "
+            "run `fslab cleanup` and the study again: what is stored so far stays",
+        )
+
+    def record_unmarked(self) -> None:
+        """Writes the journal states a full disk kept from being written, where it can
+        now (what is still left stays in `unmarked`)."""
+        journal = self.journal(None)
+        for entry_id, state in list(self.unmarked.items()):
+            journal.set_state(entry_id, state)
+
+    def check_space(self) -> None:
+        """Raises `StoreFull` unless `RESERVE_BYTES` are free under the database."""
+        free = self.free_bytes()
+        if free is not None and free < RESERVE_BYTES:
+            raise StoreFull(
+                f"{self.path}: {free >> 20} MiB free on the file system holding the results "
+                f"database, and a run needs {RESERVE_BYTES >> 20} MiB to store its results",
+                hint="free space there (or move the results database with `--results`), "
+                "then run the study again: what is stored so far stays",
+            )
 
     # ------------------------------------------------------------------ studies, points
 
@@ -452,14 +526,22 @@ class SQLiteJournal:
         return entry
 
     def done(self, entry_id: int) -> None:
-        self._set(entry_id, "done")
+        self.set_state(entry_id, "done")
 
     def undone(self, entry_id: int) -> None:
-        self._set(entry_id, "undone")
+        self.set_state(entry_id, "undone")
 
-    def _set(self, entry_id: int, state: str) -> None:
-        with self.db.tx() as c:
-            c.execute("UPDATE journal SET state = ? WHERE id = ?", (state, entry_id))
+    def set_state(self, entry_id: int, state: str) -> None:
+        # The side effect happened (or was reverted) whether or not this is written: a
+        # full disk must not stop a teardown halfway. An entry left open is found by
+        # `fslab cleanup`, whose undo of a thing already gone does nothing.
+        try:
+            with self.db.tx() as c:
+                c.execute("UPDATE journal SET state = ? WHERE id = ?", (state, entry_id))
+        except StoreFull:
+            self.db.unmarked[entry_id] = state
+        else:
+            self.db.unmarked.pop(entry_id, None)
 
 
 def made_filesystems(path: Path) -> dict[str, str | None]:

@@ -28,6 +28,34 @@ class Busy(FslabError):
     exit_status = ExitStatus.FAILED
 
 
+class Unwritable(FslabError):
+    """Nothing can be written beside the results database (a read-only mount, a directory
+    of someone else's): bad input for a command that writes, as a bad path would be."""
+
+    exit_status = ExitStatus.USAGE
+
+
+READ_ONLY_FS = "is on a read-only file system"
+WRITE_ELSEWHERE = (
+    "`fslab compare`, `report`, `export` and `bundle` read it where it is; to run a study "
+    "or clean up, copy it to a writable place and pass the copy with `--results`"
+)
+
+
+def unwritable(db: Path) -> str | None:
+    """Why fslab cannot write `db` and the files beside it (`-wal`, `-shm`, the lock), or
+    None when it can."""
+    parent = db.resolve().parent
+    try:
+        if os.statvfs(parent).f_flag & os.ST_RDONLY:
+            return f"`{parent}` {READ_ONLY_FS}"
+    except OSError:
+        return None  # a missing directory is said where it matters
+    if not os.access(parent, os.W_OK):
+        return f"this user may not write in `{parent}`"
+    return None
+
+
 def lock_path(db: Path) -> Path:
     return db.with_name(db.name + ".lock")
 
@@ -83,6 +111,10 @@ def exclusive(db: Path, command: str, *, wait: bool = False) -> Iterator[None]:
             f"{db}: the directory `{db.parent}` does not exist",
             hint="create it, or pass `--results` with a path in an existing directory",
         )
+    why = unwritable(db)
+    if why is not None:
+        raise Unwritable(f"{db}: fslab cannot write this results database: {why}",
+                         hint=WRITE_ELSEWHERE)  # fmt: skip
     fd = _try_lock(path, wait=False)
     if fd is None:
         if not wait:
@@ -94,8 +126,10 @@ def exclusive(db: Path, command: str, *, wait: bool = False) -> Iterator[None]:
         assert fd is not None
     try:
         me = {"pid": os.getpid(), "command": command, "since": time.time()}
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(me).encode(), 0)
+        # Who holds it is for messages only: on a full disk the lock holds without it.
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(me).encode(), 0)
         yield
     finally:
         with contextlib.suppress(OSError):

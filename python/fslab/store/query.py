@@ -22,6 +22,7 @@ import orjson
 from fslab.errors import ExitStatus, FslabError
 from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.stats.warnings import RunFacts
+from fslab.store.lock import READ_ONLY_FS, unwritable
 from fslab.store.migrations import SCHEMA_VERSION
 
 DEFAULT_RESULTS = Path("fslab-results.db")
@@ -63,9 +64,15 @@ def _connect(db_path: Path) -> sqlite3.Connection:
         raise BadResultsError(
             f"{db_path}: not a file", hint="give the results database with --results"
         )
+    uri = f"{db_path.resolve().as_uri()}?mode=ro"
+    if _unwritable_dir(db_path):
+        # A WAL database is read through its `-shm` file, which SQLite must be able to
+        # make beside it; where it cannot (a read-only mount, an unpacked bundle on a
+        # share, an archive), nothing can be writing it either: read it as immutable.
+        uri += "&immutable=1"
     for attempt in (0, 1):
         try:
-            con = sqlite3.connect(f"{db_path.resolve().as_uri()}?mode=ro", uri=True)
+            con = sqlite3.connect(uri, uri=True)
         except sqlite3.Error as e:
             raise BadResultsError(
                 f"{db_path}: cannot open it ({e})", hint="check its permissions"
@@ -101,6 +108,17 @@ def _connect(db_path: Path) -> sqlite3.Connection:
         con.close()
         _migrate(db_path, version)
     raise AssertionError("unreachable")
+
+
+def _unwritable_dir(db_path: Path) -> bool:
+    """Whether SQLite cannot make files beside `db_path`, and no writer can be at work:
+    the file system is read-only, or the directory is not ours to write and holds no
+    `-wal` file (a writer keeps one while it has the database open)."""
+    why = unwritable(db_path)
+    if why is None:
+        return False
+    wal = db_path.resolve().with_name(f"{db_path.resolve().name}-wal")
+    return why.endswith(READ_ONLY_FS) or not wal.exists()
 
 
 def _migrate(db_path: Path, version: int) -> None:
