@@ -382,6 +382,85 @@ def test_a_killed_rank_fails_the_run_and_everything_is_undone(lab: Path) -> None
     assert not _rank_pids(0) and not _rank_pids(1), "no rank outlived the run"
 
 
+def _guards() -> list[int]:
+    found = subprocess.run(["pgrep", "-f", "fslab.guard"], capture_output=True, text=True)
+    return [int(p) for p in found.stdout.split()]
+
+
+def _until_nothing_is_left(lab: Path, within_s: float) -> float:
+    """Seconds until no rank, engine, guard, mount or loop device of the run is left."""
+    start = time.monotonic()
+    while True:
+        left = [*_rank_pids(0), *_rank_pids(1), *_guards()]
+        if not left and not mounts_under(lab) and not loops_under(lab):
+            return time.monotonic() - start
+        assert time.monotonic() - start < within_s, (left, mounts_under(lab), loops_under(lab))
+        time.sleep(0.2)
+
+
+def _start_and_wait_for_rank1(lab: Path) -> subprocess.Popen[str]:
+    study = lab / "s.toml"
+    study.write_text(KILL_STUDY)
+    proc = start_fslab("run", str(study), "--results", "r.db", "--hosts", "localhost:2",
+                       cwd=lab)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not any("/rank1/" in m for m in mounts_under(lab)):
+        assert proc.poll() is None and time.monotonic() < deadline, "rank 1 never mounted"
+        time.sleep(0.2)
+    time.sleep(2)  # into the measured job
+    return proc
+
+
+@pytest.mark.root
+@pytest.mark.engine
+def test_a_killed_launcher_takes_every_rank_and_its_target_with_it(lab: Path) -> None:
+    """Audit N4: SIGKILL of `fslab run --hosts` left the MPI launcher, both ranks, both
+    engines and both mounts running for the rest of the study."""
+    proc = _start_and_wait_for_rank1(lab)
+    try:
+        proc.kill()
+        proc.communicate(timeout=60)
+        _until_nothing_is_left(lab, within_s=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert sorted(p.name for p in lab.iterdir()) == ["r.db", "s.toml"]
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        left = con.execute("SELECT count(*) FROM journal WHERE state != 'undone'").fetchone()[0]
+    finally:
+        con.close()
+    assert left == 0
+    after = fslab("cleanup", "--results", "r.db", cwd=lab)
+    assert after.returncode == 0, after.stderr
+    assert "0 side effects undone, 0 left; 1 unfinished runs marked interrupted" in after.stderr
+
+
+@pytest.mark.root
+@pytest.mark.engine
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_the_launcher_alone_stops_every_rank(lab: Path, sig: int) -> None:
+    """Audit N4: a SIGINT sent to the parent alone (not its group) was ignored and the
+    study ran on."""
+    proc = _start_and_wait_for_rank1(lab)
+    try:
+        os.kill(proc.pid, sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "cleaning up on this host" in err and "0 left" in err, err
+    _until_nothing_is_left(lab, within_s=15)
+    assert sorted(p.name for p in lab.iterdir()) == ["r.db", "s.toml"]
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        runs = con.execute("SELECT status FROM run").fetchall()
+    finally:
+        con.close()
+    assert runs == [("interrupted",)]
+
+
 def test_a_hosts_table_names_each_host_with_its_ranks(tmp_path: Path) -> None:
     study = tmp_path / "s.toml"
     study.write_text(

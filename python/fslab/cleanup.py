@@ -13,6 +13,7 @@ from pathlib import Path
 # know every action a run may have journaled.
 import fslab.apps.postgres  # noqa: F401
 from fslab.store.db import Results
+from fslab.store.lock import exclusive
 from fslab.targets.journal import undo
 from fslab.targets.owner import NotOurs
 
@@ -70,17 +71,21 @@ def undo_rank_journals(paths: Collection[Path]) -> CleanupReport:
     is deleted."""
     report = CleanupReport()
     for path in paths:
-        db = Results.open(path, create=False)
-        try:
-            got = undo_open(db)
-            left = db.open_journal_entries()
-        finally:
-            db.close()
+        # A rank's guard (`fslab.guard`) may be undoing it right now: after it.
+        with exclusive(path, "cleanup", wait=True):
+            if not path.exists():
+                continue  # its guard undid everything and removed it
+            db = Results.open(path, create=False)
+            try:
+                got = undo_open(db)
+                left = db.open_journal_entries()
+            finally:
+                db.close()
+            if not left:
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{path}{suffix}").unlink(missing_ok=True)
         for name in ("undone", "failed", "not_ours", "kept"):
             getattr(report, name).extend(f"{x} ({path.name})" for x in getattr(got, name))
-        if not left:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
     return report
 
 

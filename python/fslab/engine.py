@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from fslab.errors import EngineError, ExitStatus, JobError
+from fslab.procs import DIE_WITH_US
 
 ENGINE_NAME = "fslab-engine"
 ENGINE_ENV = "FSLAB_ENGINE"
@@ -788,7 +789,9 @@ def _run_engine(
 ) -> tuple[int, str, str]:
     """Runs the engine command `cmd` to its end, signals passed on, the engine stopped
     with us: (exit status, stdout, stderr less progress lines)."""
-    cmd = [*_DIE_WITH_US, *cmd]
+    # The engine stops (SIGTERM: it winds down and reports) when fslab dies, even by
+    # SIGKILL: an engine left running keeps its target busy (`fslab.procs`).
+    cmd = [*DIE_WITH_US, *cmd]
     try:
         # Its own process group: a Ctrl-C at the terminal reaches only us, and we pass it
         # on once. Otherwise the engine would get it twice and take it as "stop now".
@@ -909,15 +912,6 @@ def run_fio(
             stderr=stderr,
         ) from e
     return FioRun(jobs=jobs, document=document, stdout=stdout, stderr=stderr, exit_code=code)
-
-
-# The engine stops (SIGTERM: it winds down and reports) when the process that started it
-# dies, even by SIGKILL: an engine left running keeps its target busy, so nothing could
-# unmount it (`fslab cleanup`, or `fslab run --hosts` after a rank died). util-linux's
-# setpriv sets that (PR_SET_PDEATHSIG) and execs the engine: no code runs between fork
-# and exec in this process, which has threads (the telemetry sampler).
-_SETPRIV = shutil.which("setpriv")
-_DIE_WITH_US: tuple[str, ...] = (_SETPRIV, "--pdeathsig", "TERM", "--") if _SETPRIV else ()
 
 
 class JobProblem(NamedTuple):

@@ -21,6 +21,7 @@ journals say (`fslab run --hosts` runs it itself on its host after a failure).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from fslab import guard
 from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, run_job
 from fslab.environment import drop_caches
 from fslab.errors import FslabError
@@ -159,6 +161,7 @@ def _host() -> str:
 def _worker(comm: Any) -> int:
     """A rank other than 0: carry out rank 0's orders until `stop`."""
     from fslab.store.db import Results
+    from fslab.store.lock import exclusive
     from fslab.study.load import parse_study
     from fslab.study.plan import Plan, expand
     from fslab.targets.journal import make_dir, undo_refs
@@ -172,6 +175,7 @@ def _worker(comm: Any) -> int:
     workdir: Path | None = None
     made: Any = None
     prov: Provisioned | None = None
+    held = contextlib.ExitStack()
     while True:
         order = comm.bcast(None, root=0)
         op = order["op"]
@@ -205,6 +209,10 @@ def _worker(comm: Any) -> int:
                 # ends them all, and `fslab cleanup` (run by `fslab run --hosts` itself
                 # after a failure) undoes what it says.
                 store = Results.open(workdir.parent / f"rank{rank}.journal.db")
+                # Held while this rank lives; whatever ends it (Open MPI's SIGKILL too),
+                # its guard then undoes what the journal says is still there.
+                held.enter_context(exclusive(store.path, f"rank {rank}"))
+                guard.start(store.path, rank_journal=True)
                 _, made = make_dir(store.journal(None), workdir)
             elif op == "provision":
                 assert plan is not None and workdir is not None
@@ -220,6 +228,7 @@ def _worker(comm: Any) -> int:
                 if op == "stop" and made is not None and store is not None:
                     undo_refs([made], store.journal(None))
                 if op == "stop" and store is not None and not store.open_journal_entries():
+                    held.close()
                     store.close()
                     for suffix in ("", "-wal", "-shm"):
                         Path(f"{store.path}{suffix}").unlink(missing_ok=True)

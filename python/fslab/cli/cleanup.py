@@ -27,17 +27,21 @@ def cleanup(results: Path) -> ExitStatus:
     return clean(results, Console(stderr=True, highlight=False))
 
 
-def clean(results: Path, err: Console) -> ExitStatus:
-    """`fslab cleanup`, also after a multi-host run whose ranks were killed."""
+def clean(
+    results: Path, err: Console, *, wait: bool = False, mark_stale: bool = True
+) -> ExitStatus:
+    """`fslab cleanup`, also after a multi-host run whose ranks were killed (by the
+    launcher, and by rank 0's guard: `wait` for whoever holds the database first; the
+    guard leaves the runs' status to the launcher, which knows why they ended)."""
     db = Results.open(results, create=False)
     full: StoreFull | None = None
     try:
         db.check_integrity()
-        with exclusive(results, "cleanup"):
+        with exclusive(results, "cleanup", wait=wait):
             # On a full disk nothing can be written, but everything can be undone: what
             # the journal says is read, and its marks wait for space (`db.unmarked`).
             try:
-                stale = db.mark_stale_runs()
+                stale = db.mark_stale_runs() if mark_stale else 0
             except StoreFull as e:
                 full, stale = e, 0
             workdirs = workdirs_of(db) | {default_workdir(results)}
@@ -47,7 +51,7 @@ def clean(results: Path, err: Console) -> ExitStatus:
             db.record_unmarked()  # undoing may have freed space (an image deleted)
             if full is not None and not db.unmarked:
                 with suppress(StoreFull):
-                    stale, full = db.mark_stale_runs(), None
+                    stale, full = db.mark_stale_runs() if mark_stale else 0, None
             if db.unmarked:
                 full = full or db.full()
     finally:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import subprocess
 from pathlib import Path
+from types import FrameType
 
 import click
 from rich.console import Console
@@ -16,6 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from fslab import guard
 from fslab.cli.cleanup import clean
 from fslab.cli.plan import (
     device_option,
@@ -27,6 +31,7 @@ from fslab.cli.plan import (
 from fslab.errors import ExitStatus, FslabError
 from fslab.hosts import HostsError, launch_argv, launch_env, parse_hosts
 from fslab.kinds.base import EngineJobKind
+from fslab.procs import DIE_WITH_US
 from fslab.rank import active
 from fslab.run import Outcome, Runner
 from fslab.run import Progress as RunProgress
@@ -164,27 +169,58 @@ def _launch(
         markup=False,
         soft_wrap=True,
     )
-    code = subprocess.run(argv, env=launch_env(), check=False).returncode
+    code, stopped = _mpiexec(argv)
+    if stopped:
+        code = ExitStatus.INTERRUPTED
     if code != ExitStatus.OK and results.exists():
         # A rank that died took the others with it (Open MPI ends them all): what they
-        # made on this host is in their journals, undone here as `fslab cleanup` would.
+        # made on this host is in their journals, undone here as `fslab cleanup` would
+        # (after the ranks' guards, which may be at it).
         err = Console(stderr=True, highlight=False)
         err.print(f"fslab: the ranks ended with status {code}; cleaning up on this host",
                   markup=False)  # fmt: skip
-        if code != ExitStatus.INTERRUPTED:
-            db = Results.open(results, create=False)
-            try:
-                with exclusive(results, "cleanup"):
-                    db.mark_stale_runs(
-                        "failed", f"a rank ended the multi-host run (mpiexec status {code})"
-                    )
-            finally:
-                db.close()
-        clean(results, err)
+        status, why = (
+            ("interrupted", None) if stopped
+            else ("failed", f"a rank ended the multi-host run (mpiexec status {code})")
+        )  # fmt: skip
+        db = Results.open(results, create=False)
+        try:
+            with exclusive(results, "cleanup", wait=True):
+                db.mark_stale_runs(status, why)
+        finally:
+            db.close()
+        clean(results, err, wait=True)
     try:
         return ExitStatus(code)
     except ValueError:
         return ExitStatus.FAILED
+
+
+def _mpiexec(argv: list[str]) -> tuple[int, bool]:
+    """Runs the MPI job to its end: its status, and whether a signal stopped it.
+    `mpiexec` dies with this process (it then ends every rank, whose guards undo what
+    they made), and a SIGINT, SIGTERM or SIGHUP sent to this process alone reaches every
+    rank the same way: Open MPI's launcher ends its job on SIGTERM."""
+    proc = subprocess.Popen([*DIE_WITH_US, *argv], env=launch_env())
+    stopped = False
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopped
+        stopped = True
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+
+    caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    old = {s: signal.signal(s, forward) for s in caught}
+    try:
+        while True:
+            try:
+                return proc.wait(), stopped
+            except InterruptedError:
+                continue
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def _study_hosts(study: Path) -> str | None:
@@ -214,6 +250,9 @@ def _run(
 ) -> ExitStatus:
     plan, text, workdir = checked.plan, checked.text, checked.workdir
     db = Results.open(results)
+    if active() is not None:
+        # Rank 0 of a multi-host run: whatever ends it, its guard undoes what it made.
+        guard.start(results, rank_journal=False)
     try:
         # No `check_integrity` here: it reads the whole file (19 s cold for 1 GB);
         # damage a query meets is reported by the CLI (exit 2) like any other.
