@@ -9,6 +9,7 @@ results database (F13) and names that would drive the terminal (F15)."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -310,8 +311,12 @@ def test_target_problems_name_the_line_of_their_key(
             'echo "out of sorts" >&2\nexit 1',
             "exited with status 1 (neither 0, ok, nor 2, job refused)",
         ),
+        (
+            'echo "not JSON at all"\necho "garbage on stderr" >&2\nexit 0',
+            "accepted the job without the JSON answer `check --format json` gives",
+        ),
     ],
-    ids=["sigsegv", "exit-1"],
+    ids=["sigsegv", "exit-1", "garbage-exit-0"],
 )
 def test_an_engine_that_crashes_while_checking_is_no_study_problem(
     tmp_path: Path, script: str, says: str
@@ -327,7 +332,8 @@ def test_an_engine_that_crashes_while_checking_is_no_study_problem(
         first = done.stderr.splitlines()[0]
         assert first.startswith(f"error: {engine}: the engine {says} while checking the job")
         assert "workload `w`" in first
-        assert ("panicked" if "SEGV" in script else "out of sorts") in done.stderr
+        said = re.search(r'echo "([^"]+)" >&2', script)
+        assert said is not None and said.group(1) in done.stderr
         assert f"hint: $FSLAB_ENGINE is `{engine}`" in done.stderr
         assert "Traceback" not in done.stderr
     assert {p.name for p in tmp_path.iterdir()} == before | {"engine.sh"}

@@ -148,6 +148,30 @@ def test_a_metadata_hit_takes_only_the_faults_it_can_model(tmp_path: Path) -> No
     assert "takes the faults bitflip, zero_block, random_block, not lost_write" in done.stderr
 
 
+@pytest.mark.engine
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        ('bs = "1"', "needs `bs` a multiple of 512, not 1"),
+        ('bs = "1000"', "needs `bs` a multiple of 512, not 1000"),
+        ("", "integrity workloads are not engine jobs"),
+    ],
+)
+def test_plan_refuses_what_a_run_would(tmp_path: Path, extra: str, words: str) -> None:
+    """Audit N11: plan passed an integrity `bs = "1"` and a `[hosts]` table that `run`
+    then refused."""
+    hosts = "" if extra else "[hosts]\nlocalhost = 2\n"
+    study = tmp_path / "s.toml"
+    study.write_text(
+        STUDY_HEAD.format(name="t", target='fs = "ext4"\nloop = { size = "256MiB" }')
+        + f'\n[[workload]]\nkind = "integrity"\nfaults = "bitflip"\n{extra}\n{hosts}'
+    )
+    done = fslab("plan", str(study), "--results", str(tmp_path / "r.db"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert words in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+
 # --------------------------------------------------------------------------- root
 
 EXPECTED_STUDY = """

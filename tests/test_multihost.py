@@ -191,7 +191,7 @@ def test_a_ranks_sweep_runs_that_many_clients_per_host(lab: Path) -> None:
     assert "`ranks = 2` (clients per host): that needs a multi-host run" in alone.stderr
     assert not (lab / "r.db").exists()
     few = fslab("run", str(study), "--results", "r.db", "--hosts", "localhost:1", cwd=lab)
-    assert few.returncode == 2 and "gives a host 1 slot(s)" in few.stderr, few.stderr
+    assert few.returncode == 2 and "and a host has 1 slot(s)" in few.stderr, few.stderr
     done = fslab("run", str(study), "--results", "r.db", "--hosts", "localhost:2", cwd=lab,
                  timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr

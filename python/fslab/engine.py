@@ -947,7 +947,14 @@ def check_job(
             hint=f"check that it is a `{ENGINE_NAME}` built for this machine (`make setup`)",
         ) from e
     if done.returncode == EXIT_OK:
-        return ()
+        # An engine that says nothing (or anything but its check) about a job it accepts
+        # is not one this lab can use: `run` would not read its report either.
+        try:
+            if json.loads(done.stdout).get("ok") is True:
+                return ()
+        except (ValueError, AttributeError):
+            pass
+        raise _check_failed(exe, done, what)
     if done.returncode == EXIT_USAGE:
         try:
             answer = json.loads(done.stdout)
@@ -1009,6 +1016,8 @@ def _check_failed(exe: Path, done: subprocess.CompletedProcess[str], what: str) 
         how = f"crashed (killed by signal {-rc} ({name}))"
     elif rc == EXIT_USAGE:
         how = "refused the job without the JSON answer `check --format json` gives"
+    elif rc == EXIT_OK:
+        how = "accepted the job without the JSON answer `check --format json` gives"
     else:
         how = f"exited with status {rc} (neither 0, ok, nor 2, job refused)"
     tail = [line for line in done.stderr.splitlines() if line.strip()][-5:]

@@ -16,8 +16,12 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from fslab.errors import ExitStatus, FslabError
+
+if TYPE_CHECKING:
+    from fslab.study.plan import Plan
 
 _HOST = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 MPI_HINT = "install MPI support: `pip install 'fslab[mpi]'` (mpi4py and Open MPI from PyPI)"
@@ -63,6 +67,41 @@ def parse_hosts(text: str) -> list[Host]:
                 hint="give each host once, with all its ranks: `HOST:SLOTS`",
             )
         out.append(Host(name, n))
+    return out
+
+
+def most_ranks(plan: Plan) -> int:
+    """The most ranks per host any point asks for (1 when none says)."""
+    return max((int(str(p.params.get("ranks", 1))) for p in plan.points), default=1)
+
+
+def plan_problems(plan: Plan, fewest_slots: int) -> list[HostsError]:
+    """What keeps `plan` from running on hosts whose smallest has `fewest_slots` ranks:
+    said by `fslab plan` (a study's `[hosts]`) and by `fslab run --hosts`, before anything
+    starts."""
+    from fslab.kinds.base import EngineJobKind
+
+    out: list[HostsError] = []
+    odd = sorted({p.kind for p in plan.points if not isinstance(p.kind_spec, EngineJobKind)})
+    if odd:
+        out.append(HostsError(
+            f"a multi-host run runs engine jobs on every rank; {', '.join(odd)} workloads are "
+            "not engine jobs (not yet multi-host)",
+            hint="run those workloads in a study without hosts",
+        ))  # fmt: skip
+    most = most_ranks(plan)
+    if most > fewest_slots:
+        out.append(HostsError(
+            f"the study asks for `ranks = {most}` per host, and a host has "
+            f"{fewest_slots} slot(s)",
+            hint=f"give every host at least {most} slots (`HOST:{most}`)",
+        ))  # fmt: skip
+    if plan.study.reuse:
+        out.append(HostsError(
+            "a multi-host run with `reuse = true` is not supported yet: each rank makes its "
+            "target per run",
+            hint="remove `reuse` for a multi-host run",
+        ))  # fmt: skip
     return out
 
 

@@ -29,8 +29,14 @@ from fslab.cli.plan import (
     workdir_option,
 )
 from fslab.errors import ExitStatus, FslabError
-from fslab.hosts import HostsError, launch_argv, launch_env, parse_hosts
-from fslab.kinds.base import EngineJobKind
+from fslab.hosts import (
+    HostsError,
+    launch_argv,
+    launch_env,
+    most_ranks,
+    parse_hosts,
+    plan_problems,
+)
 from fslab.procs import DIE_WITH_US
 from fslab.rank import active
 from fslab.run import Outcome, Runner
@@ -110,7 +116,7 @@ def run(
     checked = checked_plan(
         study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
     )
-    if active() is None and (most := _most_ranks(checked.plan)) > 1:
+    if active() is None and (most := most_ranks(checked.plan)) > 1:
         raise HostsError(
             f"the study asks for `ranks = {most}` (clients per host): that needs a multi-host run",
             hint="run it with `--hosts HOST:SLOTS,...` (`--hosts localhost:"
@@ -142,26 +148,9 @@ def _launch(
     checked = checked_plan(
         study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
     )
-    plan = checked.plan
-    odd = sorted({p.kind for p in plan.points if not isinstance(p.kind_spec, EngineJobKind)})
-    if odd:
-        raise HostsError(
-            f"--hosts runs engine jobs on every rank; {', '.join(odd)} workloads are not "
-            "engine jobs (not yet multi-host)",
-            hint="run those workloads in a study without --hosts",
-        )
-    most, fewest = _most_ranks(plan), min(h.slots for h in hosts)
-    if most > fewest:
-        raise HostsError(
-            f"the study asks for `ranks = {most}` per host, and --hosts gives a host "
-            f"{fewest} slot(s)",
-            hint=f"give every host at least {most} slots (`HOST:{most}`)",
-        )
-    if plan.study.reuse:
-        raise HostsError(
-            "--hosts with `reuse = true` is not supported yet: each rank makes its target per run",
-            hint="remove `reuse` for a multi-host run",
-        )
+    found = plan_problems(checked.plan, min(h.slots for h in hosts))
+    if found:
+        raise found[0]
     argv = launch_argv(hosts, args)
     Console(stderr=True, highlight=False).print(
         f"fslab: {sum(h.slots for h in hosts)} ranks on {len(hosts)} host(s): "
@@ -233,11 +222,6 @@ def _study_hosts(study: Path) -> str | None:
     if not spec.hosts:
         return None
     return ",".join(f"{name}:{slots}" for name, slots in spec.hosts.items())
-
-
-def _most_ranks(plan: Plan) -> int:
-    """The most ranks per host any point asks for (1 when none says)."""
-    return max((int(str(p.params.get("ranks", 1))) for p in plan.points), default=1)
 
 
 def _run(

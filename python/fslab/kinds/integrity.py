@@ -145,6 +145,14 @@ class IntegrityKind(Kind):
         return (f"{point.target.name} {point.workload} {p.get('faults')} {p.get('region')} "
                 f"x{p.get('blocks')}{mirrors}")  # fmt: skip
 
+    def engine_jobs(self, point: Point, directory: Path) -> list[dict[str, Any]]:
+        """The test file's write and read back, for the engine to check at plan time (a
+        trial runs them itself, between its other steps)."""
+        p = point.params
+        bs, size = int(str(p["bs"])), int(str(p["file_size"]))
+        state = directory / "verify.state"
+        return [verify_job(rw, directory / DATA_FILE, bs, size, state) for rw in ("write", "read")]
+
     def estimate_s(self, point: Point) -> float:
         size = int(point.params.get("file_size", 0) or 0)
         return 4.0 + 3 * size / (200 << 20)
@@ -223,6 +231,19 @@ class IntegrityKind(Kind):
         return "ok", None
 
 
+def verify_job(rw: str, data: Path, bs: int, size: int, state: Path) -> dict[str, Any]:
+    """The engine job that writes (`rw = "write"`) or reads back the test file with
+    `verify`: what a trial runs, and what `fslab plan` has the engine check."""
+    job: dict[str, Any] = {
+        "kind": "block", "name": "integrity", "filename": str(data), "rw": rw,
+        "bs": bs, "size": size, "io_size": size, "ioengine": "sync",
+        "direct": False, "verify": True, "verify_state": str(state),
+    }  # fmt: skip
+    if rw == "write":
+        job["end_fsync"] = True
+    return job
+
+
 def _target_refusal(t: TargetSpec) -> str | None:
     if t.loop is None or t.fs is None:
         what = "a device" if t.device else "a directory"
@@ -280,14 +301,7 @@ class Trial:
     # -- the steps ------------------------------------------------------------------------
 
     def _job(self, rw: str, state: Path) -> dict[str, Any]:
-        job: dict[str, Any] = {
-            "kind": "block", "name": "integrity", "filename": str(self.data), "rw": rw,
-            "bs": self.bs, "size": self.size, "io_size": self.size, "ioengine": "sync",
-            "direct": False, "verify": True, "verify_state": str(state),
-        }  # fmt: skip
-        if rw == "write":
-            job["end_fsync"] = True
-        return job
+        return verify_job(rw, self.data, self.bs, self.size, state)
 
     def _write(self, state: Path) -> dict[str, Any]:
         result = run_job(self._job("write", state), engine=self.ctx.engine)

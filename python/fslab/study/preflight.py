@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.hosts import plan_problems
 from fslab.store.db import made_filesystems
 from fslab.store.lock import waiting_for
 from fslab.study.check import (
@@ -85,6 +86,10 @@ def checked_plan(
     problems += target_problems(plan, system, place, force=force, confirmed=confirmed, made=made)
     if not problems:
         problems += capacity_problems(plan, place, workdir)
+    if study.hosts:
+        at = where(study, "hosts", place=place)
+        fewest = min(study.hosts.values())
+        problems += [Problem(at, e.message, hint=e.hint) for e in plan_problems(plan, fewest)]
     problems += engine_problems(plan, place)
     problems += kind_problems(plan, place, workdir)
     if problems:
