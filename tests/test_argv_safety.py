@@ -111,6 +111,11 @@ def test_mkfs_args_fslab_can_read_are_passed_on(fs: str, args: list[str]) -> Non
         ("ext4", ["-V"], "only print its version"),
         ("xfs", ["-N"], "only print the geometry"),
         ("btrfs", ["-O", "list-all"], "only list features"),
+        # Audit N12: a device glued to a flag passed plan; mkfs then printed its usage.
+        ("ext4", ["-F/dev/loop7"], "'/' is none of mkfs.ext4's"),
+        ("xfs", ["-f/dev/loop7"], "'/' is none of mkfs.xfs's"),
+        ("btrfs", ["-f/dev/loop7"], "'/' is none of mkfs.btrfs's"),
+        ("ext4", ["-qF./img"], "the characters after `-qF` as more options"),
     ],
 )
 def test_mkfs_args_that_could_reach_another_device_are_refused(
@@ -387,6 +392,8 @@ F1_CASES = {
     "xfs-logdev": ('fs = "xfs"', 'mkfs_args = ["-l", "logdev={dev}"]', "log on another device"),
     "ext4-journal": ('fs = "ext4"', 'mkfs_args = ["-J", "device={dev}"]', "journal on another"),
     "mount-device": ('fs = "btrfs"', 'mount_options = ["device={dev}"]', "`mount_options`"),
+    "ext4-glued": ('fs = "ext4"', 'mkfs_args = ["-F{dev}"]', "is none of mkfs.ext4's"),
+    "xfs-glued": ('fs = "xfs"', 'mkfs_args = ["-f{dev}"]', "is none of mkfs.xfs's"),
 }
 
 

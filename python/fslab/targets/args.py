@@ -172,6 +172,16 @@ def parse_mkfs_args(fs: str, args: Sequence[str]) -> tuple[list[Option], list[st
                     options.append(Option(f"-{c}", None, (word,)))
                     continue
                 rest = word[j + 1 :]
+                if not c.isascii() or not c.isalpha():
+                    # No tool has such an option: getopt stops with its usage text, and
+                    # what follows (`-F/dev/loop3`) reads as a device glued to a flag.
+                    before = f" after `{word[:j]}`" if j > 1 else ""
+                    problems.append(
+                        f"has {word!r}: getopt reads the characters{before} as more options, "
+                        f"and {c!r} is none of {tool}'s; remove it, or write each option as "
+                        f"a word of its own (fslab passes the target's own devices)"
+                    )
+                    break
                 if c not in table.with_value:
                     # As getopt would, mkfs stops at it; what follows may be its value.
                     options.append(Option(f"-{c}", rest or None, (word,)))
