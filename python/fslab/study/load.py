@@ -282,6 +282,24 @@ def _defaults_for(workload: dict[str, Any], defaults: dict[str, Any]) -> dict[st
 def parse_study(text: str, place: str) -> Study:
     """Checks `text` (TOML) and returns the study, or raises StudyError listing every problem."""
     try:
+        return _parse_study(text, place)
+    except RecursionError as e:
+        # Python's TOML reader (and what walks its result) recurses once per level.
+        raise StudyError(
+            [
+                Problem(
+                    place,
+                    "values nested too deeply (lists or tables inside one another, hundreds "
+                    "of levels down)",
+                    hint="a study's values are a few levels deep at most; check that this is "
+                    "the file you meant",
+                )
+            ]
+        ) from e
+
+
+def _parse_study(text: str, place: str) -> Study:
+    try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         at = re.search(r"\(at line (\d+), column \d+\)$", str(e))
