@@ -5,11 +5,13 @@ systems on loop devices (docs/integrity.md)."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import fslab, loops_under, mounts_under
+from conftest import fslab, loops_under, mounts_under, sh
 
 from fslab.errors import TargetError
 from fslab.kinds.integrity import classify, parse_scrub
@@ -344,14 +346,49 @@ def test_injection_is_refused_for_directory_targets_and_journaled_otherwise(
     (tmp_path / "loop").mkdir()
     prov, own = _prov(tmp_path / "loop")
     journal = MemoryJournal()
-    # blockdev --flushbufs on a device that does not exist fails after the write: the
-    # write itself happened and was journaled first.
-    with pytest.raises(TargetError):
+    # The image is proven by the open file: no loop device is backed by this one.
+    with pytest.raises(TargetError, match="not the file the loop devices of target `t`"):
         inject(prov, [Write(own, 4096, b"\xff" * 4, "test")], journal)
-    assert [(e.action, e.subject, e.state) for e in journal.entries] == [
-        ("inject", str(own), "done")
-    ]
-    assert own.read_bytes()[4096:4100] == b"\xff" * 4
+    assert journal.entries == [] and own.read_bytes() == bytes(64 << 10)
+
+
+@pytest.mark.root
+def test_injection_writes_the_loop_devices_own_file_and_nothing_a_name_points_to(
+    tmp_path: Path,
+) -> None:
+    """Audit 2b (code read): the image was opened by name, after the checks; a name
+    swapped meanwhile (a link to another file, another file renamed into place) would
+    have been written."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root (a loop device)")
+    owned = Owned.new(tmp_path / "t")
+    owned.create()
+    image = owned.path / "image.img"
+    image.write_bytes(bytes(64 << 10))
+    dev = sh("losetup", "--find", "--show", str(image)).strip()
+    try:
+        prov = Provisioned("t", owned.path / "mnt", owned.path / "mnt", (dev,), (image,),
+                           {"kind": "loop", "fs": "ext4"}, owner=owned)  # fmt: skip
+        journal = MemoryJournal()
+        inject(prov, [Write(image, 4096, b"\xff" * 4, "test")], journal)
+        assert [(e.action, e.state) for e in journal.entries] == [("inject", "done")]
+        assert image.read_bytes()[4096:4100] == b"\xff" * 4
+
+        victim = tmp_path / "victim"
+        victim.write_bytes(bytes(64 << 10))
+        kept = owned.path / "kept.img"
+        image.rename(kept)  # the loop device keeps its file; the name is taken over
+        for swap in ("link", "file"):
+            if swap == "link":
+                image.symlink_to(victim)
+            else:
+                image.write_bytes(bytes(64 << 10))
+            with pytest.raises(TargetError):
+                inject(prov, [Write(image, 0, b"\xff" * 4, "test")], MemoryJournal())
+            image.unlink()
+        assert victim.read_bytes() == bytes(64 << 10)
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
 
 
 EDGE_STUDY = """

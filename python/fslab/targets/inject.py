@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fslab.errors import TargetError
+from fslab.targets import loop
 from fslab.targets._proc import run
 from fslab.targets.journal import Journal
 from fslab.targets.mount import mountinfo, same_device
@@ -84,6 +86,33 @@ def _check(prov: Provisioned, writes: Sequence[Write]) -> None:
             )
 
 
+def _open_image(prov: Provisioned, w: Write) -> int:
+    """The image opened for the write, proven by the open file itself (no race with a
+    name swapped since the checks): never through a link, a regular file, the very file
+    one of the target's loop devices is backed by, the write inside it."""
+    fd = os.open(w.image, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        st = os.fstat(fd)
+        backed = {loop.backing_identity(d) for d in prov.devices}
+        if not stat.S_ISREG(st.st_mode) or (st.st_dev, st.st_ino) not in backed:
+            raise TargetError(
+                f"not injecting into {w.image}: it is not the file the loop devices of "
+                f"target `{prov.name}` are backed by",
+                hint="something replaced the image while the target was unmounted; nothing "
+                "was written",
+            )
+        if w.offset + len(w.data) > st.st_size:
+            raise TargetError(
+                f"not injecting into {w.image}: bytes {w.offset}..{w.offset + len(w.data)} "
+                f"lie outside the image ({st.st_size} bytes)",
+                hint="this is a bug in fslab: nothing was written",
+            )
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_at(image: Path, offset: int, length: int) -> bytes:
     """The image's bytes, as the loop device would read them."""
     fd = os.open(image, os.O_RDONLY | os.O_CLOEXEC)
@@ -110,9 +139,9 @@ def inject(prov: Provisioned, writes: Sequence[Write], journal: Journal) -> list
             "before_sha256": hashlib.sha256(before).hexdigest(),
             "after_sha256": hashlib.sha256(w.data).hexdigest(),
         }
-        entry = journal.record("inject", str(w.image), {**record, **prov.owner.details()})
-        fd = os.open(w.image, os.O_WRONLY | os.O_CLOEXEC)
+        fd = _open_image(prov, w)
         try:
+            entry = journal.record("inject", str(w.image), {**record, **prov.owner.details()})
             os.pwrite(fd, w.data, w.offset)
             os.fsync(fd)
         finally:

@@ -7,8 +7,10 @@ autoclear, so a detach is checked through /sys/block/loopN/loop/backing_file.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
+import struct
 import time
 from pathlib import Path
 
@@ -32,6 +34,29 @@ def backing_file(device: str) -> str | None:
     except OSError:
         return None
     return text.removesuffix(_DELETED) or None
+
+
+_LOOP_GET_STATUS64 = 0x4C05
+# struct loop_info64 (linux/loop.h): lo_device and lo_inode first, 232 bytes in all.
+_LOOP_INFO64 = struct.Struct("=QQQQQIIII64s64s32sQQ")
+
+
+def backing_identity(device: str) -> tuple[int, int] | None:
+    """(st_dev, st_ino) of the file behind loop device `device`, as the kernel holds it
+    (LOOP_GET_STATUS64), or None when it is not an attached loop device: unlike a path,
+    this names the very file the device writes, whatever was renamed or linked since."""
+    try:
+        fd = os.open(device, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        raw = fcntl.ioctl(fd, _LOOP_GET_STATUS64, bytes(_LOOP_INFO64.size))
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    lo_device, lo_inode = _LOOP_INFO64.unpack(raw)[:2]
+    return int(lo_device), int(lo_inode)
 
 
 def direct_io(device: str) -> bool | None:
