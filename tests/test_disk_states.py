@@ -59,17 +59,18 @@ steady_state = false
 
 
 def _engine_running(pid: int) -> bool:
-    """Whether a descendant of `pid` is `fslab-engine`."""
+    """Whether a descendant of `pid` is `fslab-engine run` (not plan's `check`)."""
     todo = [pid]
     while todo:
         p = todo.pop()
         for task in Path(f"/proc/{p}/task").glob("*/children"):
             for child in task.read_text().split():
                 try:
-                    if Path(f"/proc/{child}/comm").read_text().strip() == "fslab-engine":
-                        return True
+                    argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
                 except OSError:
                     continue
+                if any(a.endswith(b"fslab-engine") for a in argv) and b"run" in argv:
+                    return True
                 todo.append(int(child))
     return False
 
