@@ -2,7 +2,7 @@
 //! content and fsynced, so reads hit real blocks instead of holes (as fio does). Block
 //! jobs lay out their target; application models their data and log files.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -15,14 +15,26 @@ use crate::error::RunError;
 /// Writes a file up to `size` with incompressible content, so reads hit real blocks.
 /// Returns the bytes written (0 when the file was already large enough).
 pub fn lay_out(path: &Path, size: u64, seed: u64, stop: &AtomicBool) -> Result<u64, RunError> {
-    let ctx = |e| RunError::io(format!("cannot lay out {}", path.display()), e);
     let mut f = OpenOptions::new()
         .create(true)
         .truncate(false)
         .read(true)
         .write(true)
         .open(path)
-        .map_err(ctx)?;
+        .map_err(|e| RunError::io(format!("cannot lay out {}", path.display()), e))?;
+    lay_out_file(&mut f, path, size, seed, stop)
+}
+
+/// As `lay_out`, on a file the caller opened for reading and writing (a job confined
+/// to a directory opens its files itself: beneath.rs); `path` names it in errors.
+pub fn lay_out_file(
+    f: &mut File,
+    path: &Path,
+    size: u64,
+    seed: u64,
+    stop: &AtomicBool,
+) -> Result<u64, RunError> {
+    let ctx = |e| RunError::io(format!("cannot lay out {}", path.display()), e);
     let have = f.metadata().map_err(ctx)?.len();
     if have >= size {
         return Ok(0);

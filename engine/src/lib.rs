@@ -5,6 +5,7 @@
 //! out, and `diagnostics` the warnings in it; `steady` says when a job may stop early.
 
 pub mod app;
+pub mod beneath;
 pub mod block;
 pub mod buffers;
 pub mod clock;
@@ -14,6 +15,7 @@ pub mod error;
 pub mod files;
 pub mod fio;
 pub mod harness;
+pub mod input;
 pub mod io;
 pub mod layout;
 pub mod record;
@@ -24,7 +26,7 @@ pub mod steady;
 pub mod units;
 
 use crate::diagnostics::Warning;
-use crate::error::RunError;
+use crate::error::{JobError, RunError};
 use crate::harness::Flags;
 use crate::report::{Report, SeriesPoint};
 use crate::spec::{Job, Kind};
@@ -39,6 +41,15 @@ pub fn run(
     flags: &Flags,
     on_point: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<Report, RunError> {
+    // Only a block job knows how to keep its files beneath a directory; the others
+    // would open theirs by path.
+    if job.beneath.is_some() && job.kind != Kind::Block {
+        return Err(JobError::new(
+            "kind",
+            "only a block job can be confined to a directory (--within)",
+        )
+        .into());
+    }
     match job.kind {
         Kind::Block => block::run(job, warnings, flags, on_point),
         Kind::Files => files::run(job, warnings, flags, on_point),

@@ -5,7 +5,7 @@
 //! SIGINT/SIGTERM stopped it (the report covers the part that ran); 131 a second signal
 //! killed it at once (no report).
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
@@ -142,6 +142,9 @@ const EXIT_FAILED: u8 = 1;
 const EXIT_USAGE: u8 = 2;
 const EXIT_INTERRUPTED: u8 = 130;
 const EXIT_KILLED: i32 = 131;
+/// The most `steady` reads: far above the series of any job, so it stops only an input
+/// that never ends (`/dev/zero`).
+const STEADY_INPUT_BYTES: u64 = 4 << 30;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -221,7 +224,7 @@ fn one_job(jobs: &[PathBuf]) -> Result<&PathBuf, ExitCode> {
     }
 }
 
-fn check_text(job: &PathBuf) -> ExitCode {
+fn check_text(job: &Path) -> ExitCode {
     match read_job(job) {
         Ok((spec, resolved)) => {
             let place = place_of(job);
@@ -243,7 +246,7 @@ fn check_text(job: &PathBuf) -> ExitCode {
 
 /// `check --format json`: everything on stdout as one object, nothing on stderr, so a
 /// program need not parse the text.
-fn check_json(path: &PathBuf) -> ExitCode {
+fn check_json(path: &Path) -> ExitCode {
     let answer = match read_job(path) {
         Ok((spec, job)) => CheckReport {
             ok: true,
@@ -268,7 +271,7 @@ fn check_json(path: &PathBuf) -> ExitCode {
     }
 }
 
-fn run(path: &PathBuf, progress: Option<Progress>) -> ExitCode {
+fn run(path: &Path, progress: Option<Progress>) -> ExitCode {
     let place = place_of(path);
     let (spec, job) = match read_job(path) {
         Ok(j) => j,
@@ -344,14 +347,15 @@ fn run(path: &PathBuf, progress: Option<Progress>) -> ExitCode {
 }
 
 /// `steady`: the input's job resolved like any job (its problems exit 2), then judged.
-fn steady(path: &PathBuf) -> ExitCode {
+fn steady(path: &Path) -> ExitCode {
     #[derive(serde::Deserialize)]
     struct Input {
         job: serde_json::Value,
         series: Vec<SeriesPoint>,
     }
     let place = place_of(path);
-    let input: Input = match read_text(path).and_then(|text| {
+    // A summed series of a long run is large; the cap only stops a file that never ends.
+    let input: Input = match read_text_capped(path, STEADY_INPUT_BYTES).and_then(|text| {
         serde_json::from_str(&text).map_err(|e| {
             JobError::whole(format!("not a steady input: {e}"))
                 .hint("give `{\"job\": {...}, \"series\": [points]}`, the points as in a report's `series.points`")
@@ -462,6 +466,10 @@ fn fio_run(jobs: &[PathBuf], args: &FioArgs, progress: Option<Progress>) -> Exit
         Ok(plan) => plan,
         Err(problems) => return fio_problems(&problems),
     };
+    let refused = fio::preflight(&plan);
+    if !refused.is_empty() {
+        return fio_problems(&refused);
+    }
     let flags = Flags::new();
     if let Err(e) = install_signals(&flags.stop) {
         eprintln!("error: cannot install signal handlers: {e}");
@@ -469,11 +477,11 @@ fn fio_run(jobs: &[PathBuf], args: &FioArgs, progress: Option<Progress>) -> Exit
     }
     for j in &plan.jobs {
         for n in &j.at.notes {
-            eprintln!("note: [{}]: {n}", j.at.name);
+            eprintln!("note: [{}]: {}", fio::escaped(&j.at.name), fio::escaped(n));
         }
     }
     let on_point = |name: &str, p: &SeriesPoint| match progress {
-        Some(Progress::Human) => eprintln!("[{name}] {}", progress_line(p)),
+        Some(Progress::Human) => eprintln!("[{}] {}", fio::escaped(name), progress_line(p)),
         Some(Progress::Jsonl) => eprintln!("{}", serde_json::json!({"job": name, "point": p})),
         None => {}
     };
@@ -482,11 +490,20 @@ fn fio_run(jobs: &[PathBuf], args: &FioArgs, progress: Option<Progress>) -> Exit
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
     for j in &report.jobs {
+        let name = fio::escaped(&j.at.name);
         if let Some(e) = &j.error {
-            eprintln!("error: [{}] {}: {e}", j.at.name, j.at.place);
+            eprintln!(
+                "error: [{name}] {}: {}",
+                fio::escaped(&j.at.place),
+                escaped_lines(e)
+            );
         }
         for e in j.report.iter().flat_map(|r| &r.errors) {
-            eprintln!("error: [{}] thread {}: {}", j.at.name, e.thread, e.message);
+            eprintln!(
+                "error: [{name}] thread {}: {}",
+                e.thread,
+                fio::escaped(&e.message)
+            );
         }
     }
     match report.status {
@@ -504,13 +521,19 @@ fn place_of(path: &Path) -> String {
     }
 }
 
-fn read_job(path: &PathBuf) -> Result<(spec::JobSpec, spec::Job), JobErrors> {
+fn read_job(path: &Path) -> Result<(spec::JobSpec, spec::Job), JobErrors> {
     spec::load(&read_text(path)?)
 }
 
 /// A job file's text, or standard input's for `-`.
-fn read_text(path: &PathBuf) -> Result<String, JobErrors> {
-    let mut text = String::new();
+fn read_text(path: &Path) -> Result<String, JobErrors> {
+    read_text_capped(path, fslab_engine::input::MAX_JOB_BYTES)
+}
+
+/// As `read_text`, at most `cap` bytes: only a regular file (or standard input), so a
+/// FIFO or `/dev/zero` is refused at once rather than waited on or read forever.
+fn read_text_capped(path: &Path, cap: u64) -> Result<String, JobErrors> {
+    use fslab_engine::input;
     let read = if path.as_os_str() == "-" {
         if std::io::stdin().is_terminal() {
             return Err(
@@ -519,23 +542,41 @@ fn read_text(path: &PathBuf) -> Result<String, JobErrors> {
                     .into(),
             );
         }
-        std::io::stdin().read_to_string(&mut text).map(|_| ())
+        input::read_capped(std::io::stdin().lock(), cap)
     } else {
-        std::fs::read_to_string(path).map(|t| text = t)
+        input::read_file(path, cap)
     };
-    if let Err(e) = read {
-        return Err(JobError::whole(format!("cannot read the job: {e}"))
-            .hint("check the path")
-            .into());
-    }
-    Ok(text)
+    read.map_err(|e| {
+        let hint = match e {
+            input::ReadError::Io(_) => "check the path",
+            _ => "give a job file: TOML or JSON text",
+        };
+        let what = match e {
+            input::ReadError::Io(e) => format!("cannot read the job: {e}"),
+            other => format!("cannot read the job: it {other}"),
+        };
+        JobError::whole(what).hint(hint).into()
+    })
 }
 
 fn usage_error(place: &str, errors: &JobErrors) -> ExitCode {
     for e in &errors.0 {
-        eprintln!("error: {place}: {e}");
+        eprintln!(
+            "error: {}: {}",
+            fio::escaped(place),
+            escaped_lines(&e.to_string())
+        );
     }
     ExitCode::from(EXIT_USAGE)
+}
+
+/// `text`'s lines with control characters escaped: a job's values are shown on a
+/// terminal, never acted on.
+fn escaped_lines(text: &str) -> String {
+    text.split('\n')
+        .map(fio::escaped)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// First SIGINT/SIGTERM: set `stop`, the job winds down and reports. Second: exit now.

@@ -413,6 +413,84 @@ fn unreadable_job_file_exits_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the job"));
 }
 
+/// `fslab-engine ARGS` with `stdin`, killed (and the test failed) past 10 s: (exit
+/// code, stderr).
+fn bounded(args: &[&str], stdin: Stdio) -> (Option<i32>, String) {
+    let mut child = engine()
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("fslab-engine {args:?} did not end in 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_job_that_is_a_device_a_fifo_or_endless_is_refused_at_once() {
+    // N3 (audit-reliability-2): a job read from /dev/zero grew the engine to 8 GB; a
+    // FIFO blocked it forever.
+    let dir = scratch(Path::new(env!("CARGO_TARGET_TMPDIR")));
+    let fifo = dir.path().join("job.toml");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let fifo = fifo.to_str().unwrap();
+    for (args, says) in [
+        (
+            ["check", "/dev/zero"],
+            "it is a character device, not a job file",
+        ),
+        (
+            ["run", "/dev/zero"],
+            "it is a character device, not a job file",
+        ),
+        (["check", fifo], "it is a FIFO, not a job file"),
+        (["run", "/tmp"], "it is a directory, not a job file"),
+    ] {
+        let (code, err) = bounded(&args, Stdio::null());
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(says) && err.contains("  hint: "), "{err}");
+    }
+    // Standard input stays allowed, and capped.
+    let zero = std::fs::File::open("/dev/zero").unwrap();
+    let (code, err) = bounded(&["check", "-"], Stdio::from(zero));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("error: <stdin>: cannot read the job: it is larger than 4 MiB"),
+        "{err}"
+    );
+    // A NUL byte: not a job.
+    let job = dir.path().join("nul.toml");
+    std::fs::write(&job, "ioengine = \"null\"\0").unwrap();
+    let (code, err) = bounded(&["check", job.to_str().unwrap()], Stdio::null());
+    assert_eq!(code, Some(2));
+    assert!(err.contains("holds a NUL byte at offset 17"), "{err}");
+}
+
+#[test]
+fn a_job_value_is_shown_escaped() {
+    let (code, _, err) = check("ioengine = \"null\"\nrw = \"\\u001b]0:TITLE\\u0007\"\n");
+    assert_eq!(code, 2);
+    assert!(
+        !err.contains('\x1b') && err.contains("\\x1b]0:TITLE"),
+        "{err}"
+    );
+}
+
 fn spawn_long_null_job() -> std::process::Child {
     let mut child = engine()
         .args(["run", "-"])

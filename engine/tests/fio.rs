@@ -100,7 +100,8 @@ fn a_stonewall_runs_the_second_phase_after_the_first() {
         (read["phase"].as_u64(), read["group"].as_u64()),
         (Some(1), Some(1))
     );
-    assert_eq!(read["after"], serde_json::json!(["lay-down"]));
+    // The wait is the phase's (every job of phase 0 ends first), not a list.
+    assert_eq!(read["after"], serde_json::json!([]));
     assert_eq!(
         read["report"]["job"]["filename"],
         dir.path().join("two-phase.dat").to_str().unwrap()
@@ -236,7 +237,8 @@ fn a_set_overrides_every_job_and_a_later_file_is_a_stonewall() {
         .iter()
         .all(|j| j["job"]["bs"] == 8192 && j["job"]["numjobs"] == 2));
     assert_eq!(jobs[2]["phase"], 2, "the second file starts a phase");
-    assert_eq!(jobs[2]["after"].as_array().unwrap().len(), 2);
+    // The wait for the phases before is said by `phase`, not by listing every job.
+    assert!(jobs[2]["after"].as_array().unwrap().is_empty());
     // each file has its own globals: the second file's job gets none of the first's
     assert_eq!(jobs[2]["job"]["ioengine"], "io_uring");
 }
@@ -354,5 +356,429 @@ fn the_fixtures_resolve_as_fio_resolves_them() {
     assert!(
         err.contains("bogus.fio:3 [j] bogus_opt: is not an option fslab-engine knows"),
         "{err}"
+    );
+}
+
+// Hostile job files (audit-reliability-2: N2, N3, N7, N8, N9, N10, N12): each attack as
+// reported, now refused with exit 2 before any I/O, and nothing outside touched.
+
+/// `path`'s bytes, for "unchanged" checks.
+fn bytes(path: &Path) -> Vec<u8> {
+    std::fs::read(path).unwrap()
+}
+
+/// A scratch dir holding `victim.dat` ("precious") and an empty `W`.
+fn victim_and_within() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = scratch();
+    let victim = dir.path().join("victim.dat");
+    std::fs::write(&victim, b"precious").unwrap();
+    let within = dir.path().join("W");
+    std::fs::create_dir(&within).unwrap();
+    (dir, victim, within)
+}
+
+fn write_job(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const WRITER: &str = "[j]\nioengine=psync\nrw=write\nsize=64k\nbs=4k\n";
+
+#[test]
+fn within_never_writes_through_a_link_planted_in_the_directory() {
+    // N2: `ln -s ../victim.dat W/victim.dat` with `filename=/anything/victim.dat`, and
+    // `ln -s ../victim.dat W/j.0.0` with `directory=..`, overwrote the victim as root.
+    let cases = [
+        ("filename=/anything/victim.dat\n", "victim.dat"),
+        ("directory=..\n", "j.0.0"),
+    ];
+    for (option, planted) in cases {
+        let (dir, victim, within) = victim_and_within();
+        std::os::unix::fs::symlink("../victim.dat", within.join(planted)).unwrap();
+        let job = write_job(dir.path(), "p.fio", &format!("{WRITER}{option}"));
+        let (code, out, err) = engine(
+            dir.path(),
+            &[
+                "run",
+                job.to_str().unwrap(),
+                "--within",
+                within.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(code, 2, "{option}: {err}");
+        assert!(out.is_empty());
+        assert!(
+            err.contains("p.fio:1 [j]")
+                && err.contains("is a symbolic link, and --within never follows links")
+                && err.contains("  hint: "),
+            "{err}"
+        );
+        assert_eq!(
+            bytes(&victim),
+            b"precious",
+            "{option}: the victim is untouched"
+        );
+    }
+    // A hard link is another name for a file outside: refused too.
+    let (dir, victim, within) = victim_and_within();
+    std::fs::hard_link(&victim, within.join("victim.dat")).unwrap();
+    let job = write_job(
+        dir.path(),
+        "p.fio",
+        &format!("{WRITER}filename=victim.dat\n"),
+    );
+    let (code, _, err) = engine(
+        dir.path(),
+        &[
+            "run",
+            job.to_str().unwrap(),
+            "--within",
+            within.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("has 2 hard links"), "{err}");
+    assert_eq!(bytes(&victim), b"precious");
+    // A plain job still follows links, as fio does (`/dev/disk/by-id/...`).
+    let (dir, victim, _) = victim_and_within();
+    let link = dir.path().join("link.dat");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    let job = write_job(
+        dir.path(),
+        "p.fio",
+        &format!("{WRITER}filename={}\n", link.display()),
+    );
+    let (code, _, err) = engine(dir.path(), &["run", job.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(bytes(&victim).len(), 64 << 10);
+}
+
+#[test]
+fn within_lays_its_files_out_in_the_directory() {
+    let (dir, victim, within) = victim_and_within();
+    let job = write_job(
+        dir.path(),
+        "p.fio",
+        &format!("{WRITER}filename=/anything/x.dat\n[k]\nioengine=psync\nrw=randread\nsize=64k\ndirectory=../..\n"),
+    );
+    let (code, out, err) = engine(
+        dir.path(),
+        &[
+            "run",
+            job.to_str().unwrap(),
+            "--within",
+            within.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(r["status"], "ok");
+    let mut made: Vec<String> = std::fs::read_dir(&within)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    made.sort();
+    assert_eq!(made, ["k.0.0", "x.dat"]);
+    assert_eq!(bytes(&victim), b"precious");
+}
+
+#[test]
+fn a_link_planted_after_the_plan_is_not_followed_either() {
+    // The run checks every name before any job starts; a link made after that check
+    // (a race) meets the open itself, which follows no link.
+    let (dir, victim, within) = victim_and_within();
+    let job = write_job(
+        dir.path(),
+        "p.fio",
+        &format!("{WRITER}filename=victim.dat\n"),
+    );
+    let overrides = fslab_engine::fio::Overrides {
+        set: Vec::new(),
+        within: Some(within.clone()),
+    };
+    let plan = fslab_engine::fio::load(&[job], &|_| None, &overrides).unwrap();
+    assert!(fslab_engine::fio::preflight(&plan).is_empty());
+    std::os::unix::fs::symlink(&victim, within.join("victim.dat")).unwrap();
+    let flags = fslab_engine::harness::Flags::new();
+    let e = fslab_engine::run(plan.jobs[0].job.clone(), Vec::new(), &flags, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("is a symbolic link"), "{e}");
+    assert_eq!(bytes(&victim), b"precious");
+}
+
+#[test]
+fn set_cannot_move_a_file_out_of_within() {
+    // N10: `--set filename=$PWD/victim.dat` after `--within` wrote the victim.
+    let (dir, victim, within) = victim_and_within();
+    let job = write_job(dir.path(), "p.fio", &format!("{WRITER}directory=..\n"));
+    let elsewhere = dir.path().join("X");
+    std::fs::create_dir(&elsewhere).unwrap();
+    let sets = [
+        format!("filename={}", victim.display()),
+        format!("directory={}", elsewhere.display()),
+        format!("verify_state={}", victim.display()),
+        "kind=oltp".to_string(),
+    ];
+    for set in &sets {
+        let (code, out, err) = engine(
+            dir.path(),
+            &[
+                "run",
+                job.to_str().unwrap(),
+                "--within",
+                within.to_str().unwrap(),
+                "--set",
+                set,
+            ],
+        );
+        assert_eq!(code, 2, "{set}: {err}");
+        assert!(out.is_empty());
+        assert!(
+            err.starts_with("error: --set: `") && err.contains("cannot be set with --within"),
+            "{err}"
+        );
+        assert!(err.contains("\n  hint: "), "{err}");
+    }
+    assert_eq!(bytes(&victim), b"precious");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+    assert_eq!(std::fs::read_dir(&within).unwrap().count(), 0);
+}
+
+/// `fslab-engine ARGS` that must end within `secs`: (exit code, stderr).
+fn engine_bounded(dir: &Path, args: &[&str], secs: u64) -> (i32, String) {
+    let mut child = Command::new(cargo_bin("fslab-engine"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            return (status.code().unwrap_or(-1), err);
+        }
+        if started.elapsed().as_secs() >= secs {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("fslab-engine {args:?} ran past {secs} s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+#[test]
+fn devices_and_fifos_are_refused_as_job_files_and_includes_at_once() {
+    // N3: `check --fio /dev/zero` grew to 8 GB; `include /dev/zero` likewise; `include
+    // FIFO` blocked forever.
+    let dir = scratch();
+    mkfifo(&dir.path().join("fifo"));
+    for target in ["/dev/zero", "/dev/urandom", "fifo"] {
+        let job = write_job(
+            dir.path(),
+            "i.fio",
+            &format!("[j]\nrw=read\ninclude {target}\n"),
+        );
+        let (code, err) = engine_bounded(dir.path(), &["check", job.to_str().unwrap()], 10);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("i.fio:3 include: `"), "{err}");
+        assert!(
+            err.contains("not a job file") && err.contains("  hint: "),
+            "{err}"
+        );
+    }
+    for file in ["/dev/zero", "fifo"] {
+        let (code, err) = engine_bounded(dir.path(), &["check", "--fio", file], 10);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!("error: {file}: cannot read the job file: it is a")),
+            "{err}"
+        );
+    }
+    // A regular file past the cap.
+    let big = dir.path().join("big.fio");
+    let mut text = String::from("[j]\nrw=read\n");
+    text.push_str(&"; filler\n".repeat((5 << 20) / 9));
+    std::fs::write(&big, text).unwrap();
+    let (code, err) = engine_bounded(dir.path(), &["check", big.to_str().unwrap()], 10);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is larger than 4 MiB"), "{err}");
+}
+
+#[test]
+fn a_nul_byte_or_an_included_secret_is_not_echoed() {
+    // N9: `include /proc/self/environ` printed `SHELL: is not an option`; `include
+    // secret.txt` printed `rw: SECRETVALUE123`.
+    let dir = scratch();
+    std::fs::write(
+        dir.path().join("secret.txt"),
+        "rw=SECRETVALUE123\nPASSWORD=hunter2secret\nhunter3secret\n",
+    )
+    .unwrap();
+    let job = write_job(
+        dir.path(),
+        "s.fio",
+        "[j]\nioengine=null\ninclude secret.txt\ninclude /proc/self/environ\n",
+    );
+    let (code, _, err) = Command::new(cargo_bin("fslab-engine"))
+        .args(["check", job.to_str().unwrap()])
+        .env("FSLAB_TEST_SECRET", "ENVSECRET42")
+        .output()
+        .map(|o| {
+            (
+                o.status.code().unwrap_or(-1),
+                o.stdout,
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        })
+        .unwrap();
+    assert_eq!(code, 2, "{err}");
+    for secret in [
+        "SECRETVALUE123",
+        "PASSWORD",
+        "hunter2",
+        "hunter3",
+        "ENVSECRET42",
+        "FSLAB_TEST_SECRET",
+    ] {
+        assert!(!err.contains(secret), "{secret} shown: {err}");
+    }
+    assert!(
+        err.contains("secret.txt:1 [j] rw: `…` is not a direction"),
+        "{err}"
+    );
+    assert!(err.contains("secret.txt:2 [j]: is not an option"), "{err}");
+    assert!(
+        err.contains("s.fio:4 include: `/proc/self/environ` holds a NUL byte at offset"),
+        "{err}"
+    );
+    // The user's own file keeps its message, escaped and cut short.
+    let job = write_job(
+        dir.path(),
+        "own.fio",
+        &format!(
+            "[j]\nioengine=null\nrw=\x1b]0:TITLE\x07{}\n",
+            "y".repeat(200)
+        ),
+    );
+    let (code, _, err) = engine(dir.path(), &["check", job.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        !err.contains('\x1b') && err.contains("\\x1b]0:TITLE\\x07"),
+        "{err}"
+    );
+    assert!(err.contains('…') && !err.contains(&"y".repeat(41)), "{err}");
+    // A file that is not text at all.
+    let job = write_job(dir.path(), "nul.fio", "[j]\nrw=read\0\n");
+    let (code, _, err) = engine(dir.path(), &["check", job.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("nul.fio: cannot read the job file: it holds a NUL byte at offset 11"),
+        "{err}"
+    );
+}
+
+#[test]
+fn stonewalls_are_linear_and_sections_are_capped() {
+    // N7: 4000 `stonewall`s took over 20 s and 520 MB; 10,000 with `wait_for` 3.1 GB.
+    let dir = scratch();
+    let text: String = (0..4000)
+        .map(|i| format!("[j{i}]\nioengine=null\nsize=4k\nstonewall\n"))
+        .collect();
+    let job = write_job(dir.path(), "sw.fio", &text);
+    let started = std::time::Instant::now();
+    let (code, err) = engine_bounded(dir.path(), &["check", job.to_str().unwrap()], 20);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        started.elapsed().as_secs_f64() < 2.0,
+        "{:?}",
+        started.elapsed()
+    );
+    let text: String = (0..10_000)
+        .map(|i| format!("[j{i}]\nioengine=null\nwait_for=j{}\n", i.max(1) - 1))
+        .collect();
+    let job = write_job(dir.path(), "many.fio", &text);
+    let (code, err) = engine_bounded(dir.path(), &["check", job.to_str().unwrap()], 20);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("many.fio:12289: a section past the 4096th: fslab-engine reads at most 4096"),
+        "{err}"
+    );
+}
+
+#[test]
+fn deep_expressions_and_odd_arithmetic_are_located_problems() {
+    // N8: 30,000 nested parentheses overflowed the stack (SIGABRT, exit 134). N12: the
+    // messages of `(0-1)`, `(1.5)` and `${${X}}`.
+    let dir = scratch();
+    let deep = format!("{}4096{}", "(".repeat(30_000), ")".repeat(30_000));
+    let cases = [
+        (deep.as_str(), "nests deeper than 256 levels"),
+        ("(0-1)", "`(0-1)` is negative"),
+        ("(1.5)", "`(1.5)` is 1.5, not a whole number"),
+        ("${${X}}", "a variable's name is letters, digits and `_`"),
+    ];
+    for (value, says) in cases {
+        let job = write_job(
+            dir.path(),
+            "e.fio",
+            &format!("[j]\nioengine=null\nbs={value}\n"),
+        );
+        let (code, err) = engine_bounded(dir.path(), &["check", job.to_str().unwrap()], 10);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("e.fio:3 [j] bs: ") && err.contains(says),
+            "{says}: {err}"
+        );
+        assert!(!err.contains("ranges are not supported"), "{err}");
+        assert!(!err.contains("${X="), "a garbled hint: {err}");
+    }
+    // An environment value with a newline is shown escaped.
+    let job = write_job(
+        dir.path(),
+        "v.fio",
+        "[j]\nioengine=null\nbs=${FSLAB_TEST_BS}\n",
+    );
+    let out = Command::new(cargo_bin("fslab-engine"))
+        .args(["check", job.to_str().unwrap()])
+        .env("FSLAB_TEST_BS", "4k\n[evil]")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("`4k\\x0a[evil]`"), "{err}");
+}
+
+#[test]
+fn a_job_below_a_stonewall_starts_with_it_not_before() {
+    // fio stops starting jobs at a stonewall until every running job has ended, then
+    // starts the stonewalled job and the ones below it together. [c] used to start at
+    // once, with [a].
+    let dir = scratch();
+    let file = write_job(
+        dir.path(),
+        "ph.fio",
+        "[global]\nioengine=null\ntime_based\nruntime=1\n[a]\nrw=read\n[b]\nstonewall\nrw=read\n[c]\nrw=read\n",
+    );
+    let (code, out, err) = engine(dir.path(), &["run", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let (a, b, c) = (job(&r, "a"), job(&r, "b"), job(&r, "c"));
+    assert!(span(b).0 >= span(a).1 - 1e-3, "b after a");
+    assert!(span(c).0 >= span(a).1 - 1e-3, "c after a, with b");
+    assert!((span(c).0 - span(b).0).abs() < 0.5, "c with b");
+    assert_eq!(
+        (c["phase"].as_u64(), c["group"].as_u64()),
+        (Some(1), Some(1))
     );
 }

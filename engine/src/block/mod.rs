@@ -35,6 +35,14 @@ pub fn run(
     flags: &Flags,
     on_point: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<Report, RunError> {
+    // The state file is opened by its path; a confined job opens nothing that way.
+    if job.beneath.is_some() && job.verify_state.is_some() {
+        return Err(JobError::new(
+            "verify_state",
+            "cannot be kept by a job confined to a directory (--within)",
+        )
+        .into());
+    }
     // The state is read and checked before the target is touched (laying a file out
     // writes it): a job refused for its state must leave the data as it was.
     let saved = match (job.verify, &job.verify_state) {

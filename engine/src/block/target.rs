@@ -6,9 +6,10 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+use crate::beneath::{self, Beneath};
 use crate::clock::Instant;
 use crate::error::{JobError, RunError};
-use crate::layout::lay_out;
+use crate::layout::lay_out_file;
 use crate::report::{Layout, TargetInfo, TargetKind};
 use crate::spec::{IoEngine, Job};
 
@@ -68,13 +69,34 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     let mut unique: Vec<&PathBuf> = paths.iter().collect();
     unique.dedup();
     let key = key_of_path(job);
+    let opener = match &job.beneath {
+        None => Opener::Anywhere,
+        Some(dir) => Opener::Beneath(Beneath::open(dir).map_err(|e| {
+            RunError::io(
+                format!("cannot open the directory {} (--within)", dir.display()),
+                e,
+            )
+        })?),
+    };
 
     // Look before touching anything: every problem with the target is reported together.
     let mut errors = Vec::new();
     let mut kind = TargetKind::File;
     let mut device_size = None;
     for path in &unique {
-        match std::fs::metadata(path) {
+        let looked = opener.metadata(path);
+        let refused = match (&opener, &looked) {
+            (Opener::Beneath(_), Ok(m)) => beneath::refusal(m),
+            _ => None,
+        };
+        if let Some(why) = refused {
+            errors.push(
+                JobError::new(key, format!("`{}` {why}", path.display()))
+                    .hint("remove it (the job lays the file out afresh), or run the job file without --within if you trust where it leads"),
+            );
+            continue;
+        }
+        match looked {
             Ok(m) if m.file_type().is_block_device() => {
                 kind = TargetKind::Block;
                 if job.writes() && !job.allow_device_write {
@@ -175,7 +197,10 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     let layout_start = Instant::now();
     if kind == TargetKind::File {
         for path in &unique {
-            layout_bytes += lay_out(path, size, job.randseed, stop)?;
+            let mut f = opener
+                .open(path, libc::O_RDWR | libc::O_CREAT)
+                .map_err(|e| RunError::io(format!("cannot lay out {}", path.display()), e))?;
+            layout_bytes += lay_out_file(&mut f, path, size, job.randseed, stop)?;
         }
     }
     let layout = (layout_bytes > 0).then(|| Layout {
@@ -186,7 +211,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     let mut files = Vec::with_capacity(paths.len());
     let mut dio = None;
     for path in &paths {
-        let f = open_one(path, job, kind == TargetKind::Block)?;
+        let f = open_one(&opener, path, job, kind == TargetKind::Block)?;
         if job.direct {
             let align = dio_align(&f);
             if align == Some(0) {
@@ -224,23 +249,21 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     })
 }
 
-fn open_one(path: &Path, job: &Job, block: bool) -> Result<File, RunError> {
-    let mut opts = OpenOptions::new();
-    opts.read(true);
-    let mut flags = libc::O_CLOEXEC;
-    if job.writes() {
-        opts.write(true);
-        if block {
-            // On a block device O_EXCL fails with EBUSY while anything holds it: a mount
-            // (under any name), a RAID member, another exclusive opener.
-            flags |= libc::O_EXCL;
-        }
+fn open_one(opener: &Opener, path: &Path, job: &Job, block: bool) -> Result<File, RunError> {
+    let mut flags = if job.writes() {
+        libc::O_RDWR
+    } else {
+        libc::O_RDONLY
+    };
+    if job.writes() && block {
+        // On a block device O_EXCL fails with EBUSY while anything holds it: a mount
+        // (under any name), a RAID member, another exclusive opener.
+        flags |= libc::O_EXCL;
     }
     if job.direct {
         flags |= libc::O_DIRECT;
     }
-    opts.custom_flags(flags);
-    opts.open(path).map_err(|e| {
+    opener.open(path, flags).map_err(|e| {
         let what = if block && e.raw_os_error() == Some(libc::EBUSY) {
             format!("cannot open {} exclusively: it is in use (mounted, or part of a RAID or another file system)", path.display())
         } else {
@@ -248,4 +271,47 @@ fn open_one(path: &Path, job: &Job, block: bool) -> Result<File, RunError> {
         };
         RunError::io(what, e)
     })
+}
+
+/// Where the job's files may be: anywhere its paths lead (links followed, as fio does: a
+/// job may name `/dev/disk/by-id/...`), or only beneath a directory (`--within`).
+enum Opener {
+    Anywhere,
+    Beneath(Beneath),
+}
+
+impl Opener {
+    fn metadata(&self, path: &Path) -> std::io::Result<std::fs::Metadata> {
+        match self {
+            Self::Anywhere => std::fs::metadata(path),
+            Self::Beneath(b) => b.metadata(Self::name(b, path)?),
+        }
+    }
+
+    /// `flags` as for open(2), without O_CLOEXEC (always added).
+    fn open(&self, path: &Path, flags: libc::c_int) -> std::io::Result<File> {
+        match self {
+            Self::Anywhere => {
+                let mut opts = OpenOptions::new();
+                let access = flags & libc::O_ACCMODE;
+                opts.read(true).write(access == libc::O_RDWR);
+                if flags & libc::O_CREAT != 0 {
+                    opts.create(true).truncate(false);
+                }
+                let rest = flags & !(libc::O_ACCMODE | libc::O_CREAT);
+                opts.custom_flags(rest | libc::O_CLOEXEC);
+                opts.open(path)
+            }
+            Self::Beneath(b) => b.open_file(Self::name(b, path)?, flags),
+        }
+    }
+
+    fn name<'a>(b: &Beneath, path: &'a Path) -> std::io::Result<&'a Path> {
+        b.name_of(path).ok_or_else(|| {
+            std::io::Error::other(format!(
+                "is not a plain name in {} (--within)",
+                b.path().display()
+            ))
+        })
+    }
 }

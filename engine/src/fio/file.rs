@@ -8,8 +8,21 @@
 //! file (each file starts afresh, as in fio).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::Problem;
+use crate::input::{self, MAX_JOB_BYTES};
+
+/// The most sections (jobs and globals) read from all the files together: fio's own
+/// limit on jobs (`max_jobs`, 4096).
+pub const MAX_SECTIONS: usize = 4096;
+/// The most text read from the files and their includes together: an include may name
+/// one file many times.
+pub const MAX_TOTAL_BYTES: u64 = 4 * MAX_JOB_BYTES;
+/// The most option and include lines read from the files and their includes together.
+pub const MAX_OPTIONS: usize = 200_000;
+/// Reading stops after this many problems: a file that is mostly wrong says so soon.
+pub const MAX_PROBLEMS: usize = 1000;
 
 /// Where an option or section was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +31,9 @@ pub struct Place {
     pub file: String,
     /// 1-based.
     pub line: usize,
+    /// The line's text when it is in an included file: a problem there must not show
+    /// it (the file may be anyone's: `include /root/secret`), only where it is.
+    pub hidden: Option<Arc<str>>,
 }
 
 impl std::fmt::Display for Place {
@@ -81,18 +97,27 @@ pub fn read(
     problems: &mut Vec<Problem>,
 ) -> Vec<Section> {
     let mut sections = Vec::new();
+    let mut budget = Budget {
+        bytes: MAX_TOTAL_BYTES,
+        options: MAX_OPTIONS,
+        spent: false,
+    };
     for (index, path) in files.iter().enumerate() {
         let name = path.display().to_string();
-        let text = match std::fs::read_to_string(path) {
+        let text = match input::read_file(path, MAX_JOB_BYTES) {
             Ok(t) => t,
             Err(e) => {
-                problems.push(Problem::whole(
-                    &name,
-                    format!("cannot read the job file: {e}"),
-                ));
+                problems.push(
+                    Problem::whole(&name, format!("cannot read the job file: it {e}"))
+                        .hint("give a fio job file: a text file of `[job]` sections and `option=value` lines"),
+                );
                 continue;
             }
         };
+        if budget.spend_bytes(text.len()).is_err() {
+            problems.push(Problem::whole(&name, budget.said()));
+            break;
+        }
         let mut reader = Reader {
             env,
             keywords,
@@ -100,10 +125,44 @@ pub fn read(
             sections: &mut sections,
             file_index: index,
             depth: 0,
+            budget: &mut budget,
         };
         reader.lines(&name, path, &text, false);
+        if budget.spent {
+            break;
+        }
     }
     sections
+}
+
+/// What is left of the limits on all the files read together.
+struct Budget {
+    bytes: u64,
+    options: usize,
+    /// A limit was reached and said: reading stops.
+    spent: bool,
+}
+
+impl Budget {
+    fn spend_bytes(&mut self, n: usize) -> Result<(), ()> {
+        match self.bytes.checked_sub(n as u64) {
+            Some(left) => {
+                self.bytes = left;
+                Ok(())
+            }
+            None => {
+                self.spent = true;
+                Err(())
+            }
+        }
+    }
+
+    fn said(&self) -> String {
+        format!(
+            "the job files and their includes come to more than {} MiB, the most fslab-engine reads",
+            MAX_TOTAL_BYTES >> 20
+        )
+    }
 }
 
 struct Reader<'a> {
@@ -113,6 +172,7 @@ struct Reader<'a> {
     sections: &'a mut Vec<Section>,
     file_index: usize,
     depth: usize,
+    budget: &'a mut Budget,
 }
 
 /// Includes nested deeper than this are a loop.
@@ -123,14 +183,22 @@ impl Reader<'_> {
         // An included file continues the section that included it.
         let mut in_section = included;
         for (i, raw) in text.lines().enumerate() {
-            let place = Place {
-                file: name.to_string(),
-                line: i + 1,
-            };
+            if self.budget.spent {
+                return;
+            }
+            if self.problems.len() >= MAX_PROBLEMS {
+                self.budget.spent = true;
+                return;
+            }
             let line = strip_comment(raw).trim();
             if line.is_empty() {
                 continue;
             }
+            let place = Place {
+                file: name.to_string(),
+                line: i + 1,
+                hidden: included.then(|| Arc::from(line)),
+            };
             if let Some(rest) = line.strip_prefix('[') {
                 let Some(sname) = rest.strip_suffix(']') else {
                     self.problems.push(Problem::at(
@@ -165,6 +233,19 @@ impl Reader<'_> {
                     ));
                     continue;
                 }
+                if self.sections.len() == MAX_SECTIONS {
+                    self.problems.push(
+                        Problem::at(
+                            &place,
+                            None,
+                            None,
+                            format!("a section past the {MAX_SECTIONS}th: fslab-engine reads at most {MAX_SECTIONS} (fio's own limit on jobs)"),
+                        )
+                        .hint("split the file, or use `numjobs` for many like jobs"),
+                    );
+                    self.budget.spent = true;
+                    return;
+                }
                 self.sections.push(Section {
                     name: sname.to_string(),
                     place,
@@ -176,6 +257,17 @@ impl Reader<'_> {
                 continue;
             }
             if let Some(target) = line.strip_prefix("include ").map(str::trim) {
+                if self.budget.options == 0 {
+                    self.problems.push(Problem::at(
+                        &place,
+                        None,
+                        Some("include"),
+                        format!("a line past the {MAX_OPTIONS}th option or include: fslab-engine reads at most {MAX_OPTIONS}"),
+                    ));
+                    self.budget.spent = true;
+                    return;
+                }
+                self.budget.options -= 1;
                 if !in_section {
                     self.problems.push(Problem::at(
                         &place,
@@ -210,6 +302,17 @@ impl Reader<'_> {
                 Some(None) => continue,
                 None => None,
             };
+            if self.budget.options == 0 {
+                self.problems.push(Problem::at(
+                    &place,
+                    None,
+                    None,
+                    format!("an option line past the {MAX_OPTIONS}th: fslab-engine reads at most {MAX_OPTIONS}"),
+                ));
+                self.budget.spent = true;
+                return;
+            }
+            self.budget.options -= 1;
             if let Some(s) = self.sections.last_mut() {
                 s.options.push(Opt {
                     name: key.to_string(),
@@ -234,22 +337,36 @@ impl Reader<'_> {
             Some(dir) if Path::new(target).is_relative() => dir.join(target),
             _ => PathBuf::from(target),
         };
-        match std::fs::read_to_string(&path) {
+        match input::read_file(&path, MAX_JOB_BYTES) {
             Ok(text) => {
+                if self.budget.spend_bytes(text.len()).is_err() {
+                    let said = self.budget.said();
+                    self.problems
+                        .push(Problem::at(place, None, Some("include"), said));
+                    return;
+                }
                 self.depth += 1;
                 let name = path.display().to_string();
                 self.lines(&name, &path, &text, true);
                 self.depth -= 1;
             }
-            Err(e) => self.problems.push(
-                Problem::at(
-                    place,
-                    None,
-                    Some("include"),
-                    format!("cannot read `{}`: {e}", path.display()),
-                )
-                .hint("an include is relative to the file that includes it"),
-            ),
+            Err(e) => {
+                let hint = match e {
+                    input::ReadError::Io(_) => {
+                        "an include is relative to the file that includes it"
+                    }
+                    _ => "include a fio job file: `option=value` lines",
+                };
+                self.problems.push(
+                    Problem::at(
+                        place,
+                        None,
+                        Some("include"),
+                        format!("`{}` {}", path.display(), include_error(&e)),
+                    )
+                    .hint(hint),
+                );
+            }
         }
     }
 
@@ -279,6 +396,20 @@ impl Reader<'_> {
                     return None;
                 };
                 let var = &body[..end];
+                if !is_variable_name(var) {
+                    self.problems.push(
+                        Problem::at(
+                            place,
+                            section,
+                            Some(key),
+                            format!("`${{{var}}}`: a variable's name is letters, digits and `_`, not starting with a digit"),
+                        )
+                        .hint("write the name itself, e.g. `${DIR}` (fio does not nest `${...}`)"),
+                    );
+                    ok = false;
+                    rest = &body[end + 1..];
+                    continue;
+                }
                 match (self.env)(var) {
                     Some(v) => out.push_str(&v),
                     None => {
@@ -316,6 +447,23 @@ impl Reader<'_> {
         }
         out.push_str(rest);
         ok.then_some(out)
+    }
+}
+
+/// `NAME` in `${NAME}`: what a shell would take for a variable's name.
+fn is_variable_name(var: &str) -> bool {
+    let mut chars = var.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// Why an include is not read, said of its path.
+fn include_error(e: &input::ReadError) -> String {
+    match e {
+        input::ReadError::Io(io) => format!("cannot be read: {io}"),
+        other => other.to_string(),
     }
 }
 
@@ -398,6 +546,69 @@ mod tests {
         assert_eq!(said.len(), 3, "{said:?}");
         assert!(said[0].contains("m.fio:1") && said[0].contains("outside any section"));
         assert!(said[1].contains("bad.fio:1") && said[1].contains("may not hold sections"));
-        assert!(said[2].contains("m.fio:5") && said[2].contains("cannot read"));
+        assert!(said[2].contains("m.fio:5") && said[2].contains("cannot be read"));
+    }
+
+    #[test]
+    fn includes_of_devices_fifos_and_binary_files_are_refused_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        std::fs::write(dir.path().join("bin"), b"rw=read\0\x01").unwrap();
+        let main = dir.path().join("m.fio");
+        std::fs::write(
+            &main,
+            "[j]\ninclude /dev/zero\ninclude /dev/urandom\ninclude fifo\ninclude bin\ninclude /proc/self/environ\n",
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let mut p = Vec::new();
+        read(&[main], &|_| None, keywords(), &mut p);
+        assert!(started.elapsed().as_secs() < 5, "refused at once, not read");
+        let said: Vec<String> = p.iter().map(ToString::to_string).collect();
+        assert_eq!(said.len(), 5, "{said:?}");
+        assert!(said[0].contains("m.fio:2 include: `/dev/zero` is a character device"));
+        assert!(said[1].contains("m.fio:3") && said[1].contains("character device"));
+        assert!(said[2].contains("m.fio:4") && said[2].contains("is a FIFO"));
+        assert!(said[3].contains("m.fio:5") && said[3].contains("NUL byte at offset 7"));
+        assert!(said[4].contains("m.fio:6") && said[4].contains("NUL byte"));
+    }
+
+    #[test]
+    fn sections_past_the_limit_are_refused_once() {
+        let text: String = (0..MAX_SECTIONS + 10)
+            .map(|i| format!("[j{i}]\nrw=read\n"))
+            .collect();
+        let (s, p) = read_text(&text, &|_| None);
+        assert_eq!(s.len(), MAX_SECTIONS);
+        assert_eq!(p.len(), 1, "{p:?}");
+        let at = format!("j.fio:{}: a section past the 4096th", 2 * MAX_SECTIONS + 1);
+        assert!(p[0].to_string().contains(&at), "{}", p[0]);
+    }
+
+    #[test]
+    fn a_self_include_stops_at_the_byte_budget_or_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        let main = dir.path().join("m.fio");
+        let inc = dir.path().join("loop.fio");
+        std::fs::write(&main, "[j]\ninclude loop.fio\n").unwrap();
+        std::fs::write(&inc, "include loop.fio\n".repeat(10)).unwrap();
+        let started = std::time::Instant::now();
+        let mut p = Vec::new();
+        read(&[main], &|_| None, keywords(), &mut p);
+        assert!(started.elapsed().as_secs() < 10);
+        assert!(!p.is_empty());
+    }
+
+    #[test]
+    fn variable_names_are_checked() {
+        let env = |v: &str| (v == "X").then(|| "4k".to_string());
+        let (_, p) = read_text("[j]\nbs=${${X}}\nsize=${}\n", &env);
+        let said: Vec<String> = p.iter().map(ToString::to_string).collect();
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].contains("a variable's name is letters"), "{said:?}");
+        assert!(!p[0].hint.as_deref().unwrap().contains("${X="), "{p:?}");
     }
 }

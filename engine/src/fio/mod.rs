@@ -10,8 +10,9 @@ pub mod options;
 pub mod run;
 pub mod value;
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -19,7 +20,19 @@ use serde_json::{json, Value};
 
 use self::file::{Keywords, Opt, Place, Section};
 use self::options::{Class, Draft};
+use self::value::KbBase;
 use crate::spec::{self, Job};
+
+/// The most clones (`numjobs` summed over the jobs) a plan runs: fio's own limit on
+/// jobs, which counts each clone (`max_jobs`, 4096). Each is a thread.
+pub const MAX_CLONES: u64 = 4096;
+/// The most characters of a name or value a problem quotes.
+pub const MAX_QUOTED: usize = 40;
+/// The most characters of a problem's message.
+const MAX_MESSAGE: usize = 400;
+/// The engine keys `--set` may not change with `--within`: each names where files go
+/// (or, for `kind`, makes a job that opens its files by path).
+pub const WITHIN_FIXED: &[&str] = &["filename", "directory", "verify_state", "dest", "kind"];
 
 /// One thing wrong in a job file.
 #[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
@@ -30,6 +43,10 @@ pub struct Problem {
     pub option: Option<String>,
     pub message: String,
     pub hint: Option<String>,
+    /// The included line it is about: its text is kept out of what is shown (`tidy`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    hidden: Option<Arc<str>>,
 }
 
 impl Problem {
@@ -40,6 +57,7 @@ impl Problem {
             option: None,
             message,
             hint: None,
+            hidden: None,
         }
     }
     pub fn at(place: &Place, section: Option<&str>, option: Option<&str>, message: String) -> Self {
@@ -49,6 +67,7 @@ impl Problem {
             option: option.map(str::to_string),
             message,
             hint: None,
+            hidden: place.hidden.clone(),
         }
     }
     pub fn hint(mut self, hint: impl Into<String>) -> Self {
@@ -87,12 +106,13 @@ pub struct JobPlace {
     pub name: String,
     /// Where its section starts (`file:line`).
     pub place: String,
-    /// Phases are separated by `stonewall` (and by a new job file); 0-based.
+    /// Phases are separated by `stonewall` (and by a new job file); 0-based. A job
+    /// starts only once every job of the phases before its own has ended.
     pub phase: u32,
     /// fio's reporting group (`groupid`): a new one at `stonewall` or `new_group`.
     pub group: u32,
-    /// The jobs (by name) this one starts after: every job above it for `stonewall`,
-    /// the one named by `wait_for`.
+    /// The job (by name) this one also waits for: the one named by `wait_for`. (The
+    /// wait for the phases before is said by `phase`, not listed here.)
     pub after: Vec<String>,
     /// Where the engine does something other than fio would.
     pub notes: Vec<String>,
@@ -105,6 +125,7 @@ pub struct PlannedJob {
     pub at: JobPlace,
     /// The engine job it runs, every default filled in.
     pub job: Job,
+    /// The jobs (indexes) it waits for besides the phases before its own (`wait_for`).
     #[serde(skip)]
     pub deps: Vec<usize>,
 }
@@ -126,7 +147,9 @@ pub struct Overrides {
     pub set: Vec<(String, Value)>,
     /// `--within DIR`: every job's files inside DIR (`directory` becomes DIR; a
     /// `filename` keeps only its last component), so a job file written for another
-    /// machine runs inside a target and touches nothing else.
+    /// machine runs inside a target and touches nothing else: each file is opened
+    /// beneath DIR without following a link (beneath.rs), and `--set` may not move it
+    /// (`WITHIN_FIXED`).
     pub within: Option<PathBuf>,
 }
 
@@ -138,11 +161,26 @@ pub fn load(
     overrides: &Overrides,
 ) -> Result<Plan, Vec<Problem>> {
     let mut problems = Vec::new();
+    check_overrides(overrides, &mut problems);
+    if !problems.is_empty() {
+        // What the file says under a refused `--set` would only be noise.
+        problems.iter_mut().for_each(tidy);
+        return Err(problems);
+    }
     let sections = file::read(files, env, Keywords::of_this_machine(), &mut problems);
     let mut inert = Vec::new();
-    let mut jobs: Vec<PlannedJob> = Vec::new();
     let mut drafts: Vec<(Draft, &Section)> = Vec::new();
-    for (i, s) in sections.iter().enumerate() {
+    // The globals above the current section, applied once per `kb_base` a job below
+    // asks for (a job's `kb_base` changes how its globals' sizes read), and again only
+    // for globals added since: linear in the file, however many jobs share them.
+    let mut globals = Globals::default();
+    for s in &sections {
+        if globals.file != s.file_index {
+            globals = Globals {
+                file: s.file_index,
+                ..Globals::default()
+            };
+        }
         if s.global {
             if s.name != "global" {
                 // fio folds any `global*` section into the globals; say so, it surprises.
@@ -153,16 +191,36 @@ pub fn load(
                     why: "a section named `global...` is a global section in fio: its options apply to the jobs below it".into(),
                 });
             }
+            let mut kb = Draft {
+                kb_base: globals.kb_base,
+                ..Draft::default()
+            };
+            apply(&mut kb, kb_options(s), &mut problems, &mut inert);
+            globals.kb_base = kb.kb_base;
+            globals.sections.push(s);
             continue;
         }
-        let globals = sections[..i]
-            .iter()
-            .filter(|g| g.global && g.file_index == s.file_index);
-        let opts: Vec<(&Opt, &str)> = globals
-            .flat_map(|g| g.options.iter().map(move |o| (o, g.name.as_str())))
-            .chain(s.options.iter().map(|o| (o, s.name.as_str())))
-            .collect();
-        drafts.push((apply(&opts, &mut problems, &mut inert), s));
+        let mut kb = Draft {
+            kb_base: globals.kb_base,
+            ..Draft::default()
+        };
+        apply(&mut kb, kb_options(s), &mut problems, &mut inert);
+        let base = kb.kb_base.unwrap_or(KbBase::Binary);
+        let mut draft = globals.applied(base, &mut problems, &mut inert).clone();
+        draft.kb_base = kb.kb_base;
+        apply(&mut draft, other_options(s), &mut problems, &mut inert);
+        // The globals were applied once for every job below them: a clock seed they
+        // drew (`randrepeat=0`) is drawn again, so each job has its own, as in fio.
+        let clock_seeded = draft
+            .sources
+            .get("randseed")
+            .is_some_and(|(_, _, o)| o == "randrepeat" || o == "allrandrepeat");
+        if clock_seeded {
+            draft
+                .keys
+                .insert("randseed".into(), json!(options::clock_seed(drafts.len())));
+        }
+        drafts.push((draft, s));
     }
     if drafts.is_empty() && problems.is_empty() {
         let name = files
@@ -177,9 +235,13 @@ pub fn load(
             .hint("add a `[job]` section"),
         );
     }
-    // The graph: phases, groups, dependencies.
+    // The graph: phases, groups, dependencies. A phase is a barrier (every job waits for
+    // the phases before its own), so nothing here grows with the jobs above a job.
     let (mut phase, mut group) = (0u32, 0u32);
     let mut grouped = Vec::new();
+    let mut jobs: Vec<PlannedJob> = Vec::with_capacity(drafts.len());
+    let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
+    let mut clones = 0u64;
     for (i, (draft, s)) in drafts.iter().enumerate() {
         let new_file = i > 0 && drafts[i - 1].1.file_index != s.file_index;
         let stonewall = i > 0 && (draft.stonewall || new_file);
@@ -195,29 +257,16 @@ pub fn load(
             .and_then(Value::as_str)
             .unwrap_or(&s.name)
             .to_string();
-        let mut deps: Vec<usize> = if stonewall {
-            (0..i).collect()
-        } else {
-            Vec::new()
-        };
+        let mut deps: Vec<usize> = Vec::new();
         if let Some(w) = &draft.wait_for {
-            let named: Vec<usize> = jobs
-                .iter()
-                .enumerate()
-                .filter(|(_, j)| &j.at.name == w)
-                .map(|(k, _)| k)
-                .collect();
+            let named = by_name.get(w).map_or(&[][..], Vec::as_slice);
             let place = s
                 .options
                 .iter()
                 .find(|o| o.name == "wait_for")
                 .map_or(&s.place, |o| &o.place);
-            match named.as_slice() {
-                [k] => {
-                    if !deps.contains(k) {
-                        deps.push(*k);
-                    }
-                }
+            match named {
+                [k] => deps.push(*k),
                 [] => problems.push(
                     Problem::at(
                         place,
@@ -245,8 +294,10 @@ pub fn load(
         // are recorded and nothing runs.
         let (job, notes) = resolve(draft, s, &name, overrides, &mut problems)
             .unwrap_or_else(|| (placeholder(), Vec::new()));
+        clones += u64::from(job.numjobs);
         let after = deps.iter().map(|&k| jobs[k].at.name.clone()).collect();
         let place = s.place.to_string();
+        by_name.entry(name.clone()).or_default().push(i);
         let at = JobPlace {
             name,
             place,
@@ -256,6 +307,19 @@ pub fn load(
             notes,
         };
         jobs.push(PlannedJob { at, job, deps });
+    }
+    if clones > MAX_CLONES {
+        let name = files
+            .first()
+            .map(|f| f.display().to_string())
+            .unwrap_or_default();
+        problems.push(
+            Problem::whole(
+                &name,
+                format!("its jobs have {clones} clones in all (`numjobs` summed): fslab-engine, like fio, runs at most {MAX_CLONES}"),
+            )
+            .hint("use fewer jobs or a smaller `numjobs`"),
+        );
     }
     // One problem per place and option: a global's problem is not repeated per job.
     let mut seen = std::collections::HashSet::new();
@@ -273,6 +337,19 @@ pub fn load(
                 line.parse::<usize>().unwrap_or(0),
             )
         });
+        let more = problems.len().saturating_sub(file::MAX_PROBLEMS);
+        problems.truncate(file::MAX_PROBLEMS);
+        problems.iter_mut().for_each(tidy);
+        if more > 0 {
+            let name = files
+                .first()
+                .map(|f| f.display().to_string())
+                .unwrap_or_default();
+            problems.push(Problem::whole(
+                &shown(&name),
+                format!("and {more} more problems, not shown"),
+            ));
+        }
         return Err(problems);
     }
     Ok(Plan {
@@ -283,21 +360,118 @@ pub fn load(
     })
 }
 
+/// `--set` with `--within`: the keys that say where files go are `--within`'s alone.
+fn check_overrides(overrides: &Overrides, problems: &mut Vec<Problem>) {
+    let Some(dir) = &overrides.within else {
+        return;
+    };
+    if dir.to_str().is_none() {
+        problems.push(
+            Problem::whole("--within", format!("`{}` is not UTF-8", dir.display()))
+                .hint("give a directory whose path is UTF-8 text"),
+        );
+    }
+    for (key, _) in &overrides.set {
+        if WITHIN_FIXED.contains(&key.as_str()) {
+            let why = if key == "kind" {
+                "only block jobs are confined to DIR"
+            } else {
+                "it says where a file goes, and with --within every file is in DIR"
+            };
+            problems.push(
+                Problem::whole(
+                    "--set",
+                    format!("`{key}` cannot be set with --within: {why}"),
+                )
+                .hint(format!(
+                    "leave out `--set {key}=...`, or run without --within"
+                )),
+            );
+        }
+    }
+}
+
+/// The global sections of one file above the current section, applied lazily.
+#[derive(Default)]
+struct Globals<'a> {
+    file: usize,
+    sections: Vec<&'a Section>,
+    /// The last `kb_base` the globals set.
+    kb_base: Option<KbBase>,
+    /// Per `kb_base` (binary, decimal): the globals' options applied, and how many of
+    /// `sections` that covers.
+    drafts: [Option<(Draft, usize)>; 2],
+}
+
+impl Globals<'_> {
+    fn applied(
+        &mut self,
+        base: KbBase,
+        problems: &mut Vec<Problem>,
+        inert: &mut Vec<Inert>,
+    ) -> &Draft {
+        let slot = &mut self.drafts[usize::from(base == KbBase::Decimal)];
+        let (draft, done) = slot.get_or_insert_with(|| {
+            (
+                Draft {
+                    kb_base: Some(base),
+                    ..Draft::default()
+                },
+                0,
+            )
+        });
+        for g in &self.sections[*done..] {
+            apply(draft, other_options(g), problems, inert);
+        }
+        *done = self.sections.len();
+        draft
+    }
+}
+
+fn kb_options(s: &Section) -> impl Iterator<Item = (&Opt, &str)> {
+    s.options
+        .iter()
+        .filter(|o| o.name == "kb_base")
+        .map(move |o| (o, s.name.as_str()))
+}
+
+fn other_options(s: &Section) -> impl Iterator<Item = (&Opt, &str)> {
+    s.options
+        .iter()
+        .filter(|o| o.name != "kb_base")
+        .map(move |o| (o, s.name.as_str()))
+}
+
 fn placeholder() -> Job {
     spec::load("ioengine = \"null\"")
         .expect("a null job resolves")
         .1
 }
 
-/// The options of one job (globals first) applied in order; `kb_base` first of all, as
-/// it decides how the sizes before it read.
-fn apply(opts: &[(&Opt, &str)], problems: &mut Vec<Problem>, inert: &mut Vec<Inert>) -> Draft {
-    let mut d = Draft::default();
-    let mut sources: BTreeMap<String, (Place, String, String)> = BTreeMap::new();
-    let kb_first = opts.iter().filter(|(o, _)| o.name == "kb_base");
-    let rest = opts.iter().filter(|(o, _)| o.name != "kb_base");
-    for (opt, section) in kb_first.chain(rest) {
+/// Options applied to a draft in order. (`load` applies `kb_base` first of all, as it
+/// decides how the sizes before it read.)
+fn apply<'a>(
+    d: &mut Draft,
+    opts: impl Iterator<Item = (&'a Opt, &'a str)>,
+    problems: &mut Vec<Problem>,
+    inert: &mut Vec<Inert>,
+) {
+    for (opt, section) in opts {
         let Some(row) = options::find(&opt.name) else {
+            // A name in an included file may be anything that file holds (a password):
+            // where it is, not what it says.
+            if opt.place.hidden.is_some() {
+                problems.push(
+                    Problem::at(
+                        &opt.place,
+                        Some(section),
+                        None,
+                        "is not an option fslab-engine knows (the line is not shown: it is in an included file)".into(),
+                    )
+                    .hint("docs/fio.md lists the options fslab-engine reads"),
+                );
+                continue;
+            }
             let mut p = Problem::at(
                 &opt.place,
                 Some(section),
@@ -314,16 +488,20 @@ fn apply(opts: &[(&Opt, &str)], problems: &mut Vec<Problem>, inert: &mut Vec<Ine
         match row.class {
             Class::Mapped(f) => {
                 let before = d.keys.clone();
-                if let Err(msg) = f(&mut d, opt.value.as_deref()) {
+                if let Err(msg) = f(d, opt.value.as_deref()) {
                     problems.push(Problem::at(&opt.place, Some(section), Some(&opt.name), msg));
                 }
-                for (k, v) in &d.keys {
-                    if before.get(k) != Some(v) {
-                        sources.insert(
-                            k.clone(),
-                            (opt.place.clone(), section.to_string(), opt.name.clone()),
-                        );
-                    }
+                let changed: Vec<String> = d
+                    .keys
+                    .iter()
+                    .filter(|(k, v)| before.get(*k) != Some(*v))
+                    .map(|(k, _)| k.clone())
+                    .collect();
+                for k in changed {
+                    d.sources.insert(
+                        k,
+                        (opt.place.clone(), section.to_string(), opt.name.clone()),
+                    );
                 }
             }
             Class::Inert(why) => inert.push(Inert {
@@ -343,8 +521,209 @@ fn apply(opts: &[(&Opt, &str)], problems: &mut Vec<Problem>, inert: &mut Vec<Ine
             ),
         }
     }
-    d.sources = sources;
-    d
+}
+
+/// A problem as it is shown: an included line's text concealed; control characters
+/// escaped; each quoted name or value, and the message, cut short.
+fn tidy(p: &mut Problem) {
+    if let Some(line) = p.hidden.take() {
+        p.message = conceal(&p.message, &line);
+        p.hint = p.hint.as_deref().map(|h| conceal(h, &line));
+    }
+    p.place = shown(&p.place);
+    p.section = p.section.as_deref().map(shown);
+    p.option = p.option.as_deref().map(shown);
+    p.message = cut(&shown(&p.message), MAX_MESSAGE);
+    p.hint = p.hint.as_deref().map(|h| cut(&shown(h), MAX_MESSAGE));
+}
+
+/// `text` with every piece of `line` it quotes replaced by `…`: the line's value and
+/// name, any quoted span (`` `...` ``, `"..."`) that is not an option's name, and any
+/// number the line holds.
+fn conceal(text: &str, line: &str) -> String {
+    let (name, value) = match line.split_once('=') {
+        Some((n, v)) => (n.trim(), v.trim()),
+        None => (line, ""),
+    };
+    let mut out = text.to_string();
+    // A short part would match inside ordinary words; the quotes and numbers below
+    // catch those.
+    for part in [value, name] {
+        if part.chars().count() >= 4 && options::find(part).is_none() {
+            out = out.replace(part, "…");
+        }
+    }
+    let mut kept = String::with_capacity(out.len());
+    let mut rest = out.as_str();
+    while let Some(open) = rest.find(['`', '"']) {
+        let quote = &rest[open..open + 1];
+        kept.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        match after.find(quote) {
+            Some(close) => {
+                let inner = &after[..close];
+                if options::find(inner).is_some() {
+                    kept.push_str(&rest[open..open + close + 2]);
+                } else {
+                    kept.push_str(quote);
+                    kept.push('…');
+                    kept.push_str(quote);
+                }
+                rest = &after[close + 1..];
+            }
+            None => {
+                kept.push('…');
+                rest = "";
+            }
+        }
+    }
+    kept.push_str(rest);
+    // Numbers the line holds (`nrfiles=12345` says "12345 files per job").
+    let mut done = String::with_capacity(kept.len());
+    let mut digits = String::new();
+    for c in kept.chars().chain(std::iter::once('\0')) {
+        if c.is_ascii_digit() {
+            digits.push(c);
+            continue;
+        }
+        if !digits.is_empty() {
+            done.push_str(if line.contains(digits.as_str()) {
+                "…"
+            } else {
+                &digits
+            });
+            digits.clear();
+        }
+        if c != '\0' {
+            done.push(c);
+        }
+    }
+    done
+}
+
+/// `text` with control characters (and the ones that reorder text on a terminal)
+/// escaped, and each `` `quoted` `` span longer than `MAX_QUOTED` characters cut in the
+/// middle (both ends of a path or value say the most).
+pub fn shown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('`') {
+        escape_into(&mut out, &rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('`') else {
+            out.push('`');
+            rest = after;
+            break;
+        };
+        let inner: Vec<char> = after[..close].chars().collect();
+        out.push('`');
+        if inner.len() > MAX_QUOTED {
+            let head = MAX_QUOTED / 2;
+            let tail = MAX_QUOTED - head - 1;
+            escape_into(&mut out, &inner[..head].iter().collect::<String>());
+            out.push('…');
+            escape_into(
+                &mut out,
+                &inner[inner.len() - tail..].iter().collect::<String>(),
+            );
+        } else {
+            escape_into(&mut out, &after[..close]);
+        }
+        out.push('`');
+        rest = &after[close + 1..];
+    }
+    escape_into(&mut out, rest);
+    out
+}
+
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        push_escaped(out, c);
+    }
+}
+
+/// `c`, or its escape when a terminal would act on it rather than show it.
+fn push_escaped(out: &mut String, c: char) {
+    let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if c.is_control() || bidi {
+        if (c as u32) < 0x80 {
+            out.push_str(&format!("\\x{:02x}", c as u32));
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    } else {
+        out.push(c);
+    }
+}
+
+/// `text` cut at `max` characters, with an ellipsis when cut.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// What `run` checks in each job's directory before any job starts: a name a job
+/// would write that is a link (or otherwise not a plain file) refuses the whole run,
+/// so nothing is half done. (Each open checks again: the directory may change.)
+pub fn preflight(plan: &Plan) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut dirs: HashMap<&Path, Option<crate::beneath::Beneath>> = HashMap::new();
+    for pj in &plan.jobs {
+        let (Some(dir), Some(_)) = (&pj.job.beneath, pj.job.path_for(0)) else {
+            continue;
+        };
+        let Some(b) = dirs
+            .entry(dir.as_path())
+            .or_insert_with(|| crate::beneath::Beneath::open(dir).ok())
+        else {
+            continue;
+        };
+        let key = if pj.job.filename.is_some() {
+            "filename"
+        } else {
+            "directory"
+        };
+        let mut paths: Vec<PathBuf> = (0..pj.job.numjobs)
+            .filter_map(|t| pj.job.path_for(t))
+            .collect();
+        paths.dedup();
+        for path in paths {
+            let why = match b.name_of(&path) {
+                None => Some("is not a plain name in the directory (--within)".to_string()),
+                Some(rel) => b
+                    .metadata(rel)
+                    .ok()
+                    .and_then(|m| crate::beneath::refusal(&m)),
+            };
+            if let Some(why) = why {
+                problems.push(
+                    Problem {
+                        place: pj.at.place.clone(),
+                        section: Some(pj.at.name.clone()),
+                        option: Some(key.into()),
+                        message: format!("`{}` {why}", path.display()),
+                        hint: None,
+                        hidden: None,
+                    }
+                    .hint("remove it (the job lays the file out afresh), or run the job file without --within if you trust where it leads"),
+                );
+            }
+        }
+    }
+    for p in &mut problems {
+        p.message = escaped(&p.message);
+    }
+    problems
+}
+
+/// `text` with control characters escaped, nothing cut: for what the engine itself
+/// says (a `--within` path), not what a file says.
+pub fn escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    escape_into(&mut out, text);
+    out
 }
 
 /// The engine job of one section (`None`: its problems are recorded).
@@ -389,6 +768,11 @@ fn resolve(
     if random && !norandommap {
         notes.push("random offsets are drawn with repeats (fio's `norandommap`); fio's default touches every block once per pass".into());
     }
+    for (k, v) in &overrides.set {
+        keys.insert(k.clone(), v.clone());
+    }
+    // After `--set`, so nothing moves a file back out (and `check_overrides` refuses
+    // the keys that would try).
     if let Some(dir) = &overrides.within {
         if let Some(file) = keys.get("filename").and_then(Value::as_str) {
             let Some(last) = std::path::Path::new(file).file_name() else {
@@ -404,9 +788,6 @@ fn resolve(
             keys.insert("filename".into(), json!(last));
         }
         keys.insert("directory".into(), json!(dir.display().to_string()));
-    }
-    for (k, v) in &overrides.set {
-        keys.insert(k.clone(), v.clone());
     }
     // fio lets a synchronous engine carry any iodepth and batch sizes (they have no
     // effect there); the engine refuses them, so they go, with a note.
@@ -435,8 +816,9 @@ fn resolve(
         Ok((spec, job))
     });
     match resolved {
-        Ok((spec, job)) => {
+        Ok((spec, mut job)) => {
             notes.extend(spec.warnings(&job).into_iter().map(|w| w.message));
+            job.beneath.clone_from(&overrides.within);
             Some((job, notes))
         }
         Err(errors) => {
@@ -499,16 +881,13 @@ pub fn describe(plan: &Plan) -> String {
             "  [{}] {} group {}{grouped}",
             j.at.name, j.at.place, j.at.group
         ));
-        let waits: Vec<&str> =
-            j.at.after
-                .iter()
-                .map(String::as_str)
-                .filter(|a| {
-                    plan.jobs
-                        .iter()
-                        .any(|o| o.at.name == *a && o.at.phase == j.at.phase)
-                })
-                .collect();
+        let waits: Vec<&str> = j
+            .deps
+            .iter()
+            .map(|&k| &plan.jobs[k].at)
+            .filter(|o| o.phase == j.at.phase)
+            .map(|o| o.name.as_str())
+            .collect();
         if !waits.is_empty() {
             out.push_str(&format!(", starts after {} (wait_for)", waits.join(", ")));
         }
@@ -551,5 +930,144 @@ pub fn describe(plan: &Plan) -> String {
             out.push_str(&format!("  {} [{}]{opt}: {}\n", x.place, x.section, x.why));
         }
     }
-    out
+    // Names and values are the file's: a terminal shows them, never acts on them.
+    out.split('\n').map(escaped).collect::<Vec<_>>().join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load_text(text: &str, overrides: &Overrides) -> Result<Plan, Vec<Problem>> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("j.fio");
+        std::fs::write(&path, text).unwrap();
+        load(&[path], &|_| None, overrides)
+    }
+
+    #[test]
+    fn a_phase_is_a_barrier_for_every_job_in_it() {
+        // fio starts [c] with [b], after [a]: not at once with [a].
+        let plan = load_text(
+            "[global]\nioengine=null\n[a]\n[b]\nstonewall\n[c]\n[d]\nwait_for=c\n",
+            &Overrides::default(),
+        )
+        .unwrap();
+        let phases: Vec<u32> = plan.jobs.iter().map(|j| j.at.phase).collect();
+        assert_eq!(phases, [0, 1, 1, 1]);
+        assert!(plan.jobs[1].deps.is_empty() && plan.jobs[2].deps.is_empty());
+        assert_eq!(plan.jobs[3].deps, [2]);
+        assert_eq!(plan.jobs[3].at.after, ["c"]);
+    }
+
+    #[test]
+    fn thousands_of_stonewalls_check_in_linear_time() {
+        let text: String = (0..4000)
+            .map(|i| {
+                format!(
+                    "[j{i}]\nioengine=null\nstonewall\nwait_for=j{}\n",
+                    i.max(1) - 1
+                )
+            })
+            .collect::<String>()
+            .replacen("wait_for=j0\n", "", 1);
+        let started = std::time::Instant::now();
+        let plan = load_text(&text, &Overrides::default()).unwrap();
+        assert_eq!(plan.jobs.len(), 4000);
+        assert_eq!(plan.jobs[3999].at.phase, 3999);
+        let after: usize = plan.jobs.iter().map(|j| j.at.after.len()).sum();
+        assert_eq!(after, 3999, "one name per wait_for, none per stonewall");
+        assert!(started.elapsed().as_secs_f64() < 5.0);
+    }
+
+    #[test]
+    fn globals_apply_to_every_job_below_with_its_own_kb_base() {
+        let plan = load_text(
+            "[global]\nioengine=null\nsize=1m\n[a]\n[b]\nkb_base=1000\n[global]\nbs=8k\n[c]\n",
+            &Overrides::default(),
+        )
+        .unwrap();
+        let sizes: Vec<_> = plan.jobs.iter().map(|j| (j.job.size, j.job.bs)).collect();
+        assert_eq!(
+            sizes,
+            [
+                (Some(1 << 20), 4096),
+                (Some(1_000_000), 4096),
+                (Some(1 << 20), 8192)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_global_randrepeat_0_seeds_each_job_apart() {
+        let plan = load_text(
+            "[global]\nioengine=null\nrandrepeat=0\n[a]\n[b]\n[c]\nrandseed=7\n",
+            &Overrides::default(),
+        )
+        .unwrap();
+        let seeds: Vec<u64> = plan.jobs.iter().map(|j| j.job.randseed).collect();
+        assert_ne!(seeds[0], seeds[1]);
+        assert_eq!(seeds[2], 7);
+    }
+
+    #[test]
+    fn too_many_clones_are_refused() {
+        let text = "[global]\nioengine=null\nnumjobs=1024\n[a]\n[b]\n[c]\n[d]\n[e]\n";
+        let problems = load_text(text, &Overrides::default()).unwrap_err();
+        assert!(
+            problems[0].message.contains("5120 clones in all"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn set_may_not_move_files_out_of_within() {
+        for key in WITHIN_FIXED {
+            let overrides = Overrides {
+                set: vec![(key.to_string(), json!("/elsewhere"))],
+                within: Some(PathBuf::from("/w")),
+            };
+            let problems = load_text("[j]\nrw=read\nsize=4k\n", &overrides).unwrap_err();
+            assert!(
+                problems.iter().any(
+                    |p| p.place == "--set" && p.message.contains("cannot be set with --within")
+                ),
+                "{key}: {problems:?}"
+            );
+        }
+        let overrides = Overrides {
+            set: vec![("bs".into(), json!("8k"))],
+            within: Some(PathBuf::from("/w")),
+        };
+        let plan = load_text("[j]\nrw=read\nsize=64k\nfilename=/abs/x\n", &overrides).unwrap();
+        let job = &plan.jobs[0].job;
+        assert_eq!(job.path_for(0), Some(PathBuf::from("/w/x")));
+        assert_eq!(job.beneath.as_deref(), Some(Path::new("/w")));
+        assert_eq!(job.bs, 8192);
+    }
+
+    #[test]
+    fn an_included_line_is_located_not_quoted() {
+        let line = "rw=SECRETVALUE123";
+        let said = conceal("`SECRETVALUE123` is not a direction (read, write)", line);
+        assert_eq!(said, "`…` is not a direction (read, write)");
+        let said = conceal("12345 files per job are not supported", "nrfiles=12345");
+        assert_eq!(said, "… files per job are not supported");
+        // An option's own name stays: it says nothing of the file.
+        let said = conceal(
+            "has no `runtime`: fio would run until stopped",
+            "time_based",
+        );
+        assert_eq!(said, "has no `runtime`: fio would run until stopped");
+    }
+
+    #[test]
+    fn quoted_text_is_escaped_and_cut() {
+        assert_eq!(shown("`a\nb\x1b`: x"), "`a\\x0ab\\x1b`: x");
+        let long = format!("`{}`: bad", "x".repeat(100));
+        let said = shown(&long);
+        assert_eq!(said.chars().count(), MAX_QUOTED + 2 + ": bad".len());
+        assert!(said.contains('…'));
+        assert_eq!(shown("\u{202e}evil"), "\\u{202e}evil");
+    }
 }

@@ -11,7 +11,7 @@ use super::value::{self, KbBase};
 
 /// What a job's options have set so far: engine keys and the fio-only state that decides
 /// the rest (time or size, phases, groups).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Draft {
     /// Engine job keys (docs/job-keys.md).
     pub keys: serde_json::Map<String, Value>,
@@ -157,7 +157,13 @@ fn a_rw(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 }
 fn a_bs(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
-    if v.contains('-') || v.contains(':') {
+    // `4k-16k` is a range; a `-` in an expression (`(8-4)k`... `(0-1)`) or a leading
+    // one is arithmetic or a sign, told as such by `value::size`.
+    let range = v.split(',').any(|p| {
+        let p = p.trim();
+        !p.starts_with('(') && (p.contains(':') || p.get(1..).is_some_and(|r| r.contains('-')))
+    });
+    if range {
         return Err(format!("`{v}`: block size ranges are not supported"));
     }
     // `4k,8k` is reads,writes(,trims); an empty part keeps the default.
@@ -240,13 +246,18 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 }
 fn a_randrepeat(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     if !value::boolean(v)? {
-        // fio seeds from the clock: a different sequence each run.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |t| t.as_nanos() as u64);
-        d.set("randseed", json!(now));
+        d.set("randseed", json!(clock_seed(0)));
     }
     Ok(())
+}
+
+/// fio's seed with `randrepeat=0`: from the clock, a different sequence each run; `job`
+/// (its index) keeps jobs that share a global `randrepeat=0` apart.
+pub fn clock_seed(job: usize) -> u64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_nanos() as u64);
+    now ^ (job as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 fn a_group_reporting(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.group_reporting = value::boolean(v)?;

@@ -4,8 +4,6 @@
 //! report, named as in the file; a reporting group with `group_reporting` is also
 //! reported as one (counts summed, histograms added, rates over the group's span).
 
-use std::sync::{Condvar, Mutex};
-
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -51,48 +49,65 @@ pub struct GroupResult {
 }
 
 /// Runs every job of `plan`; `on_point` gets each job's intervals with its name.
+///
+/// A phase opens once every job of the one before has ended; within it a job starts
+/// at once, or when the job it waits for (`wait_for`) has ended. Jobs start in file
+/// order, each on a thread of its own made only when it starts.
 pub fn run(
     plan: &Plan,
     flags: &Flags,
     on_point: &(dyn Fn(&str, &SeriesPoint) + Sync),
 ) -> FioReport {
     let n = plan.jobs.len();
-    let done = (Mutex::new(vec![false; n]), Condvar::new());
     let mut results: Vec<Option<Result<Report, String>>> = vec![None; n];
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Report, String>)>();
     std::thread::scope(|s| {
-        let handles: Vec<_> = plan
-            .jobs
-            .iter()
-            .enumerate()
-            .map(|(i, pj)| {
-                let done = &done;
+        let mut done = vec![false; n];
+        let mut pending: Vec<usize> = Vec::new();
+        let (mut next, mut running) = (0usize, 0usize);
+        loop {
+            if running == 0 && pending.is_empty() {
+                let Some(first) = plan.jobs.get(next) else {
+                    break;
+                };
+                let phase = first.at.phase;
+                while plan.jobs.get(next).is_some_and(|j| j.at.phase == phase) {
+                    pending.push(next);
+                    next += 1;
+                }
+            }
+            pending.retain(|&i| {
+                let pj = &plan.jobs[i];
+                if !pj.deps.iter().all(|&k| done[k]) {
+                    return true;
+                }
+                let tx = tx.clone();
                 s.spawn(move || {
-                    {
-                        let (lock, cv) = done;
-                        let mut d = lock.lock().unwrap_or_else(|p| p.into_inner());
-                        while !pj.deps.iter().all(|&k| d[k]) {
-                            d = cv.wait(d).unwrap_or_else(|p| p.into_inner());
+                    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        if flags.stopped() {
+                            return Err("not started: the run was stopped".to_string());
                         }
-                    }
-                    let out = if flags.stopped() {
-                        Err("not started: the run was stopped".to_string())
-                    } else {
                         let mut cb = |p: &SeriesPoint| on_point(&pj.at.name, p);
                         crate::run(pj.job.clone(), Vec::new(), flags, &mut cb)
                             .map_err(|e| e.to_string())
-                    };
-                    let (lock, cv) = done;
-                    lock.lock().unwrap_or_else(|p| p.into_inner())[i] = true;
-                    cv.notify_all();
-                    out
-                })
-            })
-            .collect();
-        for (i, h) in handles.into_iter().enumerate() {
-            results[i] = Some(
-                h.join()
-                    .unwrap_or_else(|_| Err("the job's thread panicked".into())),
-            );
+                    }))
+                    .unwrap_or_else(|_| Err("the job's thread panicked".into()));
+                    let _ = tx.send((i, out));
+                });
+                running += 1;
+                false
+            });
+            if running == 0 {
+                // Only an earlier job can be waited for, so some job always starts;
+                // should none, the rest are reported as not run rather than waited on.
+                break;
+            }
+            let Ok((i, out)) = rx.recv() else {
+                break;
+            };
+            results[i] = Some(out);
+            done[i] = true;
+            running -= 1;
         }
     });
     let jobs: Vec<FioJobResult> = plan

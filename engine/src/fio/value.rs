@@ -21,8 +21,10 @@ pub fn size(text: &str, base: KbBase) -> Result<u64, String> {
         ));
     }
     if t.starts_with('(') {
-        let v = expression(t)?;
-        return to_u64(v, t);
+        return whole(expression(t)?, t);
+    }
+    if t.starts_with('-') {
+        return Err(format!("`{t}`: a size cannot be negative"));
     }
     let (num, suffix) = split_number(t)?;
     let mult = size_suffix(suffix, base)
@@ -62,7 +64,10 @@ pub fn time_s(text: &str) -> Result<f64, String> {
 pub fn int(text: &str) -> Result<u64, String> {
     let t = text.trim();
     if t.starts_with('(') {
-        return to_u64(expression(t)?, t);
+        return whole(expression(t)?, t);
+    }
+    if t.starts_with('-') {
+        return Err(format!("`{t}`: a count cannot be negative"));
     }
     let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(hex) => u64::from_str_radix(hex, 16).ok(),
@@ -86,10 +91,25 @@ pub fn boolean(text: Option<&str>) -> Result<bool, String> {
 }
 
 fn to_u64(v: f64, t: &str) -> Result<u64, String> {
-    if !v.is_finite() || v < 0.0 || v > u64::MAX as f64 {
-        return Err(format!("`{t}` is out of range"));
+    if !v.is_finite() {
+        return Err(format!("`{t}` is not a finite number"));
+    }
+    if v < 0.0 {
+        return Err(format!("`{t}` is negative"));
+    }
+    if v >= u64::MAX as f64 {
+        return Err(format!("`{t}` does not fit in 64 bits"));
     }
     Ok(v.round() as u64)
+}
+
+/// An expression's value as a whole number: `(1.5)` is refused, not rounded to 2.
+fn whole(v: f64, t: &str) -> Result<u64, String> {
+    let n = to_u64(v, t)?;
+    if v.fract() != 0.0 {
+        return Err(format!("`{t}` is {v}, not a whole number"));
+    }
+    Ok(n)
 }
 
 /// The leading number and the rest (the unit): `4k` -> (4, "k"), `1.5g` -> (1.5, "g").
@@ -141,11 +161,16 @@ fn size_suffix(suffix: &str, base: KbBase) -> Option<u64> {
     })
 }
 
+/// How deeply an expression may nest (parentheses, unary minus, `^`): each level is a
+/// frame of the parser's stack, and 30,000 of them overflow it.
+pub const MAX_DEPTH: usize = 256;
+
 /// Evaluates `(expr)`: numbers, `+ - * / % ^`, parentheses, unary minus.
 pub fn expression(text: &str) -> Result<f64, String> {
     let mut p = Expr {
         s: text.as_bytes(),
         i: 0,
+        depth: 0,
     };
     let v = p.sum()?;
     p.skip_ws();
@@ -161,9 +186,22 @@ pub fn expression(text: &str) -> Result<f64, String> {
 struct Expr<'a> {
     s: &'a [u8],
     i: usize,
+    depth: usize,
 }
 
 impl Expr<'_> {
+    /// `f` one level deeper, or an error past `MAX_DEPTH`.
+    fn nested(&mut self, f: impl FnOnce(&mut Self) -> Result<f64, String>) -> Result<f64, String> {
+        if self.depth >= MAX_DEPTH {
+            return Err(format!(
+                "nests deeper than {MAX_DEPTH} levels (parentheses, `-`, `^`)"
+            ));
+        }
+        self.depth += 1;
+        let v = f(self);
+        self.depth -= 1;
+        v
+    }
     fn skip_ws(&mut self) {
         while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
             self.i += 1;
@@ -200,7 +238,7 @@ impl Expr<'_> {
         let base = self.unary()?;
         if self.peek() == Some(b'^') {
             self.i += 1;
-            let exp = self.power()?;
+            let exp = self.nested(Self::power)?;
             return Ok(base.powf(exp));
         }
         Ok(base)
@@ -209,11 +247,11 @@ impl Expr<'_> {
         match self.peek() {
             Some(b'-') => {
                 self.i += 1;
-                Ok(-self.unary()?)
+                Ok(-self.nested(Self::unary)?)
             }
             Some(b'(') => {
                 self.i += 1;
-                let v = self.sum()?;
+                let v = self.nested(Self::sum)?;
                 if self.peek() != Some(b')') {
                     return Err("a `(` is not closed".into());
                 }
@@ -231,6 +269,7 @@ impl Expr<'_> {
                 text.parse()
                     .map_err(|_| format!("`{text}` is not a number"))
             }
+            None => Err("ends where a number was expected".into()),
             _ => Err(format!(
                 "expected a number at `{}`",
                 String::from_utf8_lossy(&self.s[self.i..])
@@ -280,6 +319,39 @@ mod tests {
         assert_eq!(size("(4*4096)", KbBase::Binary), Ok(16384));
         assert!(expression("(1/0)").is_err());
         assert!(expression("(1+").is_err());
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_a_stack_overflow() {
+        let deep = |n: usize| format!("{}4096{}", "(".repeat(n), ")".repeat(n));
+        assert_eq!(expression(&deep(MAX_DEPTH)), Ok(4096.0));
+        for n in [MAX_DEPTH + 1, 30_000, 100_000] {
+            let e = expression(&deep(n)).unwrap_err();
+            assert!(e.contains("nests deeper than 256"), "{e}");
+        }
+        let minus = format!("({}1)", "-".repeat(100_000));
+        assert!(expression(&minus).unwrap_err().contains("nests deeper"));
+        let tower = format!("(2{})", "^1".repeat(100_000));
+        assert!(expression(&tower).unwrap_err().contains("nests deeper"));
+    }
+
+    #[test]
+    fn a_result_that_is_not_a_whole_number_is_refused() {
+        let b = KbBase::Binary;
+        assert_eq!(
+            size("(1.5)", b).unwrap_err(),
+            "`(1.5)` is 1.5, not a whole number"
+        );
+        assert_eq!(size("(3/2*2)", b), Ok(3));
+        assert_eq!(int("(0-1)").unwrap_err(), "`(0-1)` is negative");
+        assert_eq!(
+            size("-4k", b).unwrap_err(),
+            "`-4k`: a size cannot be negative"
+        );
+        assert!(size("(2^64)", b)
+            .unwrap_err()
+            .contains("does not fit in 64 bits"));
+        assert!(size("(1/0)", b).unwrap_err().contains("division by zero"));
     }
 
     #[test]

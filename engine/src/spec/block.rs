@@ -213,6 +213,7 @@ impl JobSpec {
             mutate_share: None,
             mode: None,
             app: None,
+            beneath: None,
         }
     }
 

@@ -538,6 +538,12 @@ pub struct Job {
     /// oltp, mailstore: the model's keys, resolved.
     #[serde(flatten)]
     pub app: Option<AppJob>,
+    /// `--within DIR` (fio job files): every file of the job is opened beneath DIR,
+    /// following no link (beneath.rs). Not a job key: a job names its own paths, and
+    /// confinement is for files written by someone else, which the command line asks for.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub beneath: Option<PathBuf>,
 }
 
 /// The keys of an application model (`kind = "oltp"`, `"mailstore"`), resolved. Sizes
@@ -646,12 +652,18 @@ pub fn job_schema() -> Value {
 
 /// The keys a job may have, taken from the schema so they cannot drift from `JobSpec`.
 pub fn known_keys() -> Vec<String> {
-    let schema = schemars::schema_for!(JobSpec);
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .map(|p| p.keys().cloned().collect())
-        .unwrap_or_default()
+    // Made once: making the schema costs more than checking a job (a fio file of 4096
+    // jobs checks each).
+    static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let schema = schemars::schema_for!(JobSpec);
+        schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    })
+    .clone()
 }
 
 impl JobSpec {
