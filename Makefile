@@ -1,6 +1,6 @@
 # One entry point for people and CI. `make demo` and `make test` set everything up first.
 VENV := .venv/bin
-.PHONY: setup demo test lint fmt schemas test-rust test-python test-unit fake-reports bench
+.PHONY: setup demo test lint fmt schemas test-rust test-python test-unit fake-reports bench fuzz
 
 setup:
 	@scripts/setup
@@ -21,6 +21,12 @@ lint:
 
 test-rust:
 	cargo test --release --locked
+
+# The engine's parsers on many structured inputs (engine/tests/fuzz.rs; `cargo test` runs
+# a few of each): about 5 minutes on 2 cores. More: `make fuzz PROPTEST_CASES=200000`.
+PROPTEST_CASES ?= 20000
+fuzz:
+	PROPTEST_CASES=$(PROPTEST_CASES) cargo test --release --locked -p fslab-engine --test fuzz
 
 test-python:
 	FSLAB_TEST_OUTPUT=$(CURDIR)/test-output $(VENV)/pytest
