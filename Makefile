@@ -22,11 +22,15 @@ lint:
 test-rust:
 	cargo test --release --locked
 
-# The engine's parsers on many structured inputs (engine/tests/fuzz.rs; `cargo test` runs
-# a few of each): about 5 minutes on 2 cores. More: `make fuzz PROPTEST_CASES=200000`.
+# Structured fuzzing (the tests run a few cases of each): the engine's parsers
+# (engine/tests/fuzz.rs, proptest) and the lab's study reader and `fslab plan`
+# (tests/test_fuzz_study.py, hypothesis). About 15 minutes on 2 cores; more with
+# `make fuzz PROPTEST_CASES=200000 FSLAB_FUZZ_EXAMPLES=5000`.
 PROPTEST_CASES ?= 20000
-fuzz:
+FSLAB_FUZZ_EXAMPLES ?= 300
+fuzz: setup
 	PROPTEST_CASES=$(PROPTEST_CASES) cargo test --release --locked -p fslab-engine --test fuzz
+	FSLAB_FUZZ_EXAMPLES=$(FSLAB_FUZZ_EXAMPLES) $(VENV)/pytest -p no:cacheprovider tests/test_fuzz_study.py
 
 test-python:
 	FSLAB_TEST_OUTPUT=$(CURDIR)/test-output $(VENV)/pytest

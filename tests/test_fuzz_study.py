@@ -241,6 +241,7 @@ def _settings(default: int, **kw: Any) -> settings:
     )
 
 
+@pytest.mark.timeout(max(120, EXAMPLES // 10))
 @_settings(60)
 @given(studies(), st.sampled_from([1.0, 0.01, 1e-9, 1e9]))
 def test_reading_a_study_ends_in_a_study_or_its_problems(doc: dict[str, Any], scale: float) -> None:
@@ -272,9 +273,12 @@ def _limit_memory() -> None:
 
 
 PLAN_TIMEOUT_S = 60
+# pytest-timeout's limit for a whole property: every example may take its full time.
+WHOLE = pytest.mark.timeout(max(120, (EXAMPLES or 6) * PLAN_TIMEOUT_S))
 
 
 @pytest.mark.slow
+@WHOLE
 @_settings(6)
 @given(doc=studies(), job=fio_files())
 def test_plan_of_any_study_exits_0_2_or_3_and_makes_nothing(
@@ -295,6 +299,7 @@ def test_plan_of_any_study_exits_0_2_or_3_and_makes_nothing(
 
 
 @pytest.mark.slow
+@WHOLE
 @_settings(6)
 @given(job=fio_files())
 def test_a_fio_kind_study_of_any_job_file_is_planned_or_refused(fuzz_dir: Path, job: str) -> None:
