@@ -134,6 +134,7 @@ def test_a_study_that_is_no_file_is_refused_at_once(tmp_path: Path) -> None:
         assert "do-not-print-me" not in done.stdout + done.stderr
 
 
+@pytest.mark.engine  # the engine reads the job file and names its problems
 def test_plan_tells_every_problem_of_the_job_file_at_the_workload(tmp_path: Path) -> None:
     (tmp_path / "bad.fio").write_text("[j]\nrw=randread\nzonemode=zbd\nthreads=1\n")
     (tmp_path / "s.toml").write_text(STUDY.format(job_file="bad.fio", measure='["nope"]'))

@@ -299,6 +299,7 @@ def test_plan_of_any_study_exits_0_2_or_3_and_makes_nothing(
 
 
 @pytest.mark.slow
+@pytest.mark.engine  # the engine reads the job file
 @WHOLE
 @_settings(6)
 @given(job=fio_files())
