@@ -9,7 +9,7 @@ use assert_cmd::cargo::cargo_bin;
 use serde_json::{json, Value};
 
 mod common;
-use common::{engine_stdin, engine_stdin_env, run_job};
+use common::{engine_bounded, engine_stdin, engine_stdin_env, mkfifo, run_job};
 
 fn engine() -> Command {
     Command::new(cargo_bin("fslab-engine"))
@@ -413,41 +413,13 @@ fn unreadable_job_file_exits_2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read the job"));
 }
 
-/// `fslab-engine ARGS` with `stdin`, killed (and the test failed) past 10 s: (exit
-/// code, stderr).
-fn bounded(args: &[&str], stdin: Stdio) -> (Option<i32>, String) {
-    let mut child = engine()
-        .args(args)
-        .stdin(stdin)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = std::time::Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(10) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("fslab-engine {args:?} did not end in 10 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().unwrap();
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn a_job_that_is_a_device_a_fifo_or_endless_is_refused_at_once() {
     // N3 (audit-reliability-2): a job read from /dev/zero grew the engine to 8 GB; a
     // FIFO blocked it forever.
     let dir = scratch(Path::new(env!("CARGO_TARGET_TMPDIR")));
     let fifo = dir.path().join("job.toml");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    mkfifo(&fifo);
     let fifo = fifo.to_str().unwrap();
     for (args, says) in [
         (
@@ -461,14 +433,14 @@ fn a_job_that_is_a_device_a_fifo_or_endless_is_refused_at_once() {
         (["check", fifo], "it is a FIFO, not a job file"),
         (["run", "/tmp"], "it is a directory, not a job file"),
     ] {
-        let (code, err) = bounded(&args, Stdio::null());
-        assert_eq!(code, Some(2), "{args:?}: {err}");
+        let (code, err) = engine_bounded(Path::new("."), &args, Stdio::null(), 10);
+        assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(says) && err.contains("  hint: "), "{err}");
     }
     // Standard input stays allowed, and capped.
     let zero = std::fs::File::open("/dev/zero").unwrap();
-    let (code, err) = bounded(&["check", "-"], Stdio::from(zero));
-    assert_eq!(code, Some(2), "{err}");
+    let (code, err) = engine_bounded(Path::new("."), &["check", "-"], Stdio::from(zero), 10);
+    assert_eq!(code, 2, "{err}");
     assert!(
         err.contains("error: <stdin>: cannot read the job: it is larger than 4 MiB"),
         "{err}"
@@ -476,8 +448,13 @@ fn a_job_that_is_a_device_a_fifo_or_endless_is_refused_at_once() {
     // A NUL byte: not a job.
     let job = dir.path().join("nul.toml");
     std::fs::write(&job, "ioengine = \"null\"\0").unwrap();
-    let (code, err) = bounded(&["check", job.to_str().unwrap()], Stdio::null());
-    assert_eq!(code, Some(2));
+    let (code, err) = engine_bounded(
+        Path::new("."),
+        &["check", job.to_str().unwrap()],
+        Stdio::null(),
+        10,
+    );
+    assert_eq!(code, 2);
     assert!(err.contains("holds a NUL byte at offset 17"), "{err}");
 }
 

@@ -20,6 +20,9 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{json, Value};
 
+mod common;
+use common::mkfifo;
+
 /// How long one input may take, however absurd (the ones here take milliseconds).
 const BOUND: Duration = Duration::from_secs(10);
 /// The address space a `check` may use in the command-line property.
@@ -68,12 +71,6 @@ fn listing(dir: &Path) -> Vec<(PathBuf, u64)> {
     }
     out.sort();
     out
-}
-
-fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }
 
 // ---- fio job files ----

@@ -563,10 +563,8 @@ mod tests {
             "[j]\ninclude /dev/zero\ninclude /dev/urandom\ninclude fifo\ninclude bin\ninclude /proc/self/environ\n",
         )
         .unwrap();
-        let started = std::time::Instant::now();
         let mut p = Vec::new();
         read(&[main], &|_| None, keywords(), &mut p);
-        assert!(started.elapsed().as_secs() < 5, "refused at once, not read");
         let said: Vec<String> = p.iter().map(ToString::to_string).collect();
         assert_eq!(said.len(), 5, "{said:?}");
         assert!(said[0].contains("m.fio:2 include: `/dev/zero` is a character device"));
@@ -595,10 +593,8 @@ mod tests {
         let inc = dir.path().join("loop.fio");
         std::fs::write(&main, "[j]\ninclude loop.fio\n").unwrap();
         std::fs::write(&inc, "include loop.fio\n".repeat(10)).unwrap();
-        let started = std::time::Instant::now();
         let mut p = Vec::new();
         read(&[main], &|_| None, keywords(), &mut p);
-        assert!(started.elapsed().as_secs() < 10);
         assert!(!p.is_empty());
     }
 
