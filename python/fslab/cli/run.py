@@ -202,11 +202,8 @@ def _mpiexec(argv: list[str]) -> tuple[int, bool]:
     caught = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     old = {s: signal.signal(s, forward) for s in caught}
     try:
-        while True:
-            try:
-                return proc.wait(), stopped
-            except InterruptedError:
-                continue
+        code = proc.wait()  # a signal runs `forward` and the wait goes on (PEP 475)
+        return code, stopped
     finally:
         for s, h in old.items():
             signal.signal(s, h)
