@@ -497,7 +497,7 @@ JOBS = [
     ("j11-no-filename", 'rw = "read"\n', "missing target"),
     ("j12-size-1e", 'size = "1e"\nfilename = "{tmp}/f"\n', "is not a size"),
     ("j13-truncated-json", '{"rw": "read",\n', "not valid JSON"),
-    ("j14-binary", None, "stream did not contain valid UTF-8"),
+    ("j14-binary", None, "cannot read the job: it is not UTF-8 text (byte 0x80 at offset 0)"),
     ("j15-new-file-no-size", 'filename = "{tmp}/new.dat"\n', "`size`: is required"),
 ]
 
