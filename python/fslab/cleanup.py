@@ -62,8 +62,15 @@ RANK_JOURNALS = "rank*.journal.db"
 
 
 def rank_journals(workdirs: Collection[Path]) -> list[Path]:
-    """The other ranks' journals found in these work directories."""
-    return sorted({j for w in workdirs if w.is_dir() for j in w.glob(RANK_JOURNALS)})
+    """The other ranks' journals found in these work directories, also one whose lock
+    alone is left: its guard is removing it right now (`undo_rank_journals` waits for it,
+    or the work directory would not yet be empty when it is undone)."""
+    found: set[Path] = set()
+    for w in workdirs:
+        if w.is_dir():
+            found.update(w.glob(RANK_JOURNALS))
+            found.update(p.with_suffix("") for p in w.glob(f"{RANK_JOURNALS}.lock"))
+    return sorted(found)
 
 
 def undo_rank_journals(paths: Collection[Path]) -> CleanupReport:

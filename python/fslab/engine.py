@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from fslab.errors import EngineError, ExitStatus, JobError
-from fslab.procs import DIE_WITH_US
+from fslab.procs import DIE_WITH_US, handles_signals
 
 ENGINE_NAME = "fslab-engine"
 ENGINE_ENV = "FSLAB_ENGINE"
@@ -1082,7 +1082,7 @@ def _progress(line: str) -> SeriesPoint | None:
 def _forward_signals(proc: subprocess.Popen[bytes]) -> Iterator[None]:
     """While the engine runs, SIGINT and SIGTERM to us go to it instead (main thread only:
     Python handles signals there)."""
-    if threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread() or not handles_signals():
         yield
         return
 

@@ -33,6 +33,7 @@ from fslab import guard
 from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, run_job
 from fslab.environment import drop_caches
 from fslab.errors import FslabError
+from fslab.procs import end_at_once_on_signals
 from fslab.ranks import RankFacts, RankReport, merge
 
 _ACTIVE: Ranks | None = None
@@ -244,6 +245,7 @@ def main(argv: list[str]) -> int:
     global _ACTIVE
     from mpi4py import MPI
 
+    end_at_once_on_signals()
     comm = MPI.COMM_WORLD
     if comm.Get_rank() != 0:
         return _worker(comm)

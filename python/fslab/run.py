@@ -29,6 +29,7 @@ from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, judge_stea
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.metrics import UNCOMPARED_KINDS
+from fslab.procs import handles_signals
 from fslab.ranks import with_steady
 from fslab.report.job_summary import live_summary, stored_summary
 from fslab.stats import sequential
@@ -95,6 +96,9 @@ class _Signals:
 
     @contextmanager
     def installed(self) -> Iterator[None]:
+        if not handles_signals():
+            yield  # a rank: a signal ends it at once, and its guard undoes what it made
+            return
         old = {s: signal.signal(s, self.handler) for s in (signal.SIGINT, signal.SIGTERM)}
         try:
             yield
