@@ -307,7 +307,11 @@ def test_a_second_run_and_cleanup_are_refused_while_a_run_holds_the_db(lab: Path
     finally:
         err = _finish(first)
     assert first.returncode == 0, err
-    assert {s for _, s, _ in runs(lab / "r.db")} == {"ok"} and len(runs(lab / "r.db")) == 8
+    rows = runs(lab / "r.db")
+    assert {s for _, s, _ in rows} == {"ok"}
+    # The commands above shared the machine with the run: a run they disturbed was
+    # measured again (a repetition past `repeat`), so 8 runs or a few more.
+    assert sum(rep < 2 for _, _, rep in rows) == 8 and len(rows) >= 8
     assert not (lab / "r.db.lock").exists()
 
 

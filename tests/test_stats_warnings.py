@@ -64,29 +64,34 @@ def test_a_drifting_run_is_unsteady_and_a_flat_one_is_not() -> None:
     assert trend(rising[:3]) is None, "too few intervals to judge"
 
 
-def test_short_contaminated_cached_and_compressible_runs() -> None:
+def test_short_stolen_cached_and_compressible_runs() -> None:
     facts = [
-        RunFacts(1, runtime_s=2.0, intervals=4, contaminated_intervals=1,
-                 reasons=("foreign_cpu", "steal"), available_min_bytes=8 << 30),
+        RunFacts(1, runtime_s=2.0, intervals=4, reasons=("steal",), available_min_bytes=8 << 30),
         RunFacts(2, runtime_s=2.0, intervals=4, reasons=("steal",), available_min_bytes=8 << 30),
     ]  # fmt: skip
     params = {"rw": "randrw", "direct": False, "file_size": 1 << 30, "buffer_content": "zeros"}
     ws = {w.kind: w for w in run_warnings("ext4", "block", params, facts)}
     assert set(ws) == {
-        WarningKind.SHORT, WarningKind.CONTAMINATED, WarningKind.CACHED, WarningKind.COMPRESSIBLE,
-        WarningKind.STEAL,
+        WarningKind.SHORT, WarningKind.CACHED, WarningKind.COMPRESSIBLE, WarningKind.STEAL,
     }  # fmt: skip
-    # Steal is noise, its own warning: what contaminates is the other processes' CPU.
-    assert ws[WarningKind.CONTAMINATED].runs == (1,)
-    assert "other processes' CPU" in ws[WarningKind.CONTAMINATED].message
-    assert "steal" not in ws[WarningKind.CONTAMINATED].message.lower()
     assert ws[WarningKind.STEAL].runs == (1, 2)
-    assert "25% of their intervals" in ws[WarningKind.CONTAMINATED].message
     assert ws[WarningKind.CACHED].runs == (1, 2)
     # Direct I/O of a file larger than the memory left, random data, long runs: quiet.
     clean = [RunFacts(3, runtime_s=30.0, intervals=30, available_min_bytes=512 << 20)]
     params = {"rw": "randrw", "direct": False, "file_size": 1 << 30}
     assert run_warnings("ext4", "block", params, clean) == []
+
+
+def test_steal_is_told_for_every_kind() -> None:
+    """A files run otherwise quiet, whose only fact is steal, still says so (the shortcut
+    for quiet runs of other kinds must not hide it)."""
+    facts = [RunFacts(1, runtime_s=30.0, intervals=30, reasons=("steal",))]
+    assert kinds(run_warnings("ext4", "files", {}, facts)) == [WarningKind.STEAL]
+
+
+def test_a_disturbed_run_is_one_with_contaminated_intervals() -> None:
+    assert RunFacts(1, contaminated_intervals=2, reasons=("foreign_cpu",)).disturbed
+    assert not RunFacts(2, reasons=("steal",)).disturbed
 
 
 def test_direct_reads_the_devices_never_saw_are_cached() -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
+from conftest import undisturbed
 
 from fslab.compare import build_comparison
 from fslab.metrics import CPU_PER_OP, CPU_SHARE, compared
@@ -129,7 +131,7 @@ def _read_csv(text: str) -> list[dict[str, str]]:
 def test_a_version_2_file_of_real_runs_compares_as_the_release_that_wrote_it(
     tmp_path: Path,
 ) -> None:
-    path = _copy_of("results-v2.db", tmp_path)
+    path = undisturbed(_copy_of("results-v2.db", tmp_path))
     # The catalog has since gained the workload's own CPU (version 4) and its CPU per
     # operation (version 5): new rows, which the release that wrote the file did not
     # compare.
@@ -153,6 +155,12 @@ def test_a_version_2_file_of_real_runs_compares_as_the_release_that_wrote_it(
                 assert g[key] == value, (key, w)
                 continue
             assert float(g[key]) == pytest.approx(expected, rel=1e-9, abs=1e-12), (key, w)
+
+
+def test_the_runs_of_a_busy_machine_are_not_counted_and_say_so(tmp_path: Path) -> None:
+    c = build_comparison(_copy_of("results-v2.db", tmp_path))
+    assert c.skipped_runs == {"disturbed": 31}
+    assert sum(n for g in c.groups for n in g.runs.values()) == 36 - 31
 
 
 def test_a_migrated_file_has_the_tables_of_a_new_one(tmp_path: Path) -> None:
@@ -223,3 +231,23 @@ def test_the_workloads_cpu_per_op_is_its_share_over_its_rate() -> None:
     }
     # nothing done, nothing to divide by
     assert per_op("block", {"read": 0}, {CPU_SHARE: 5.0}) == {}
+
+
+def test_a_files_runs_disturbers_are_summed_over_its_ops() -> None:
+    """A files run stores one telemetry per op; who disturbed it is named once, its CPU
+    seconds summed over the ops, the most first."""
+    from fslab.store.derive import _disturbers
+
+    con = sqlite3.connect(":memory:")
+    con.execute("CREATE TABLE telemetry (run_id INTEGER, interval_s REAL, data TEXT)")
+    ops = {
+        "copy": {"disturbers": [{"name": "cc1", "pid": 9, "cpu_s": 1.0, "cpu_pct": 40.0}]},
+        "scan": {"disturbers": [{"name": "cc1", "pid": 9, "cpu_s": 0.5, "cpu_pct": 60.0},
+                                {"name": "sh", "pid": 3, "cpu_s": 2.0, "cpu_pct": 20.0}]},
+    }  # fmt: skip
+    con.execute("INSERT INTO telemetry VALUES (1, 1.0, ?)", (json.dumps(ops),))
+    block = {"series": [], "disturbers": [{"name": "x", "pid": 5, "cpu_s": 1, "cpu_pct": 90}]}
+    con.execute("INSERT INTO telemetry VALUES (2, 1.0, ?)", (json.dumps(block),))
+    assert _disturbers(con, 1) == [["sh", 3, 2.0, 20.0], ["cc1", 9, 1.5, 60.0]]
+    assert _disturbers(con, 2) == [["x", 5, 1.0, 90.0]]
+    assert _disturbers(con, 3) == []

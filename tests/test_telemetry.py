@@ -58,7 +58,7 @@ from fslab.telemetry.procfs import (
     parse_stat,
 )
 from fslab.telemetry.readings import ProcSnapshot, Sample, classify, cpu_ticks_by_group
-from fslab.telemetry.series import make_point
+from fslab.telemetry.series import judge_contamination, make_point
 
 REPO = Path(__file__).resolve().parents[1]
 MiB = 1 << 20
@@ -293,8 +293,12 @@ def sample(
     dirty_mib: int = 0,
     memory_stall_us: int = 0,
     foreign_ticks: int = 0,
+    cpu_stall_us: int | None = None,
 ) -> Sample:
     ticks = int(t_s * 100)
+    psi = {"memory": Pressure(PressureLine(0, 0, 0, memory_stall_us), None)}
+    if cpu_stall_us is not None:
+        psi["cpu"] = Pressure(PressureLine(0, 0, 0, cpu_stall_us), None)
     return Sample(
         t_s=t_s,
         disks=disks,
@@ -302,7 +306,7 @@ def sample(
         cpu=CpuTimes(ticks // 2, 0, 0, 3 * ticks // 2 - steal, 0, 0, 0, steal),
         cpu_count=2,
         memory=MemInfo(cached_mib * MiB, dirty_mib * MiB, 0, 1000 * MiB),
-        psi={"memory": Pressure(PressureLine(0, 0, 0, memory_stall_us), None)},
+        psi=psi,
         procs=snap(ticks, proc(1, 0, 0), proc(7, 1, foreign_ticks)),
     )
 
@@ -398,6 +402,43 @@ def test_summary_derives_the_issue_metrics_from_the_series() -> None:
         "memory pressure above 10% of the time stalled in 1 of 4 intervals (peak 30%)",
     ]
     assert all(isinstance(v, (int, float)) or v is None for v in s.values())
+
+
+def test_foreign_cpu_disturbs_only_where_tasks_waited_for_a_cpu() -> None:
+    """bench/neighbour: a neighbour on a whole CPU left a 1-thread job on 2 CPUs as it
+    was (nobody waited for a CPU), and halved a 2-thread job (tasks waited half the
+    time). Half a CPU of foreign work is a disturbance only with the wait."""
+    th = Thresholds()
+
+    def point(stall_us: int | None) -> tuple[str, ...]:
+        a = sample(0.0, {}, cpu_stall_us=0 if stall_us is not None else None)
+        b = sample(1.0, {}, foreign_ticks=50, cpu_stall_us=stall_us)
+        return make_point(a, b, 0.0, th).reasons
+
+    assert point(10_000) == ()  # 1% of the second waiting: the CPU was spare
+    assert point(300_000) == ("foreign_cpu",)  # 30%: it took the workload's CPU
+    assert point(None) == ("foreign_cpu",)  # no PSI: foreign CPU alone decides
+    a = sample(0.0, {}, cpu_stall_us=0)
+    spans = [make_point(a, sample(0.5 * i, {}, foreign_ticks=25 * i, cpu_stall_us=s), 0.0, th)
+             for i, s in ((1, 10_000), (2, 20_000))]  # fmt: skip
+    assert [p.reasons for p in judge_contamination(spans, th)] == [(), ()]
+
+
+def test_the_foreign_processes_of_a_disturbed_interval_are_named() -> None:
+    """Who disturbed a run: pid 7 (`p7`) used half a CPU in the first interval, the one
+    the foreign CPU contaminated; it is named there, and in the run's disturbers, which
+    survive the round trip through the stored data."""
+    t = made_up_telemetry()
+    assert t.series[0].foreign_top == (("p7", 7, pytest.approx(50.0)),)
+    assert t.series[1].foreign_top == (("p7", 7, pytest.approx(5.0)),)
+    assert t.series[2].foreign_top == ()
+    assert t.disturbers() == [
+        {"name": "p7", "pid": 7, "cpu_s": pytest.approx(0.5), "cpu_pct": pytest.approx(50.0)}
+    ]
+    data = t.to_dict()
+    assert data["disturbers"] == t.disturbers()
+    again = Telemetry.from_dict(json.loads(json.dumps(data)))
+    assert again.series == t.series and again.disturbers() == t.disturbers()
 
 
 def test_summary_without_baselines_leaves_ratios_empty() -> None:
@@ -694,21 +735,29 @@ def kill(child: subprocess.Popen[bytes]) -> None:
     child.wait(timeout=10)
 
 
-def test_a_cpu_burner_outside_the_workload_is_foreign_and_contaminates() -> None:
-    burner = spawn(BURN)
-    try:
-        time.sleep(0.2)  # past the interpreter's start-up
-        with Sampler([], interval_s=0.2, workload_pids=set) as s:
-            time.sleep(1.2)
-    finally:
-        kill(burner)
-    t = s.telemetry
-    summary = t.summary()
-    peak = summary["foreign_cpu_pct_peak"]
-    assert peak is not None and peak > 50, summary
-    assert summary["contaminated"] == 1 and summary["contaminated_foreign_cpu_intervals"]
-    assert any("foreign_cpu" in p.reasons and p.contaminated for p in t.series)
-    assert t.contamination()[0].startswith("CPU used by other processes above 10% of a CPU")
+def test_cpu_burners_outside_the_workload_are_foreign_and_contaminate_when_they_crowd() -> None:
+    """One burner on a machine with a CPU to spare is foreign CPU and takes nobody's: no
+    task waits for a CPU. One more burner than CPUs makes tasks wait: contaminated."""
+    cpus = os.cpu_count() or 1
+    psi = Path("/proc/pressure/cpu").exists()
+    for n, crowded in ((1, cpus == 1 or not psi), (cpus + 1, True)):
+        burners = [spawn(BURN) for _ in range(n)]
+        try:
+            time.sleep(0.2)  # past the interpreters' start-up
+            with Sampler([], interval_s=0.2, workload_pids=set) as s:
+                time.sleep(1.2)
+        finally:
+            for b in burners:
+                kill(b)
+        t = s.telemetry
+        summary = t.summary()
+        peak = summary["foreign_cpu_pct_peak"]
+        assert peak is not None and peak > 50, summary
+        assert summary["contaminated"] == int(crowded), (n, summary)
+        if crowded:
+            assert any("foreign_cpu" in p.reasons and p.contaminated for p in t.series)
+            said = t.contamination()[0]
+            assert said.startswith("CPU used by other processes above 10% of a CPU"), said
 
 
 def test_a_cpu_burner_under_the_workload_is_the_workload() -> None:

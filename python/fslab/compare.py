@@ -169,7 +169,7 @@ class _Stats:
         self.why_of = np.zeros(shape[0], dtype=np.int8)
         self.described = np.zeros(shape[0], dtype=bool)
         # Per cell: 0, or the index in `flag_kinds` of the validity warnings that take its
-        # verdict away (`cached`, `contaminated, unsteady`).
+        # verdict away (`cached`, `unsteady`).
         self.flagged = np.zeros(shape, dtype=np.int16)
         self.flag_kinds: list[str] = [""]
 
@@ -529,7 +529,7 @@ class Group:
     runs: Mapping[str, int]
     rows: Sequence[Row]
     warnings: tuple[StatWarning, ...] = ()
-    """Warnings about whole runs of the group (too short, unsteady, contaminated, cached),
+    """Warnings about whole runs of the group (too short, unsteady, cached),
     per target; those about one metric's samples are on the cells."""
     limits: Mapping[str, float] = field(default_factory=dict)
     """The limits a verdict judged the runs by, as the engine stored them per run: its
@@ -609,6 +609,34 @@ class Question:
 
 
 @dataclass(frozen=True)
+class Disturber:
+    """A process that disturbed runs not counted (`DISTURBED`): named as the kernel names
+    it (`comm`), with the pid of the run it disturbed most."""
+
+    name: str
+    pid: int
+    runs: int
+    """Disturbed runs it was named in."""
+    cpu_pct: float
+    """The most it used, % of one CPU over a disturbed run's contaminated intervals."""
+
+
+def disturbers_of(facts: Iterable[RunFacts]) -> tuple[Disturber, ...]:
+    """The processes named in these runs' facts, by name, most runs (then CPU) first."""
+    by: dict[str, Disturber] = {}
+    for f in facts:
+        for name, pid, _cpu_s, pct in f.disturbers:
+            d = by.get(name)
+            if d is None:
+                by[name] = Disturber(name, pid, 1, pct)
+            else:
+                top = pct > d.cpu_pct
+                by[name] = Disturber(name, pid if top else d.pid, d.runs + 1,
+                                     max(pct, d.cpu_pct))  # fmt: skip
+    return tuple(sorted(by.values(), key=lambda d: (-d.runs, -d.cpu_pct, d.name)))
+
+
+@dataclass(frozen=True)
 class Comparison:
     """A study's results, grouped and compared with the baseline target.
 
@@ -632,6 +660,8 @@ class Comparison:
     """The study's questions, each with its baseline first; () means one, of every target."""
     integrity: tuple[IntegrityCell, ...] = ()
     """The integrity points' outcomes, one cell per point (a target's), in plan order."""
+    disturbers: tuple[Disturber, ...] = ()
+    """Who disturbed the runs not counted as `DISTURBED` (those the telemetry could name)."""
 
     @cached_property
     def _baseline_of(self) -> dict[str, str]:
@@ -806,13 +836,20 @@ def compare_results(
     kept = {p.id for p in points}
     skipped: dict[str, int] = {}
     ok_runs: dict[int, str] = {}
+    disturbed: list[RunFacts] = []
     for run in results.runs:
         if run.point_id not in kept:
             continue
-        if run.status == "ok" and _never_steady(results.facts.get(run.id)):
+        facts = results.facts.get(run.id)
+        if run.status == "ok" and _never_steady(facts):
             # Its numbers are a window that never settled: no sample of the steady state.
             # Left out like a failed run (an adaptive study runs the point again).
             skipped[NOT_STEADY] = skipped.get(NOT_STEADY, 0) + 1
+        elif run.status == "ok" and facts is not None and facts.disturbed:
+            # Other work shared the machine: a sample of something else. Left out too, and
+            # measured again (`fslab.run`: an adaptive study's next round, or a re-run).
+            skipped[DISTURBED] = skipped.get(DISTURBED, 0) + 1
+            disturbed.append(facts)
         elif run.status == "ok":
             ok_runs[run.id] = run.point_id
         else:
@@ -845,6 +882,7 @@ def compare_results(
         alpha=alpha,
         questions=questions,
         integrity=integrity,
+        disturbers=disturbers_of(disturbed),
     )
 
 
@@ -874,6 +912,8 @@ def _integrity_cells(results: StudyResults, kept: set[str]) -> tuple[IntegrityCe
 
 NOT_STEADY = "not steady"
 """How `skipped_runs` counts completed runs whose engine found no steady window."""
+DISTURBED = "disturbed"
+"""How `skipped_runs` counts completed runs other work disturbed (`RunFacts.disturbed`)."""
 
 
 def _never_steady(facts: RunFacts | None) -> bool:

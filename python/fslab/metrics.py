@@ -75,7 +75,7 @@ class MetricSpec:
     @property
     def timed(self) -> bool:
         """Whether the metric depends on time, which a validity warning (cached,
-        contaminated, unsteady) makes doubtful: every rate and latency, and CPU per op;
+        unsteady) makes doubtful: every rate and latency, and CPU per op;
         not amplifications or a cache's hit rate, which count bytes and pages."""
         return self.kind is not MetricKind.EFFICIENCY or self.unit == "ns"
 

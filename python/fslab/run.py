@@ -24,16 +24,18 @@ from typing import Any
 
 from fslab import rank
 from fslab.cleanup import undo_open
-from fslab.compare import CompareError, ResultsError, compare_results
+from fslab.compare import CompareError, ResultsError, compare_results, disturbers_of
 from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, judge_steady, run_job
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.metrics import UNCOMPARED_KINDS
 from fslab.procs import handles_signals
 from fslab.ranks import with_steady
+from fslab.report.format import disturbed_by
 from fslab.report.job_summary import live_summary, stored_summary
 from fslab.stats import sequential
 from fslab.stats.sequential import look_level
+from fslab.stats.warnings import RunFacts
 from fslab.store.db import Results, StoreFull
 from fslab.store.query import study_results
 from fslab.study.plan import Plan, Point
@@ -68,6 +70,8 @@ class Outcome:
     """An adaptive study's points that stopped repeating because they were decided (or
     cannot be)."""
     budget_spent: bool = False
+    disturbed: list[RunFacts] = field(default_factory=list)
+    """Runs other work disturbed: not counted, measured again (who: their `disturbers`)."""
 
 
 @dataclass
@@ -236,13 +240,27 @@ class Runner:
         return out
 
     def _fixed(self, out: Outcome) -> None:
-        """`repeat = N`: every point N times, repetitions interleaved."""
+        """`repeat = N`: every point N times, repetitions interleaved; then, for each point
+        short of N counted runs because other work disturbed some, more repetitions
+        (`rep` N and up), up to N more in all."""
         todo = [(rep, p) for rep, p in self.plan.runs() if rep not in self.db.done_reps(p.id)]
         out.skipped = len(self.plan.runs()) - len(todo)
-        self.progress.start(len(self.plan.runs()), out.skipped)
+        total = len(self.plan.runs())
+        self.progress.start(total, out.skipped)
         for rep, point in todo:
             if not self._step(rep, point, out):
                 return
+        n = self.plan.study.repeat_min
+        for point in self.plan.points:
+            while True:
+                done = self.db.done_reps(point.id)
+                disturbed = self.db.disturbed_reps(point.id)
+                if not disturbed or len(done - disturbed) >= n or len(done) >= 2 * n:
+                    break
+                total += 1
+                self.progress.start(total, total - 1)
+                if not self._step(max(done) + 1, point, out):
+                    return
 
     def _step(self, rep: int, point: Point, out: Outcome) -> bool:
         """Runs repetition `rep` of `point`; False when the study must stop (a signal)."""
@@ -252,7 +270,12 @@ class Runner:
         self.db.check_space()  # a run that could not be stored is not started
         status, run_id = self._one(rep, point, out)
         rates = self.db.run_rates(run_id)
-        self.progress.advance(status, stored_summary(point.kind, rates))
+        said = stored_summary(point.kind, rates)
+        if status == "ok" and (facts := self.db.disturbed(run_id)) is not None:
+            out.disturbed.append(facts)
+            who = disturbed_by(disturbers_of([facts]), 1) or "memory pressure"
+            said = f"disturbed, not counted ({who})"
+        self.progress.advance(status, said)
         if status == "interrupted":
             out.interrupted = True
             return False

@@ -15,6 +15,7 @@ from rich.table import Table
 
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
+from fslab.report.format import not_counted
 from fslab.report.ranks import RANK_COLUMNS, Ranks, rank_cells, rank_views, sentence_text
 from fslab.report.render import render_csv, render_markdown, render_table
 from fslab.report.render.json import write_json
@@ -64,7 +65,7 @@ def compare(
     target. Then the tables: each cell is the mean over the completed runs ± the half-width
     of its 95% confidence interval (Student's t), and for each target but the baseline its
     ratio to the baseline, judged by the decision rule (docs/statistics.md). Runs flagged
-    as cached, contaminated or unsteady get no verdict.
+    as cached or unsteady get no verdict; runs other work disturbed are not counted.
     """
     if show_ranks:
         name, rows = build_ranks(results, study=study, where=where)
@@ -104,12 +105,8 @@ def _notes(c: Comparison, *, study_given: bool) -> None:
             "choose with --study)",
             err=True,
         )
-    if c.skipped_runs:
-        total = sum(c.skipped_runs.values())
-        detail = ", ".join(
-            f"{n} {safe_text(status)}" for status, n in sorted(c.skipped_runs.items())
-        )
-        click.echo(f"note: {total} run{'s' if total > 1 else ''} not counted ({detail})", err=True)
+    if (left_out := not_counted(c)) is not None:
+        click.echo(f"note: {left_out}", err=True)
 
 
 command = compare

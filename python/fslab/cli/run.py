@@ -28,6 +28,7 @@ from fslab.cli.plan import (
     scale_option,
     workdir_option,
 )
+from fslab.compare import disturbers_of
 from fslab.errors import ExitStatus, FslabError
 from fslab.hosts import (
     HostsError,
@@ -39,6 +40,7 @@ from fslab.hosts import (
 )
 from fslab.procs import DIE_WITH_US
 from fslab.rank import active
+from fslab.report.format import disturbed_by
 from fslab.run import Outcome, Runner
 from fslab.run import Progress as RunProgress
 from fslab.safe_text import safe_markup
@@ -270,6 +272,8 @@ def _run(
             f"{outcome.ok} runs ok, {outcome.failed} failed, {outcome.skipped} already done"
             f"{', interrupted' if outcome.interrupted else ''}; results in {safe_markup(results)}"
         )
+        if outcome.disturbed:
+            _disturbed_summary(err, outcome)
         if plan.study.adaptive and not outcome.interrupted:
             _adaptive_summary(err, plan, outcome)
         if outcome.interrupted:
@@ -281,6 +285,27 @@ def _run(
         return ExitStatus.OK
     finally:
         db.close()
+
+
+def _disturbed_summary(err: Console, outcome: Outcome) -> None:
+    """Which runs other work disturbed, and who: they are not counted."""
+    n = len(outcome.disturbed)
+    who = disturbed_by(disturbers_of(outcome.disturbed))
+    err.print(
+        f"disturbed: {n} run{'s' if n != 1 else ''} shared the machine with other work, "
+        f"{'are' if n != 1 else 'is'} not counted and {'were' if n != 1 else 'was'} measured "
+        f"again as the repetitions allowed: "
+        + (who if who else "memory pressure (no process to name)"),
+        soft_wrap=True,
+        markup=False,
+    )
+    err.print(
+        "hint: stop that work while fslab measures; a run is disturbed when other processes "
+        "use more of a CPU, or memory pressure stalls it longer, than docs/statistics.md "
+        "says, over a second or more",
+        soft_wrap=True,
+        markup=False,
+    )
 
 
 UNDECIDED_SHOWN = 5

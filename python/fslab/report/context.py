@@ -329,7 +329,8 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         f"{EQUIVALENCE_MARGIN:.0%}; otherwise inconclusive, with the runs per side that would "
         "likely decide it. No verdict for a single run, for amounts of work (bytes, counts, "
         "CPU shares: compare those per unit of work, as write amplification does), or for "
-        "runs flagged as served from the cache, contaminated or unsteady.",
+        "runs flagged as served from the cache or unsteady; runs other work disturbed are "
+        "not counted.",
         "The summary gathers, per workload and sweep family (one `rw` and operation), the "
         "geometric mean of a target's ratios over the points with its interval, and how many "
         "points were better, worse, equivalent or inconclusive; the best target is named with "

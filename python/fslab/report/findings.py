@@ -6,7 +6,7 @@ verdicts, and the sentences that name who failed which limit.
 No statistics are made here. A family's ratio is the geometric mean of its points' ratios
 (`fslab.stats.decision.combine` of `fslab.compare.log_ratios`), the count of better /
 worse / equivalent / inconclusive points is the decision rule's per point (the cells'
-`vs`), and a point whose runs are flagged (cached, contaminated, unsteady) is counted as
+`vs`), and a point whose runs are flagged (cached, unsteady) is counted as
 such and left out of the mean.
 
 A *family* is one workload's points with one value of `rw` and one operation (random

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable
 
-from fslab.compare import VERDICT_UNIT, Cell, Comparison, Group, MetricSpec
+from fslab.compare import VERDICT_UNIT, Cell, Comparison, Disturber, Group, MetricSpec
 from fslab.params import format_param, varying_keys
 from fslab.safe_text import safe_text
 from fslab.stats.decision import EQUIVALENCE_MARGIN, Decision, Judgement, NoVerdict
@@ -23,6 +23,33 @@ from fslab.units import sig3
 
 NONE = "—"
 """A cell with nothing to show (no run, no baseline to compare with)."""
+
+
+def disturbed_by(disturbers: Iterable[Disturber], most: int = 3) -> str:
+    """`chromium (pid 4242, up to 48% of a CPU, in 2 runs), cc1 (pid 77, 31%, 1 run)`:
+    who disturbed runs, the first `most` of them."""
+    ds = list(disturbers)
+    said = []
+    for i, d in enumerate(ds[:most]):
+        share = f"up to {d.cpu_pct:.0f}% of a CPU" if i == 0 else f"{d.cpu_pct:.0f}%"
+        runs = f"in {d.runs} run{'s' if d.runs != 1 else ''}"
+        said.append(f"{safe_text(d.name)} (pid {d.pid}, {share}, {runs})")
+    more = f" and {len(ds) - most} more" if len(ds) > most else ""
+    return ", ".join(said) + more
+
+
+def not_counted(c: Comparison) -> str | None:
+    """`3 runs not counted (2 disturbed, 1 failed); disturbed by chromium (...)`: what a
+    comparison left out and, where the telemetry named them, who disturbed its runs."""
+    if not c.skipped_runs:
+        return None
+    total = sum(c.skipped_runs.values())
+    detail = ", ".join(f"{n} {safe_text(s)}" for s, n in sorted(c.skipped_runs.items()))
+    line = f"{total} run{'s' if total > 1 else ''} not counted ({detail})"
+    if c.disturbers:
+        line += f"; disturbed by {disturbed_by(c.disturbers)}"
+    return line
+
 
 # -- numbers -------------------------------------------------------------------------------
 

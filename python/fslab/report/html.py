@@ -52,6 +52,7 @@ from fslab.report.format import (
     interval_level,
     legend,
     mark,
+    not_counted,
     vs_title,
     warning_summary,
 )
@@ -327,7 +328,7 @@ def _environment() -> jinja2.Environment:
 
 
 def kinds_by_target(warnings: Sequence[StatWarning]) -> str:
-    """`ext4: noisy, outlier · xfs: contaminated`: a table's warnings in one line."""
+    """`ext4: noisy, outlier · xfs: cached`: a table's warnings in one line."""
     by: dict[str, dict[str, None]] = {}
     for w in warnings:
         by.setdefault(w.target, {})[w.kind.value] = None
@@ -373,6 +374,7 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
     return template.render(
         c=c,
         data=data,
+        not_counted=not_counted(c),
         version=__version__,
         generated=data.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
         styles=styles,

@@ -44,6 +44,7 @@ from fslab.report.format import (
     legend,
     mark,
     md,
+    not_counted,
     warning_hints,
     warning_summary,
 )
@@ -226,9 +227,8 @@ def _cell(text: str, vs: Judgement | None) -> str:
 def _summary(data: ReportData) -> list[str]:
     c = data.comparison
     lines = ["## Summary", ""]
-    if c.skipped_runs:
-        detail = ", ".join(f"{n} {s}" for s, n in sorted(c.skipped_runs.items()))
-        lines += [f"Not counted: {detail} run(s).", ""]
+    if (left_out := not_counted(c)) is not None:
+        lines += [f"{left_out[0].upper()}{left_out[1:]}.", ""]
     rows = verdicts(c)
     if rows:
         lines += _verdict_table(data, rows)
@@ -253,7 +253,7 @@ def _summary(data: ReportData) -> list[str]:
         f"family's points with its {interval_level(c.alpha)} interval, and at how many points "
         "the decision rule "
         "found it better, worse, equivalent (within ±5%) or inconclusive. Points whose runs "
-        "are flagged (cached, contaminated, unsteady) get no verdict and are left out of the "
+        "are flagged (cached, unsteady) get no verdict and are left out of the "
         "mean._",
         "",
     ]

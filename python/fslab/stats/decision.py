@@ -31,8 +31,8 @@ a ratio never crosses 0.
   comes first, minus the repetitions done. "Likely": the spreads and the ratio are
   themselves estimates.
 
-A cell a validity warning flags (served from the page cache, contaminated by other work,
-not steady) gets no verdict either; the caller passes those cells as `suppressed`.
+A cell a validity warning flags (served from the page cache, not steady) gets no verdict
+either; the caller passes those cells as `suppressed`.
 
 References: Welch (1947); for equivalence by interval inclusion, Schuirmann (1987), "A
 comparison of the two one-sided tests procedure and the power approach for assessing
@@ -100,7 +100,7 @@ class Judgement:
     more_runs: int | None = None
     why: NoVerdict | None = None
     flags: str = ""
-    """`cached`, `contaminated, unsteady`: the validity warnings behind FLAGGED."""
+    """`cached`, `cached, unsteady`: the validity warnings behind FLAGGED."""
 
     @property
     def reason(self) -> str:

@@ -21,7 +21,8 @@ different in at most 5% of studies, and `fslab compare` judges an adaptive study
 at that same level, so the report says what the stopping rule saw.
 
 A group is also settled when more runs cannot give it a verdict: its runs are flagged
-(served from the cache, contaminated, unsteady) or its metric has none. A study-level
+(served from the cache, unsteady) or its metric has none. A run other work disturbed
+is not counted (`fslab.compare`): the point simply has fewer runs, and runs again. A study-level
 `budget` stops adding rounds once the runs took that long; the points still open stay
 inconclusive, and say so. Every look is stored (`look` table) so the stopping path can
 be audited.

@@ -33,17 +33,16 @@ class WarningKind(StrEnum):
     mostly never reached the device: it measured memory."""
     COMPRESSIBLE = "compressible"
     """The data written was compressible: a compressing layer would flatter it."""
-    CONTAMINATED = "contaminated"
-    """Other processes, CPU steal or pressure disturbed the run."""
     STEAL = "steal"
     """The hypervisor took CPU time from the run (steal): noise, not a verdict's end."""
     ENGINE = "engine"
     """A warning of the engine's own (an ignored key, io_uring punting to workers, ...)."""
 
 
-SUPPRESSING = frozenset({WarningKind.CACHED, WarningKind.CONTAMINATED, WarningKind.UNSTEADY})
+SUPPRESSING = frozenset({WarningKind.CACHED, WarningKind.UNSTEADY})
 """The warnings that make a target's runs of a point unfit for a verdict: they measured
-memory, something else, or a state still changing (`fslab.stats.decision`)."""
+memory, or a state still changing (`fslab.stats.decision`). A run other work disturbed
+is not counted at all (`RunFacts.disturbed`)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +96,15 @@ class RunFacts(NamedTuple):
     """What the engine read (block and application runs)."""
     device_read_bytes: float | None = None
     """What the target's devices read meanwhile (telemetry)."""
+    disturbers: tuple[tuple[str, int, float, float], ...] = ()
+    """Who disturbed the run: the foreign processes of its contaminated intervals, (name,
+    pid, CPU seconds, % of one CPU there), most CPU first."""
+
+    @property
+    def disturbed(self) -> bool:
+        """Other work disturbed the run (foreign CPU or memory pressure over a second or
+        more): it is measured again, not counted (`fslab.compare`)."""
+        return self.contaminated_intervals > 0
 
 
 UNCACHED_SHARE = 0.5
@@ -265,25 +273,6 @@ def run_warnings(
             )
         )
 
-    dirty = tuple(f.run_id for f in facts if f.contaminated_intervals)
-    if dirty:
-        share = sum(f.contaminated_intervals for f in facts) / max(
-            1, sum(f.intervals for f in facts if f.contaminated_intervals)
-        )
-        why = sorted(set().union(*(f.reasons for f in facts if f.contaminated_intervals)))
-        why = [r for r in why if r != "steal"] or why
-        out.append(
-            StatWarning(
-                WarningKind.CONTAMINATED,
-                target,
-                f"{of_n(dirty)} shared the machine ({', '.join(_REASONS.get(r, r) for r in why)}"
-                f"; {share:.0%} of their intervals)",
-                "stop other work on the machine while measuring and re-run the point: "
-                "until then it gets no verdict",
-                runs=dirty,
-            )
-        )
-
     stolen = tuple(f.run_id for f in facts if "steal" in f.reasons)
     if stolen:
         out.append(
@@ -369,7 +358,7 @@ def _quiet(f: RunFacts) -> bool:
     """Whether none of the checks below that apply to every kind can fire for this run."""
     return (
         not f.engine_warnings
-        and not f.contaminated_intervals
+        and not f.reasons
         and (f.trend is None or abs(f.trend[0]) <= UNSTEADY_DRIFT or f.trend[1] >= 0.05)
         and (
             f.workload_read_bytes is None
@@ -384,9 +373,3 @@ _ENGINE_KINDS = {"short_run": WarningKind.SHORT, "not_steady": WarningKind.UNSTE
 """The engine's warnings that are one of the lab's kinds; the others are `engine`. A
 `not_steady` run is `unsteady`: the engine judged it on its rounds (and the lab's own
 trend is not worked out for such a run, `fslab.store.derive`)."""
-
-_REASONS = {
-    "foreign_cpu": "other processes' CPU",
-    "steal": "CPU steal",
-    "memory_pressure": "memory pressure",
-}

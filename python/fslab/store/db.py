@@ -22,6 +22,7 @@ from typing import Any
 from fslab.engine import Report
 from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import APP_KINDS
+from fslab.stats.warnings import RunFacts
 from fslab.store.derive import derive
 from fslab.store.lock import WRITE_ELSEWHERE, unwritable
 from fslab.store.migrations import MIGRATIONS, SCHEMA_VERSION
@@ -328,6 +329,28 @@ class Results:
     def done_reps(self, point_id: str) -> set[int]:
         rows = self.con.execute(
             "SELECT rep FROM run WHERE point_id = ? AND status = 'ok'", (point_id,)
+        ).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def disturbed(self, run_id: int) -> RunFacts | None:
+        """The run's facts when other work disturbed it (it is not counted: `fslab.
+        compare`), else None."""
+        row = self.con.execute(
+            "SELECT contaminated_intervals, reasons, disturbers FROM run_fact WHERE run_id = ?",
+            (run_id,),
+        ).fetchone()
+        if row is None or not row[0]:
+            return None
+        named = tuple((str(n), int(p), float(s), float(c)) for n, p, s, c in json.loads(row[2]))
+        return RunFacts(run_id, contaminated_intervals=int(row[0]),
+                        reasons=tuple(str(row[1]).split(",")), disturbers=named)  # fmt: skip
+
+    def disturbed_reps(self, point_id: str) -> set[int]:
+        """The repetitions of a point that completed but were disturbed (not counted)."""
+        rows = self.con.execute(
+            "SELECT run.rep FROM run JOIN run_fact ON run_fact.run_id = run.id"
+            " WHERE run.point_id = ? AND run.status = 'ok' AND run_fact.contaminated_intervals > 0",
+            (point_id,),
         ).fetchall()
         return {int(r[0]) for r in rows}
 

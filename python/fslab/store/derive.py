@@ -28,6 +28,7 @@ from typing import Any
 
 from fslab.metrics import COLUMNS, compared
 from fslab.stats.warnings import trend
+from fslab.telemetry.series import FOREIGN_TOP
 
 _CHUNK = 500
 """Runs read per round by a bulk derivation (a migration): bounds its memory."""
@@ -51,14 +52,18 @@ def derive(con: sqlite3.Connection, run_ids: Iterable[int] | None = None) -> int
     else:
         ids = sorted(set(run_ids))
     layouts = {str(k): int(i) for i, k in con.execute("SELECT id, keys FROM value_layout")}
+    # A migration of an older file derives before `disturbers` exists (version 9).
+    named = any(r[1] == "disturbers" for r in con.execute("PRAGMA table_info(run_fact)"))
     written = 0
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
-        written += _derive_chunk(con, chunk, layouts)
+        written += _derive_chunk(con, chunk, layouts, named)
     return written
 
 
-def _derive_chunk(con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str, int]) -> int:
+def _derive_chunk(
+    con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str, int], named: bool
+) -> int:
     marks = ",".join("?" * len(ids))
     con.execute(f"DELETE FROM run_value WHERE run_id IN ({marks})", ids)
     con.execute(f"DELETE FROM run_fact WHERE run_id IN ({marks})", ids)
@@ -117,11 +122,32 @@ def _derive_chunk(con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str
         # steady-state run's engine judged its steadiness on its own rounds: a window it
         # found steady is steady by construction, one it did not comes with `not_steady`.
         t = None if _judged(docs) else trend(points[:-1])
-        con.execute(
-            "INSERT INTO run_fact VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (run_id, runtime_s, *facts[:6], *(t if t is not None else (None, None)), *facts[6:]),
-        )
+        row = (run_id, runtime_s, *facts[:6], *(t if t is not None else (None, None)), *facts[6:])
+        if named:
+            who = _disturbers(con, run_id) if facts[1] else []
+            row += (json.dumps(who, separators=(",", ":")),)
+        con.execute(f"INSERT INTO run_fact VALUES ({', '.join('?' * len(row))})", row)
     return len(runs)
+
+
+def _disturbers(con: sqlite3.Connection, run_id: int) -> list[list[Any]]:
+    """Who disturbed a contaminated run, as its telemetry named them (`Telemetry.
+    disturbers`; a files run's ops summed): [[name, pid, cpu_s, cpu_pct], ...], the most
+    CPU first. Read only for the few contaminated runs: the series are large."""
+    row = con.execute("SELECT data FROM telemetry WHERE run_id = ?", (run_id,)).fetchone()
+    try:
+        data = json.loads(row[0]) if row else {}
+    except ValueError:
+        return []
+    parts = [data] if "series" in data else [d for d in data.values() if isinstance(d, dict)]
+    used: dict[tuple[str, int], list[float]] = {}
+    for part in parts:
+        for d in part.get("disturbers") or []:
+            got = used.setdefault((str(d["name"]), int(d["pid"])), [0.0, 0.0])
+            got[0] += float(d["cpu_s"])
+            got[1] = max(got[1], float(d["cpu_pct"]))
+    top = sorted(used.items(), key=lambda kv: -kv[1][0])[:FOREIGN_TOP]
+    return [[name, pid, cpu_s, pct] for (name, pid), (cpu_s, pct) in top]
 
 
 def _judged(docs: Sequence[dict[str, Any]]) -> bool:

@@ -138,8 +138,14 @@ _V8 = """CREATE TABLE rank (
 ) STRICT;
 """
 
+
+def _to_9(con: sqlite3.Connection) -> None:
+    """Who disturbed a run (`run_fact.disturbers`); older series named nobody."""
+    con.execute("ALTER TABLE run_fact ADD COLUMN disturbers TEXT NOT NULL DEFAULT '[]'")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
-    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7, 8: _to_8,
+    2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7, 8: _to_8, 9: _to_9,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -407,10 +407,12 @@ def run_facts(
     rows = con.execute(
         "SELECT run_id, runtime_s, engine_warnings, intervals, contaminated_intervals,"
         " reasons, trend_drift, trend_p, available_min_bytes, workload_read_bytes,"
-        " device_read_bytes, limits FROM run_fact WHERE run_id BETWEEN ? AND ?",
+        " device_read_bytes, limits, disturbers FROM run_fact WHERE run_id BETWEEN ? AND ?",
         _span(ok),
     ).fetchall()
-    for run_id, runtime_s, engine, intervals, dirty, reasons, drift, p, *read, judged in rows:
+    for row in rows:
+        run_id, runtime_s, engine, intervals, dirty, reasons, drift, p = row[:8]
+        available, workload_read, device_read, judged, named = row[8:]
         if run_id not in ok:
             continue
         out[run_id] = RunFacts(
@@ -421,11 +423,20 @@ def run_facts(
             dirty,
             tuple(reasons.split(",")) if reasons else (),
             (drift, p) if drift is not None else None,
-            *read,
+            available,
+            workload_read,
+            device_read,
+            _disturbers(named),
         )
         if judged != "{}":
             limits[run_id] = {str(k): float(v) for k, v in orjson.loads(judged).items()}
     return out, limits
+
+
+def _disturbers(text: str) -> tuple[tuple[str, int, float, float], ...]:
+    if text == "[]":
+        return ()
+    return tuple((str(n), int(p), float(s), float(c)) for n, p, s, c in orjson.loads(text))
 
 
 def _warnings(text: str) -> tuple[tuple[str, str | None, str, str | None], ...]:

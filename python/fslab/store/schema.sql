@@ -1,6 +1,6 @@
--- fslab results database, schema version 8 (PRAGMA user_version; versions 4 and 5
+-- fslab results database, schema version 9 (PRAGMA user_version; versions 4 and 5
 -- changed no table: they re-derive run_value for metrics the catalog gained; version 6
--- added `look`, version 7 `integrity`, version 8 `rank`).
+-- added `look`, version 7 `integrity`, version 8 `rank`, version 9 `run_fact.disturbers`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -139,7 +139,9 @@ CREATE TABLE run_fact (
     trend_drift REAL,
     trend_p     REAL,
     engine_warnings TEXT NOT NULL,      -- JSON [[kind, op or null, message, hint or null], ...]
-    limits      TEXT NOT NULL           -- JSON {check: max}: what a verdict judged by (ms)
+    limits      TEXT NOT NULL,          -- JSON {check: max}: what a verdict judged by (ms)
+    disturbers  TEXT NOT NULL DEFAULT '[]' -- JSON [[name, pid, cpu_s, cpu_pct], ...] (version 9):
+                                        -- the foreign processes in its contaminated intervals
 ) STRICT;
 
 -- Adaptive repetition (version 6): each look after a round, from the study's `repeat.min`

@@ -75,8 +75,25 @@ def classify(procs: Mapping[int, ProcStat], self_pid: int, workload: set[int]) -
     return group
 
 
-def cpu_ticks_by_group(prev: ProcSnapshot, cur: ProcSnapshot) -> dict[Group, int]:
-    """CPU ticks each group used between two snapshots.
+def cpu_ticks_by_process(prev: ProcSnapshot, cur: ProcSnapshot) -> dict[int, int]:
+    """CPU ticks each process present now used since `prev`: the growth of its own and
+    its reaped children's time, or all of it for one born in between (a process that
+    runs short commands is charged with them)."""
+    out: dict[int, int] = {}
+    for pid, p in cur.procs.items():
+        q = prev.procs.get(pid)
+        if q is not None and q.starttime == p.starttime:
+            out[pid] = p.cpu_ticks - q.cpu_ticks
+        elif p.starttime >= prev.boot_ticks:
+            out[pid] = p.cpu_ticks
+    return out
+
+
+def cpu_ticks_by_group(
+    prev: ProcSnapshot, cur: ProcSnapshot, by_process: Mapping[int, int] | None = None
+) -> dict[Group, int]:
+    """CPU ticks each group used between two snapshots (`by_process`: the snapshots'
+    `cpu_ticks_by_process`, when the caller has it already).
 
     A process seen in both adds the growth of its own and its reaped children's time; one
     born in between adds all of it. One that vanished was reaped: its parent's children
@@ -88,12 +105,10 @@ def cpu_ticks_by_group(prev: ProcSnapshot, cur: ProcSnapshot) -> dict[Group, int
     ignores it); a group's sum never goes below zero.
     """
     ticks: dict[Group, int] = dict.fromkeys(GROUPS, 0)
-    for pid, p in cur.procs.items():
-        q = prev.procs.get(pid)
-        if q is not None and q.starttime == p.starttime:
-            ticks[cur.group[pid]] += p.cpu_ticks - q.cpu_ticks
-        elif p.starttime >= prev.boot_ticks:
-            ticks[cur.group[pid]] += p.cpu_ticks
+    if by_process is None:
+        by_process = cpu_ticks_by_process(prev, cur)
+    for pid, n in by_process.items():
+        ticks[cur.group[pid]] += n
     for pid, q in prev.procs.items():
         now = cur.procs.get(pid)
         if now is not None and now.starttime == q.starttime:

@@ -14,18 +14,37 @@ from typing import Any
 
 from fslab.telemetry.devices import DeviceRoles
 from fslab.telemetry.procfs import SECTOR_BYTES, DiskCounters, MemInfo, Pressure
-from fslab.telemetry.readings import _CLK_TCK, PSI_RESOURCES, Group, Sample, cpu_ticks_by_group
+from fslab.telemetry.readings import (
+    _CLK_TCK,
+    PSI_RESOURCES,
+    Group,
+    Sample,
+    cpu_ticks_by_group,
+    cpu_ticks_by_process,
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Thresholds:
     """When an interval counts as contaminated: something besides the workload took a
-    share of the machine large enough to move the result (on this 2-core VM, foreign
-    processes were seen to cut a result by 4x)."""
+    share of the machine large enough to move the result.
+
+    Foreign CPU disturbs a run only where it takes CPU the workload wanted: measured on
+    this 2-CPU VM (bench/neighbour, docs/statistics.md), a neighbour busy on a whole CPU
+    left a 1-thread job's rate where it was (0.99-1.05x: the other CPU was free, and no
+    task waited for one), while beside a 2-thread job, which needs both, it took the rate
+    down to 0.46-0.53x; at 40% of a CPU 0.78x, at 10% 0.87-1.03x. What tells the two
+    apart is CPU pressure (PSI `some`: the share of time some task waited for a CPU):
+    0.1-0.4% beside the 1-thread job whatever the neighbour, 9%, 34% and 50% beside the
+    2-thread one at 10%, 40% and 100%. So foreign CPU counts where both are high."""
 
     foreign_cpu_pct: float = 10.0
     """CPU of processes not the workload's, % of one CPU, over a second or more
     (`judge_contamination`)."""
+    cpu_pressure_pct: float = 5.0
+    """Share of the time some task waited for a CPU (PSI cpu `some`) above which foreign
+    CPU took CPU from the workload (a 2-3% cut at most below it, within the noise of a
+    repetition); without PSI, foreign CPU alone decides."""
     steal_pct: float = 5.0
     """Time the hypervisor gave this VM's CPUs to others, % of all CPU time."""
     memory_pressure_pct: float = 10.0
@@ -144,6 +163,13 @@ class TelemetryPoint:
     contaminated: bool
     reasons: tuple[str, ...]
     """Why contaminated: `foreign_cpu`, `steal`, `memory_pressure`."""
+    foreign_top: tuple[tuple[str, int, float], ...] = ()
+    """The foreign processes that used the most CPU in the interval, most first: (name,
+    pid, % of one CPU), at most `FOREIGN_TOP` of them (older series: none)."""
+
+
+FOREIGN_TOP = 3
+"""Foreign processes named per interval: who disturbed a run is among the first few."""
 
 
 CONTAMINATING = frozenset({"foreign_cpu", "memory_pressure"})
@@ -152,6 +178,12 @@ warning) but does not: on a virtual machine the workload's own direct I/O to a v
 disk shows as steal (7-17% on this project's VM, 0% idle), every run would be flagged,
 and steal by other tenants is noise that repetitions in random order carry into the
 intervals, not a bias of one target."""
+
+
+def _foreign(foreign_pct: float, waited_pct: float, thresholds: Thresholds) -> bool:
+    """Whether foreign CPU took CPU from the workload: there was enough of it, and tasks
+    waited for a CPU (`waited_pct`: 100 where the kernel has no PSI to say)."""
+    return foreign_pct > thresholds.foreign_cpu_pct and waited_pct > thresholds.cpu_pressure_pct
 
 
 def _contaminating(reasons: Iterable[str]) -> bool:
@@ -188,7 +220,8 @@ def judge_contamination(
             return sum(value(q) * q.dt_s for q in span) / dt if dt > 0 else 0.0
 
         reasons: list[str] = []
-        if mean(lambda q: q.foreign_cpu_pct) > thresholds.foreign_cpu_pct:
+        waited = mean(lambda q: q.psi["cpu"].some_pct if "cpu" in q.psi else 100.0)
+        if _foreign(mean(lambda q: q.foreign_cpu_pct), waited, thresholds):
             reasons.append("foreign_cpu")
         if mean(lambda q: q.cpu_steal_pct) > thresholds.steal_pct:
             reasons.append("steal")
@@ -215,17 +248,28 @@ def make_point(prev: Sample, cur: Sample, t0_s: float, thresholds: Thresholds) -
         return 100.0 * ticks / total if total > 0 else 0.0
 
     proc_dt_s = (cur.procs.boot_ticks - prev.procs.boot_ticks) / _CLK_TCK
-    ticks = cpu_ticks_by_group(prev.procs, cur.procs)
+    by_process = cpu_ticks_by_process(prev.procs, cur.procs)
+    ticks = cpu_ticks_by_group(prev.procs, cur.procs, by_process)
+
+    def pct(n: int) -> float:
+        # The scans' own tick-resolution clock, not t_s: their ticks are what is divided.
+        return 100.0 * _rate(n / _CLK_TCK, proc_dt_s or dt_s)
 
     def one_cpu_pct(group: Group) -> float:
-        # The scans' own tick-resolution clock, not t_s: their ticks are what is divided.
-        return 100.0 * _rate(ticks[group] / _CLK_TCK, proc_dt_s or dt_s)
+        return pct(ticks[group])
+
+    foreign_pids = [
+        pid for pid, n in by_process.items() if n > 0 and cur.procs.group[pid] == "foreign"
+    ]
+    top = sorted(foreign_pids, key=lambda pid: -by_process[pid])[:FOREIGN_TOP]
+    foreign_top = tuple((cur.procs.procs[pid].comm, pid, pct(by_process[pid])) for pid in top)
 
     psi = {r: PsiInterval.between(prev.psi[r], cur.psi[r], dt_s) for r in cur.psi}
     foreign = one_cpu_pct("foreign")
     steal = cpu_pct(c1.steal - c0.steal)
     reasons: list[str] = []
-    if foreign > thresholds.foreign_cpu_pct:
+    waited = psi["cpu"].some_pct if "cpu" in psi else 100.0
+    if _foreign(foreign, waited, thresholds):
         reasons.append("foreign_cpu")
     if steal > thresholds.steal_pct:
         reasons.append("steal")
@@ -250,6 +294,7 @@ def make_point(prev: Sample, cur: Sample, t0_s: float, thresholds: Thresholds) -
         psi=psi,
         contaminated=_contaminating(reasons),
         reasons=tuple(reasons),
+        foreign_top=foreign_top,
     )
 
 
@@ -474,9 +519,31 @@ class Telemetry:
                 )
         return out
 
+    def disturbers(self) -> list[dict[str, Any]]:
+        """Who disturbed the run: the foreign processes named in its intervals contaminated
+        by foreign CPU, by the CPU they used there, most first (at most `FOREIGN_TOP`, and
+        none that used under a quarter of the threshold there): `name`, `pid`, `cpu_s` and
+        `cpu_pct` (% of one CPU over those intervals)."""
+        hit = [p for p in self.series if "foreign_cpu" in p.reasons]
+        span = sum(p.dt_s for p in hit)
+        used: dict[tuple[str, int], float] = {}
+        for p in hit:
+            for name, pid, share in p.foreign_top:
+                used[(name, pid)] = used.get((name, pid), 0.0) + share / 100.0 * p.dt_s
+        # A process using a sliver of a CPU there (a shell, a monitor) did not disturb it.
+        least = self.thresholds.foreign_cpu_pct / 4
+        shares = [
+            ((name, pid), cpu_s, 100.0 * _rate(cpu_s, span)) for (name, pid), cpu_s in used.items()
+        ]
+        top = sorted((x for x in shares if x[2] >= least), key=lambda x: -x[1])[:FOREIGN_TOP]
+        return [
+            {"name": name, "pid": pid, "cpu_s": cpu_s, "cpu_pct": pct}
+            for (name, pid), cpu_s, pct in top
+        ]
+
     def to_dict(self) -> dict[str, Any]:
-        """Plain data (JSON-ready); `from_dict` reads it back."""
-        return asdict(self)
+        """Plain data (JSON-ready); `from_dict` reads it back (`disturbers` is derived)."""
+        return {**asdict(self), "disturbers": self.disturbers()}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Telemetry:
@@ -487,6 +554,7 @@ class Telemetry:
                     "devices": {k: DeviceInterval(**v) for k, v in d["devices"].items()},
                     "psi": {k: PsiInterval(**v) for k, v in d["psi"].items()},
                     "reasons": tuple(d["reasons"]),
+                    "foreign_top": tuple(tuple(x) for x in d.get("foreign_top", ())),
                 }
             )
 

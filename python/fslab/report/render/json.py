@@ -44,7 +44,7 @@ METHOD = (
     "it lies within 1 ± equivalence_margin, inconclusive otherwise (more_runs: the runs "
     "per side that would likely decide it); none (null, with no_verdict saying why) for "
     "a single run, an amount of work, a metric without a better direction, or runs "
-    "flagged as cached, contaminated or unsteady"
+    "flagged as cached or unsteady"
 )
 
 
@@ -64,6 +64,10 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "equivalence_margin": EQUIVALENCE_MARGIN,
         "method": METHOD,
         "skipped_runs": dict(comparison.skipped_runs),
+        "disturbers": [
+            {"name": d.name, "pid": d.pid, "runs": d.runs, "cpu_pct": d.cpu_pct}
+            for d in comparison.disturbers
+        ],
         "integrity": integrity_docs(comparison),
     }
 
