@@ -13,7 +13,6 @@ every target: the same job across file systems, which is what a column compariso
 
 from __future__ import annotations
 
-import difflib
 import math
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -50,7 +49,13 @@ from fslab.metrics import (
     op_metrics,
     pseudo_metrics,
 )
-from fslab.params import format_param, param_matches, param_order
+from fslab.params import (
+    MISSING,
+    WhereError,
+    param_order,
+    select,
+    suggest,
+)
 from fslab.stats.decision import Decision, Judgement, NoVerdict, decide, log_error
 from fslab.stats.summary import ALPHA, CONFIDENCE, Summary, t_quantiles
 from fslab.stats.warnings import (
@@ -695,18 +700,13 @@ class Comparison:
         return tuple(
             (k, v)
             for k, v in first
-            if all(
-                _canonical(dict(g.params).get(k, _MISSING)) == _canonical(v) for g in self.groups
-            )
+            if all(_canonical(dict(g.params).get(k, MISSING)) == _canonical(v) for g in self.groups)
         )
 
     def varying_params(self, group: Group) -> tuple[tuple[str, Any], ...]:
         """The group's parameters that are not common to all groups (its title)."""
         common = {k for k, _ in self.common_params()}
         return tuple((k, v) for k, v in group.params if k not in common)
-
-
-_MISSING = object()
 
 
 def parse_where(exprs: Iterable[str | tuple[str, str]]) -> tuple[tuple[str, str], ...]:
@@ -821,7 +821,7 @@ def compare_results(
             if name not in targets:
                 raise CompareError(
                     f"unknown --where target `{name}`: study `{study}` has no such target",
-                    hint=_suggest(name, targets, "targets"),
+                    hint=suggest(name, targets, "targets"),
                 )
         targets = tuple(t for t in targets if t in wanted_targets)
         points = [p for p in points if p.target in targets]
@@ -1320,7 +1320,7 @@ def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
         if not any(op == p or (op == TELEMETRY_OP and p.endswith(TELEMETRY_OP)) for p in present):
             raise CompareError(
                 f"unknown --op `{op}`: no row of this comparison is of that operation",
-                hint=_suggest(op, present, "the operations are"),
+                hint=suggest(op, present, "the operations are"),
             )
     groups = []
     for g in comparison.groups:
@@ -1332,57 +1332,22 @@ def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
 
 
 def _filter_points(points: list[PointRow], filters: tuple[tuple[str, str], ...]) -> list[PointRow]:
-    if not filters:
-        return points
     # `workload` is not a parameter but names what people filter by first.
     keys = ("workload", *param_order(tuple(dict.fromkeys(k for p in points for k in p.params))))
-    wanted: dict[str, list[str]] = {}
-    for key, wanted_value in filters:
-        if key not in keys:
-            raise CompareError(
-                f"unknown --where key `{key}`: no point has this parameter",
-                hint=_suggest(key, keys, "the parameters are"),
-            )
-        wanted.setdefault(key, []).append(wanted_value)
 
     def value(p: PointRow, k: str) -> Any:
-        return p.workload if k == "workload" else p.params.get(k, _MISSING)
+        return p.workload if k == "workload" else p.params.get(k, MISSING)
 
-    kept = [
-        p
-        for p in points
-        if all(
-            value(p, k) is not _MISSING and any(param_matches(k, value(p, k), v) for v in vs)
-            for k, vs in wanted.items()
-        )
-    ]
-    if not kept:
-        present = "; ".join(
-            f"`{k}` is "
-            + ", ".join(
-                dict.fromkeys(
-                    format_param(k, value(p, k)) for p in points if value(p, k) is not _MISSING
-                )
-            )
-            for k in wanted
-        )
-        expr = " ".join(f"{k}={v}" for k, v in filters)
-        raise CompareError(f"no point matches `{expr}`", hint=f"in this study {present}")
-    return kept
+    try:
+        return select(points, filters, keys, value)
+    except WhereError as e:
+        raise CompareError(e.message, hint=e.hint) from e
 
 
 def _canonical(value: Any) -> bytes:
-    if value is _MISSING:
+    if value is MISSING:
         return b"\0missing"
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)
-
-
-def _suggest(name: str, choices: Sequence[str], what: str) -> str:
-    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
-    listed = ", ".join(f"`{c}`" for c in choices)
-    if close:
-        return f"did you mean `{close[0]}`? {what}: {listed}"
-    return f"{what}: {listed}"
 
 
 def _pick_study(
@@ -1393,7 +1358,7 @@ def _pick_study(
             return int(sid), str(name)
     assert wanted is not None  # the first study matches when none is asked for
     raise CompareError(
-        f"no study `{wanted}` in {db}", hint=_suggest(wanted, [n for _, n in studies], "studies")
+        f"no study `{wanted}` in {db}", hint=suggest(wanted, [n for _, n in studies], "studies")
     )
 
 
@@ -1404,5 +1369,5 @@ def _pick_baseline(targets: tuple[str, ...], wanted: str | None, study: str) -> 
         return wanted
     raise CompareError(
         f"unknown baseline `{wanted}`: study `{study}` has no such target",
-        hint=_suggest(wanted, targets, "targets"),
+        hint=suggest(wanted, targets, "targets"),
     )

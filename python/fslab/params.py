@@ -4,10 +4,11 @@ matches them (`param_matches`). Compare, export, the reports and `fslab plan` sh
 
 from __future__ import annotations
 
+import difflib
 import functools
 import math
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from fslab.units import format_bytes, parse_duration, parse_size
 
@@ -102,3 +103,71 @@ def varying_keys(param_sets: Iterable[Sequence[tuple[str, Any]]]) -> list[str]:
         for k, v in params.items():
             values.setdefault(k, set()).add(repr(v))
     return [k for k, vs in values.items() if len(vs) > 1 or any(k not in p for p in sets)]
+
+
+_T = TypeVar("_T")
+
+MISSING: Any = object()
+"""What a selection's `value` returns for a key an item does not have."""
+
+
+class WhereError(ValueError):
+    """A `--where` that names no key the items have, or that no item matches: `message`
+    and a `hint` (what there is)."""
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+def suggest(name: str, choices: Sequence[str], what: str) -> str:
+    """`did you mean `x`? the parameters are: ...`: a hint for an unknown name."""
+    close = difflib.get_close_matches(name, choices, n=1, cutoff=0.5)
+    listed = ", ".join(f"`{c}`" for c in choices)
+    if close:
+        return f"did you mean `{close[0]}`? {what}: {listed}"
+    return f"{what}: {listed}"
+
+
+def select(
+    items: Sequence[_T],
+    filters: Sequence[tuple[str, str]],
+    keys: Sequence[str],
+    value: Callable[[_T, str], Any],
+) -> list[_T]:
+    """The items every filter matches: one of the values given for a key (repeating a
+    key is "or", different keys "and"), by `param_matches`. `keys` are the keys the items
+    have, `value(item, key)` an item's value (`MISSING` when it has none). Raises
+    `WhereError` for a key none has, or when nothing matches (saying what there is)."""
+    if not filters:
+        return list(items)
+    wanted: dict[str, list[str]] = {}
+    for key, v in filters:
+        if key not in keys:
+            raise WhereError(
+                f"unknown --where key `{key}`: no point has this parameter",
+                suggest(key, keys, "the parameters are"),
+            )
+        wanted.setdefault(key, []).append(v)
+    kept = [
+        it
+        for it in items
+        if all(
+            value(it, k) is not MISSING and any(param_matches(k, value(it, k), v) for v in vs)
+            for k, vs in wanted.items()
+        )
+    ]
+    if not kept:
+        present = "; ".join(
+            f"`{k}` is "
+            + ", ".join(
+                dict.fromkeys(
+                    format_param(k, value(it, k)) for it in items if value(it, k) is not MISSING
+                )
+            )
+            for k in wanted
+        )
+        expr = " ".join(f"{k}={v}" for k, v in filters)
+        raise WhereError(f"no point matches `{expr}`", f"in this study {present}")
+    return kept

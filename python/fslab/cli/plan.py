@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from fslab.compare import CompareError, parse_where
 from fslab.errors import ExitStatus
 from fslab.kinds import kind_of
 from fslab.kinds.base import EngineJobKind
@@ -47,6 +48,23 @@ workdir_option = click.option(
     help="Where images and mount points go. Default: the study's `workdir`, else "
     "fslab-work beside the results.",
 )  # fmt: skip
+
+
+def _only(
+    ctx: click.Context, param: click.Parameter, value: tuple[str, ...]
+) -> tuple[tuple[str, str], ...]:
+    try:
+        return parse_where(value)
+    except CompareError as e:
+        raise click.BadParameter(f"{e.message} ({e.hint})") from e
+
+
+only_option = click.option(
+    "--where", "only", metavar="KEY=VALUE", multiple=True, callback=_only,
+    help="Only the points whose parameter KEY is VALUE: a slice of the study (`target=NAME`, "
+    "`workload=NAME`, a swept key such as `bs=8k`; repeat a key for any of several values, "
+    "several keys for all). The study's other points are left for another run.",
+)  # fmt: skip
 results_option = click.option(
     "--results", type=click.Path(path_type=Path), default=Path("fslab-results.db"),
     show_default=True, help="The results database.",
@@ -60,6 +78,7 @@ results_option = click.option(
 @force_option
 @device_option
 @workdir_option
+@only_option
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(
     study: Path,
@@ -68,12 +87,14 @@ def plan(
     force: bool,
     devices: tuple[str, ...],
     workdir: Path | None,
+    only: tuple[tuple[str, str], ...],
     as_json: bool,
 ) -> ExitStatus:
     """Check a study and show its points, time estimate and side effects; touch nothing."""
     checked = checked_plan(
-        study, scale, results=results, force=force, confirmed=frozenset(devices), workdir=workdir
-    )
+        study, scale, results=results, force=force, confirmed=frozenset(devices),
+        workdir=workdir, only=only,
+    )  # fmt: skip
     p, workdir = checked.plan, checked.workdir
     st = p.study
     effects = {t.name: side_effects(t, workdir, scale) for t in p.targets()}
@@ -88,6 +109,7 @@ def plan(
         doc = {
             "study": p.study.name,
             "scale": scale,
+            "where": [f"{k}={v}" for k, v in p.where],
             "repeat": (
                 {"min": st.repeat_min, "max": st.repeat_max, "seed": p.seed}
                 if st.adaptive
@@ -121,6 +143,10 @@ def plan(
         else f"{p.repeat} repeats"
     )  # fmt: skip
     out.print(f"{safe_text(p.study.name)}: {len(p.points)} points x {repeats}", soft_wrap=True)
+    if p.where:
+        said = " ".join(f"{k}={v}" for k, v in p.where)
+        out.print(f"a slice of the study: the points `--where {safe_text(said)}` keeps",
+                  soft_wrap=True)  # fmt: skip
     # One table per workload: each kind has its own keys, and one table of all of them is
     # mostly empty columns too narrow to read.
     for workload in dict.fromkeys(pt.workload for pt in p.points):

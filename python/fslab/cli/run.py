@@ -24,6 +24,7 @@ from fslab.cli.cleanup import clean
 from fslab.cli.plan import (
     device_option,
     force_option,
+    only_option,
     results_option,
     scale_option,
     workdir_option,
@@ -88,6 +89,7 @@ def _log_lines(err: Console) -> RunProgress:
     help="If another fslab run or cleanup is using the results database, wait for it "
     "instead of stopping.",
 )  # fmt: skip
+@only_option
 @click.option(
     "--hosts", metavar="HOST[:SLOTS],...",
     help="Run every point on all these hosts at once, SLOTS ranks each, over MPI "
@@ -101,6 +103,7 @@ def run(
     force: bool,
     devices: tuple[str, ...],
     wait: bool,
+    only: tuple[tuple[str, str], ...],
     hosts: str | None,
 ) -> ExitStatus:
     """Run a study (resuming: finished runs are skipped) and store the results. One run
@@ -114,10 +117,12 @@ def run(
         args += ["--force"] if force else []
         args += [x for d in devices for x in ("--device", d)]
         args += ["--wait"] if wait else []
-        return _launch(hosts, args, study, scale, results, force, confirmed, workdir)
+        args += [x for k, v in only for x in ("--where", f"{k}={v}")]
+        return _launch(hosts, args, study, scale, results, force, confirmed, workdir, only)
     checked = checked_plan(
-        study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
-    )
+        study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir,
+        only=only,
+    )  # fmt: skip
     if active() is None and (most := most_ranks(checked.plan)) > 1:
         raise HostsError(
             f"the study asks for `ranks = {most}` (clients per host): that needs a multi-host run",
@@ -143,13 +148,15 @@ def _launch(
     force: bool,
     confirmed: frozenset[str],
     workdir: Path | None,
+    only: tuple[tuple[str, str], ...],
 ) -> ExitStatus:
     """`--hosts`: checks what can be checked here, then runs this same `fslab run` as
     rank 0 of `mpiexec` (`fslab.rank`), the other ranks beside it."""
     hosts = parse_hosts(hosts_text)
     checked = checked_plan(
-        study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir
-    )
+        study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir,
+        only=only,
+    )  # fmt: skip
     found = plan_problems(checked.plan, min(h.slots for h in hosts))
     if found:
         raise found[0]

@@ -14,12 +14,14 @@ import itertools
 import json
 import random
 import zlib
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fslab.kinds import KINDS, AnySpec, Kind, kind_of
 from fslab.metrics import UNCOMPARED_KINDS
+from fslab.params import MISSING, param_order, select
 from fslab.study.model import Study, TargetSpec
 from fslab.study.problems import Problem, StudyError, where
 from fslab.study.workload import Value
@@ -80,6 +82,8 @@ class Plan:
     study: Study
     points: list[Point]
     scale: float
+    where: tuple[tuple[str, str], ...] = ()
+    """The `--where` filters that made this plan a slice of the study (`select`)."""
 
     @property
     def repeat(self) -> int:
@@ -132,6 +136,24 @@ class Plan:
 
     def targets(self) -> list[TargetSpec]:
         return list(self.study.target)
+
+    def select(self, where: Sequence[tuple[str, str]]) -> Plan:
+        """Only the points `--where KEY=VALUE` keeps (`target`, `workload` or a swept
+        parameter, as in `fslab compare`): a slice of the study to plan or run. Raises
+        `WhereError` for a key no point has, or when no point matches."""
+        if not where:
+            return self
+        params = tuple(dict.fromkeys(k for p in self.points for k in p.params))
+        keys = ("target", "workload", *param_order(params))
+
+        def value(p: Point, key: str) -> Any:
+            if key == "target":
+                return p.target.name
+            if key == "workload":
+                return p.workload
+            return p.params.get(key, MISSING)
+
+        return replace(self, points=select(self.points, where, keys, value), where=tuple(where))
 
 
 def workload_name(w: AnySpec, i: int, all_: list[AnySpec]) -> str:

@@ -5,10 +5,12 @@ from it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from fslab.hosts import plan_problems
+from fslab.params import WhereError
 from fslab.store.db import made_filesystems
 from fslab.store.lock import waiting_for
 from fslab.study.check import (
@@ -58,8 +60,10 @@ def checked_plan(
     force: bool = False,
     confirmed: frozenset[str] = frozenset(),
     workdir: Path | None = None,
+    only: Sequence[tuple[str, str]] = (),
 ) -> Checked:
-    """Loads, expands and checks a study; raises StudyError listing every problem."""
+    """Loads, expands and checks a study, or the slice `only` (`--where`) keeps of it;
+    raises StudyError listing every problem."""
     study, text = load_study(study_path)
     given = workdir
     if workdir is None and study.workdir is not None:
@@ -70,6 +74,10 @@ def checked_plan(
     if problems:
         raise StudyError(problems)
     plan = expand(study, scale)
+    try:
+        plan = plan.select(only)
+    except WhereError as e:
+        raise StudyError([Problem("--where", e.message, hint=e.hint)]) from e
     system = System.probe()
     made = made_filesystems(results) if any(t.device for t in study.target) else {}
     said = (
