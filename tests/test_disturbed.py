@@ -119,8 +119,8 @@ def test_a_run_a_neighbour_disturbed_is_measured_again_and_the_neighbour_named(
     assert shown.returncode == 0, shown.stderr
     doc = json.loads(shown.stdout)
     assert doc["skipped_runs"] == {"disturbed": 1}
-    # Named alone: this test's own polling used a sliver of a CPU, too little to count.
-    assert [d["name"] for d in doc["disturbers"]] == [NEIGHBOUR]
+    # Named first: this test's own polling (pytest) may follow it.
+    assert doc["disturbers"][0]["name"] == NEIGHBOUR
     assert doc["disturbers"][0]["cpu_pct"] > 25
     [group] = doc["groups"]
     assert group["runs"] == {"here": 1}, "the clean run alone is counted"
