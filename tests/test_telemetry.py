@@ -57,7 +57,14 @@ from fslab.telemetry.procfs import (
     parse_pressure,
     parse_stat,
 )
-from fslab.telemetry.readings import ProcSnapshot, Sample, classify, cpu_ticks_by_group
+from fslab.telemetry.readings import (
+    ProcSnapshot,
+    Sample,
+    classify,
+    cpu_ticks_by_group,
+    cpu_ticks_by_process,
+    cpu_ticks_named,
+)
 from fslab.telemetry.series import judge_contamination, make_point
 
 REPO = Path(__file__).resolve().parents[1]
@@ -231,6 +238,17 @@ def test_cpu_accounting_counts_growth_newborns_and_reaped_children_once() -> Non
     )
     assert ticks["self"] == 400 + 25
     assert ticks["workload"] == 0 and ticks["kernel"] == 0
+
+
+def test_a_parent_is_not_named_for_the_cpu_its_reaped_child_was_named_for() -> None:
+    """A shell that reaps a busy child gets the child's whole life in its children time;
+    the scans named the child while it ran, so naming the shell for it all again would
+    blame the wrong process (a test that kills its neighbour showed up as the culprit)."""
+    prev = snap(1000, proc(1, 0, 0), proc(200, 1, 10), proc(201, 200, 30, start=990))
+    cur = snap(1100, proc(1, 0, 0), proc(200, 1, 12, child_ticks=40))
+    raw = cpu_ticks_by_process(prev, cur)
+    assert raw[200] == 42  # its own 2 and the child's 40 of life
+    assert cpu_ticks_named(prev, cur, raw)[200] == 12  # its own 2, the child's last 10
 
 
 def test_this_process_named_as_the_workload_makes_its_children_the_workload() -> None:

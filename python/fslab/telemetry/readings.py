@@ -89,6 +89,21 @@ def cpu_ticks_by_process(prev: ProcSnapshot, cur: ProcSnapshot) -> dict[int, int
     return out
 
 
+def cpu_ticks_named(
+    prev: ProcSnapshot, cur: ProcSnapshot, by_process: Mapping[int, int]
+) -> dict[int, int]:
+    """CPU ticks each process present now used since `prev`, for naming who used CPU:
+    `by_process` less, for a parent that reaped a child meanwhile, what the previous
+    scans had already counted of that child (a parent's children time grows by a reaped
+    child's whole life; the child was named while it ran)."""
+    out = dict(by_process)
+    for pid, q in prev.procs.items():
+        now = cur.procs.get(pid)
+        if (now is None or now.starttime != q.starttime) and q.ppid in out:
+            out[q.ppid] = max(0, out[q.ppid] - q.cpu_ticks)
+    return out
+
+
 def cpu_ticks_by_group(
     prev: ProcSnapshot, cur: ProcSnapshot, by_process: Mapping[int, int] | None = None
 ) -> dict[Group, int]:

@@ -21,6 +21,7 @@ from fslab.telemetry.readings import (
     Sample,
     cpu_ticks_by_group,
     cpu_ticks_by_process,
+    cpu_ticks_named,
 )
 
 
@@ -258,11 +259,10 @@ def make_point(prev: Sample, cur: Sample, t0_s: float, thresholds: Thresholds) -
     def one_cpu_pct(group: Group) -> float:
         return pct(ticks[group])
 
-    foreign_pids = [
-        pid for pid, n in by_process.items() if n > 0 and cur.procs.group[pid] == "foreign"
-    ]
-    top = sorted(foreign_pids, key=lambda pid: -by_process[pid])[:FOREIGN_TOP]
-    foreign_top = tuple((cur.procs.procs[pid].comm, pid, pct(by_process[pid])) for pid in top)
+    named = cpu_ticks_named(prev.procs, cur.procs, by_process)
+    others = [pid for pid, n in named.items() if n > 0 and cur.procs.group[pid] == "foreign"]
+    top = sorted(others, key=lambda pid: -named[pid])[:FOREIGN_TOP]
+    foreign_top = tuple((cur.procs.procs[pid].comm, pid, pct(named[pid])) for pid in top)
 
     psi = {r: PsiInterval.between(prev.psi[r], cur.psi[r], dt_s) for r in cur.psi}
     foreign = one_cpu_pct("foreign")
