@@ -52,9 +52,13 @@ def _engine_runs(pid: int) -> list[int]:
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
-        for task in Path(f"/proc/{p}/task").glob("*/children"):
+        try:  # a process may end while it is being looked at
+            tasks = list(Path(f"/proc/{p}/task").iterdir())
+        except OSError:
+            continue
+        for task in tasks:
             try:
-                children = [int(c) for c in task.read_text().split()]
+                children = [int(c) for c in (task / "children").read_text().split()]
             except OSError:
                 continue
             for c in children:
@@ -108,7 +112,7 @@ def test_a_run_a_neighbour_disturbed_is_measured_again_and_the_neighbour_named(
         for p in (neighbour, lab):
             if p is not None and p.poll() is None:
                 p.kill()
-                p.wait()
+                p.communicate()  # also closes the pipes, so no file is left to the collector
     assert lab.returncode == 0, err
     assert "2 runs ok" in err, err
     assert "disturbed, not counted" in err
