@@ -171,6 +171,11 @@ CASES = [
          ("repeat: min: Input should be greater than or equal to 2",), at="repeat"),
     Case("budget-soon", edit('name = "s"\n', 'name = "s"\nbudget = "soon"\n'),
          ("budget: `soon` is not a duration",), at="budget"),
+    Case("margin-bare", edit('name = "s"\n', 'name = "s"\nmargin = "5"\n'),
+         ("margin: `5` is not a percentage; write it with `%`",), at="margin"),
+    Case("margin-80", edit('name = "s"\n', 'name = "s"\nmargin = "80%"\n'),
+         ("margin: `80%` is out of range: an equivalence margin is 0.1% to 50%",),
+         at="margin"),
     # Beyond the matrix: what the fixes of F11 and F18 promise.
     Case("device-string", edit("loop =", 'device = "/dev/loop7"\nloop =', BASE).replace(
         'loop = { size = "256MiB" }\n', ""),

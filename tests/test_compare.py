@@ -38,7 +38,7 @@ from fslab.metrics import Direction, MetricKind, MetricSpec
 from fslab.params import param_matches, varying_keys
 from fslab.report.context import load_report
 from fslab.report.findings import answers
-from fslab.report.format import format_stat
+from fslab.report.format import format_stat, legend
 from fslab.report.html import render_html
 from fslab.report.markdown import render_markdown_report
 from fslab.report.render import render_csv, render_json, render_markdown, render_table
@@ -505,7 +505,8 @@ def test_markdown_has_one_table_per_group_with_marks(results: Path) -> None:
     assert "| runs | 3 | 3 |  | 3 |  |" in lines
     iops = next(line for line in lines if line.startswith("| read IOPS |"))
     assert iops == (
-        "| read IOPS | 72.0k ± 5.0k | 99.0k ± 2.5k | 1.38x **better** | 72.0k ± 2.5k | 1.00x ? |"
+        "| read IOPS | 72.0k ± 5.0k | 99.0k ± 2.5k | 1.38x **better** | 72.0k ± 2.5k | "
+        "0.944-1.06x ? |"
     )
     wiops = next(line for line in lines if line.startswith("| write IOPS |"))
     assert wiops.endswith("| 10.6k | 0.204x |")
@@ -521,7 +522,7 @@ def test_terminal_table(results: Path) -> None:
     iops = next(line for line in text.splitlines() if line.lstrip().startswith("read IOPS"))
     assert iops.split() == [
         "read", "IOPS", "72.0k", "±", "5.0k", "99.0k", "±", "2.5k", "1.38x", "better",
-        "72.0k", "±", "2.5k", "1.00x", "?",
+        "72.0k", "±", "2.5k", "0.944-1.06x", "?",
     ]  # fmt: skip
     # the summary comes first, and answers: xfs is best at random reads
     lines = text.splitlines()
@@ -886,8 +887,9 @@ def test_a_question_of_many_families_is_a_grid_in_the_terminal(tmp_path: Path) -
 def test_a_grid_cell_gives_the_range_of_its_decided_points(tmp_path: Path) -> None:
     """A mean over points that differ a lot is not an answer on its own (64K clusters cost
     4x the space of small files and nothing on large ones): the cell names the lowest and
-    highest decided point; a family worse at some points and equivalent at the others is
-    `worse n/N`, not `better at some, worse at others`."""
+    highest decided point instead of their mean (written `a…b`: a range of points, not an
+    interval); a family worse at some points and equivalent at the others is `worse n/N`,
+    not `better at some, worse at others`."""
     db = ResultsDb(tmp_path / "fslab-results.db")
     sid = db.study("spread")
     patterns = [f"pattern-{i}" for i in range(5)]
@@ -905,8 +907,8 @@ def test_a_grid_cell_gives_the_range_of_its_decided_points(tmp_path: Path) -> No
     rows = [line for line in text.splitlines() if line.startswith(" pattern-")]  # the grid's
     assert len(rows) == len(patterns)
     for row in rows:
-        assert "0.447x [0.250-0.800] worse" in row, row
-        assert "0.707x [0.500-1.00] worse 1/2" in row and "·" not in row, row
+        assert "0.250x…0.800x worse" in row, row
+        assert "0.500x…1.00x worse 1/2" in row and "·" not in row, row
     # how the swept axis moves it, under the grid (the largest first, six at most)
     assert "where a swept axis moves a ratio more than 1.5x (4 more" in text
     assert text.count("wide · pattern-") == 6 - text.count("half · pattern-")
@@ -914,9 +916,36 @@ def test_a_grid_cell_gives_the_range_of_its_decided_points(tmp_path: Path) -> No
     data = load_report(db.path)
     md = render_markdown_report(data, (), "report_files")
     assert (
-        "| pattern-0 (2) | **0.447x \\[0.250-0.800\\] worse** | "
-        "**0.707x \\[0.500-1.00\\] worse 1/2** | **ext4** |"
+        "| pattern-0 (2) | **0.250x…0.800x worse** | **0.500x…1.00x worse 1/2** | **ext4** |"
     ) in md
     page = render_html(data, (), plotly_js="")
     assert page.count('<table class="overview grid">') == 1
-    assert '<td class="v-worse">0.447x [0.250-0.800] worse</td>' in page
+    assert '<td class="v-worse">0.250x…0.800x worse</td>' in page
+
+
+def test_a_study_sets_its_equivalence_margin(tmp_path: Path) -> None:
+    """`margin = "20%"`: a target 3% below the baseline, by an interval of about ±11%, is
+    equivalent within 20%, where the default 5% leaves it undecided; compare says which
+    margin it used."""
+    db = ResultsDb(tmp_path / "fslab-results.db")
+    sid = db.study("margin")
+    for target, f in (("ext4", 1.0), ("xfs", 0.97)):
+        pid = db.point(sid, target, PARAMS)
+        for rep, noise in enumerate((0.95, 1.0, 1.05)):
+            db.run(pid, rep, _ops("randread", 10_000.0 * f * noise))
+    db.close()
+
+    def verdict() -> tuple[str, float]:
+        doc = json.loads(render_json(build_comparison(db.path)))
+        row = next(r for r in doc["groups"][0]["rows"] if r["metric"] == "iops")
+        return row["verdict"][1], doc["equivalence_margin"]
+
+    assert verdict() == ("inconclusive", 0.05)
+    con = sqlite3.connect(db.path)
+    with con:
+        con.execute(
+            "UPDATE study SET toml = ? WHERE id = ?", ('name = "margin"\nmargin = "20%"\n', sid)
+        )
+    con.close()
+    assert verdict() == ("equivalent", 0.2)
+    assert "lies within ±20%" in legend(build_comparison(db.path))

@@ -484,6 +484,12 @@ def test_an_adaptive_study_decides_btrfs_at_the_minimum_and_never_splits_twins(
     assert looks, "a look after the minimum rounds was stored"
     first = {t: (v, n) for r, t, v, n, _, _ in looks if r == 3}
     assert first["btrfs"] == ("worse", 3), looks
+    # Each comparison stops on its own: decided at the first look, btrfs runs no more
+    # while the twins may go on (or stop as futile: max cannot tell them apart).
+    state = {t: s for r, t, _, _, s, _ in looks if r == 3}
+    assert state["btrfs"] == "decided", looks
+    assert all(n == 3 for _, t, _, n, *_ in looks if t == "btrfs"), looks
+    assert {s for *_, s, _ in looks} <= {"open", "decided", "futile", "undecidable"}, looks
     assert first["ext4-a"][0] is None, "the baseline has no verdict of its own"
     assert all(v not in ("better", "worse") for _, t, v, *_ in looks if t == "ext4-b"), looks
     assert {level for *_, level in looks} == {0.05 / 2}

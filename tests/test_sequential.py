@@ -8,18 +8,35 @@ import numpy.typing as npt
 import pytest
 
 from fslab.stats.decision import Decision, Judgement, NoVerdict, decide
-from fslab.stats.sequential import State, Verdict, group_state, look_level, settled
+from fslab.stats.sequential import (
+    State,
+    Verdict,
+    combined_state,
+    comparison_state,
+    futile,
+    futile_runs,
+    group_state,
+    look_level,
+    settled,
+)
 
 STUDIES = 4000
 
 
 def _simulate(
-    ratio: float, cv: float, repeat_min: int, repeat_max: int, seed: int
+    ratio: float,
+    cv: float,
+    repeat_min: int,
+    repeat_max: int,
+    seed: int,
+    *,
+    futility: bool = True,
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
     """`STUDIES` studies of a baseline and one target whose true IOPS ratio is `ratio`,
     each repetition off by `cv` (log-normal), judged as fslab judges them: a look after
     every round from `repeat_min` on at `look_level`, stopping at the first settled
-    verdict. Returns each study's final verdict and the runs per side it took."""
+    verdict, or (with `futility`) when `max` runs would likely not decide it. Returns
+    each study's final verdict and the runs per side it took."""
     rng = np.random.default_rng(seed)
     sigma = np.sqrt(np.log1p(cv**2))
     base = rng.lognormal(np.log(1000.0), sigma, (STUDIES, repeat_max))
@@ -31,7 +48,7 @@ def _simulate(
     for n in range(repeat_min, repeat_max + 1):
         lb, lt = np.log(base[:, :n]), np.log(twin[:, :n])
         ns = np.full(STUDIES, n, dtype=np.int64)
-        _, _, _, verdict, _ = decide(
+        _, _, _, verdict, more = decide(
             ns, lb.mean(1), lb.var(1, ddof=1), ns, lt.mean(1), lt.var(1, ddof=1),
             higher_is_better=np.ones(STUDIES, dtype=np.int8), min_abs=np.zeros(STUDIES),
             base_mean=base[:, :n].mean(1), judged=np.ones(STUDIES, dtype=bool), alpha=level,
@@ -40,14 +57,19 @@ def _simulate(
         final[done] = verdict[done]
         runs[done] = n
         open_ &= ~done
+        if futility:
+            gave_up = open_ & (verdict == Decision.INCONCLUSIVE) & futile_runs(more, ns, repeat_max)
+            runs[gave_up] = n
+            open_ &= ~gave_up
     return final, runs
 
 
+@pytest.mark.parametrize("futility", [True, False])
 @pytest.mark.parametrize("cv", [0.01, 0.05, 0.10])
 def test_identical_targets_are_called_different_in_at_most_5_percent_of_studies(
-    cv: float,
+    cv: float, futility: bool
 ) -> None:
-    final, _ = _simulate(1.0, cv, 3, 10, seed=int(cv * 1000))
+    final, _ = _simulate(1.0, cv, 3, 10, seed=int(cv * 1000), futility=futility)
     different = np.isin(final, [Decision.BETTER, Decision.WORSE]).mean()
     # 4,000 studies: the binomial standard error at 5% is 0.35 points; 6% is ~3 of them.
     assert different <= 0.06, f"{different:.1%} of studies of identical targets differ"
@@ -115,3 +137,50 @@ def test_a_group_settles_when_every_comparison_is_decided_or_cannot_be() -> None
     no_verdict = _j(Decision.NONE, NoVerdict.FLAGGED)
     flagged = [base, v("xfs", _j(Decision.BETTER)), v("btrfs", no_verdict)]
     assert group_state(flagged) == State.UNDECIDABLE
+
+
+def test_a_comparison_max_runs_cannot_decide_stops_early() -> None:
+    """Equal targets at a 10% CV: proving them within 5% takes far more than 10 runs, so
+    futility stops them after a few instead of at the cap."""
+    final, runs = _simulate(1.0, 0.10, 3, 10, seed=21)
+    _, capped = _simulate(1.0, 0.10, 3, 10, seed=21, futility=False)
+    assert np.median(capped) == 10
+    assert np.median(runs) <= 4
+    assert (final == Decision.INCONCLUSIVE).mean() > 0.9
+
+
+@pytest.mark.parametrize(("ratio", "cv"), [(0.90, 0.05), (0.95, 0.03), (0.85, 0.10)])
+def test_futility_costs_few_verdicts_a_difference_would_have_had(ratio: float, cv: float) -> None:
+    """Stopping early gives up some verdicts the cap would have reached (the spread seen at
+    3 runs is itself noisy): at most 6 in a hundred of them (bench/stopping-rule)."""
+    final, runs = _simulate(ratio, cv, 3, 10, seed=31)
+    full, capped = _simulate(ratio, cv, 3, 10, seed=31, futility=False)
+    worse, worse_full = (final == Decision.WORSE).mean(), (full == Decision.WORSE).mean()
+    assert worse >= worse_full - 0.06, f"{worse:.1%} decided worse, {worse_full:.1%} without"
+    assert runs.mean() <= capped.mean()
+
+
+def test_futility_needs_an_inconclusive_comparison_short_of_max() -> None:
+    j = Judgement(1.0, 0.8, 1.25, Decision.INCONCLUSIVE, more_runs=200)
+    assert futile(j, 3, 10)
+    assert not futile(j, 10, 10), "at max there is nothing left to stop"
+    assert not futile(j, 3, None), "a fixed study has no max to miss"
+    assert not futile(Judgement(1.0, 0.99, 1.01, Decision.EQUIVALENT), 3, 10)
+    near = Judgement(1.0, 0.9, 1.1, Decision.INCONCLUSIVE, more_runs=2)
+    assert not futile(near, 3, 10)
+    # The bound is the spread's 99% lower confidence bound: at 3 runs the need can be
+    # under a third of what it seems, so 30 more (33 in all, 9.9 at 0.30) still may decide.
+    assert not futile(Judgement(1.0, 0.9, 1.1, Decision.INCONCLUSIVE, more_runs=30), 3, 10)
+    assert futile(Judgement(1.0, 0.9, 1.1, Decision.INCONCLUSIVE, more_runs=31), 3, 10)
+    assert comparison_state(j, 3, 10) is State.FUTILE
+    assert comparison_state(j, 3) is State.OPEN
+
+
+def test_states_combine_open_first_then_decided_only_when_all_are() -> None:
+    assert combined_state([]) is State.ALONE
+    assert combined_state([State.DECIDED, State.OPEN]) is State.OPEN
+    assert combined_state([State.DECIDED, State.DECIDED]) is State.DECIDED
+    assert combined_state([State.DECIDED, State.FUTILE, State.UNDECIDABLE]) is State.FUTILE
+    assert combined_state([State.DECIDED, State.UNDECIDABLE]) is State.UNDECIDABLE
+    assert combined_state([State.ALONE, State.DECIDED]) is State.DECIDED
+    assert futile_runs(np.array([1001]), np.array([9]), 10).all()

@@ -56,7 +56,14 @@ from fslab.params import (
     select,
     suggest,
 )
-from fslab.stats.decision import Decision, Judgement, NoVerdict, decide, log_error
+from fslab.stats.decision import (
+    EQUIVALENCE_MARGIN,
+    Decision,
+    Judgement,
+    NoVerdict,
+    decide,
+    log_error,
+)
 from fslab.stats.summary import ALPHA, CONFIDENCE, Summary, t_quantiles
 from fslab.stats.warnings import (
     NOISY_CV,
@@ -144,6 +151,7 @@ class _Stats:
         base_of: npt.NDArray[np.int64],
         confidence: float,
         alpha: float,
+        margin: float,
         values: npt.NDArray[np.float64],
         runs: npt.NDArray[np.int64],
         start: npt.NDArray[np.int64],
@@ -156,7 +164,7 @@ class _Stats:
         self.base_of = base_of
         self.is_base = base_of == np.arange(len(targets))
         self.confidence = confidence
-        self.alpha = alpha
+        self.alpha, self.margin = alpha, margin
         self.values, self.runs, self.start, self.count = values, runs, start, count
         self.mean, self.var = mean, var
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -267,6 +275,7 @@ class _Stats:
                 self.count[r, t], mean_log[r, t], var_log[r, t],
                 higher_is_better=self.direction_of[r], min_abs=self.min_abs_of[r],
                 base_mean=self.mean[r, bt], judged=judged[r, t], alpha=self.alpha,
+                margin=self.margin,
             )  # fmt: skip
             low[r, t], high[r, t] = got[1], got[2]
             verdict[r, t], more[r, t] = got[3], got[4]
@@ -661,6 +670,8 @@ class Comparison:
     skipped_runs: Mapping[str, int] = field(default_factory=dict)
     confidence: float = CONFIDENCE
     alpha: float = ALPHA
+    margin: float = EQUIVALENCE_MARGIN
+    """The equivalence margin the verdicts used (the study's `margin`, else the default)."""
     questions: tuple[Question, ...] = ()
     """The study's questions, each with its baseline first; () means one, of every target."""
     integrity: tuple[IntegrityCell, ...] = ()
@@ -802,6 +813,7 @@ def compare_results(
     where: Iterable[str | tuple[str, str]] = (),
     confidence: float = CONFIDENCE,
     alpha: float | None = None,
+    margin: float | None = None,
 ) -> Comparison:
     """The comparison of one study's results (`fslab.store.query.study_results`): no
     database, no I/O. `alpha` of the verdicts: by default an adaptive study's level per
@@ -809,6 +821,8 @@ def compare_results(
     with a hint."""
     if alpha is None:
         alpha = results.level if results.level is not None else ALPHA
+    if margin is None:
+        margin = results.margin if results.margin is not None else EQUIVALENCE_MARGIN
     filters = parse_where(where)
     points = list(results.points)
     if not points:
@@ -876,10 +890,11 @@ def compare_results(
         targets=targets,
         baseline=base,
         where=filters,
-        groups=groups.build(confidence, alpha),
+        groups=groups.build(confidence, alpha, margin),
         skipped_runs=skipped,
         confidence=confidence,
         alpha=alpha,
+        margin=margin,
         questions=questions,
         integrity=integrity,
         disturbers=disturbers_of(disturbed),
@@ -975,7 +990,7 @@ class _Grouping:
         cell = cell.reshape(-1, 2)[order]
         self.run_group, self.run_target = cell[:, 0], cell[:, 1]
 
-    def build(self, confidence: float, alpha: float) -> tuple[Group, ...]:
+    def build(self, confidence: float, alpha: float, margin: float) -> tuple[Group, ...]:
         n_t = len(self.targets)
         keys: dict[tuple[str, str], int] = {}
         layout_of: dict[int, int] = {}
@@ -1047,7 +1062,7 @@ class _Grouping:
             return out
 
         stats = _Stats(
-            self.targets, self.base_of, confidence, alpha, v_, r_,
+            self.targets, self.base_of, confidence, alpha, margin, v_, r_,
             dense(cell_start, 0, np.int64), dense(cell_count, 0, np.int64),
             dense(cell_mean, np.nan, np.float64), dense(cell_var, np.nan, np.float64),
         )  # fmt: skip

@@ -69,6 +69,9 @@ class Outcome:
     settled: int = 0
     """An adaptive study's points that stopped repeating because they were decided (or
     cannot be)."""
+    futile: list[str] = field(default_factory=list)
+    """An adaptive study's points that stopped early without a verdict: `max` runs would
+    likely not decide them at the noise seen (`fslab.stats.sequential.futile`)."""
     budget_spent: bool = False
     disturbed: list[RunFacts] = field(default_factory=list)
     """Runs other work disturbed: not counted, measured again (who: their `disturbers`)."""
@@ -288,6 +291,7 @@ class Runner:
         level = look_level(st.repeat_min, st.repeat_max)
         points = self.plan.points
         todo = {p.id for p in points}
+        futile: set[str] = set()
         done = {p.id: self.db.done_reps(p.id) for p in points}
         # The bar's total grows by each round's points after the `min` rounds.
         total = len(points) * st.repeat_min
@@ -313,46 +317,52 @@ class Runner:
                 finished += 1
             if rnd + 1 < st.repeat_min:
                 continue
-            todo = self._look(rnd + 1, level, budget=out.budget_spent)
+            todo, futile = self._look(rnd + 1, level, budget=out.budget_spent)
             if not todo or out.budget_spent:
                 break
         by_id = {p.id: p for p in points}
         out.undecided = [by_id[i].label() for i in sorted(todo, key=lambda i: by_id[i].seq)]
         out.settled = len(points) - len(todo)
+        out.futile = [by_id[i].label() for i in sorted(futile, key=lambda i: by_id[i].seq)]
 
     def _spent(self) -> bool:
         budget = self.plan.study.budget_s
         return budget is not None and self.db.run_time_s(self.study_id) >= budget
 
-    def _look(self, round_: int, level: float, *, budget: bool) -> set[str]:
+    def _look(self, round_: int, level: float, *, budget: bool) -> tuple[set[str], set[str]]:
         """Judges the study's runs so far at `level`, stores the look, and returns the
-        points still to repeat: those of groups some comparison leaves undecided. A point
-        of a kind with nothing to compare (an integrity run's outcome is a word) has its
-        `min` runs and nothing more to decide."""
+                points still to repeat: each target some comparison of which is still open, and each
+        baseline one of whose targets is (`fslab.stats.sequential`). A point
+                of a kind with nothing to compare (an integrity run's outcome is a word) has its
+                `min` runs and nothing more to decide. Second: the points stopped as futile."""
         every = {p.id for p in self.plan.points if p.kind not in UNCOMPARED_KINDS}
         try:
             results = study_results(self.db.con, self.study_id, self.db.path)
             comparison = compare_results(results, study=self.plan.study.name, alpha=level)
         except (ResultsError, CompareError):
-            return every  # nothing completed yet to judge
+            return every, set()  # nothing completed yet to judge
         rows: list[tuple[str, str, int, str | None, float | None, float | None,
                          float | None, str]] = []  # fmt: skip
-        settled: set[str] = set()
-        for g in sequential.look(comparison):
-            state = str(g.state)
-            if g.state != sequential.State.OPEN:
-                settled |= set(g.points.values())
-            elif budget:
-                state = "budget"
+        todo: set[str] = set()
+        futile: set[str] = set()
+        for g in sequential.look(comparison, self.plan.study.repeat_max):
+            todo |= g.open_points
+            futile |= {p for t, p in g.points.items()
+                       if g.targets.get(t) is sequential.State.FUTILE}  # fmt: skip
             for v in g.verdicts:
                 j = v.judgement
+                # A comparison's own state; the baseline's row has its targets'.
+                state = v.state if j else g.targets.get(v.target, g.state)
+                said = "budget" if budget and state is sequential.State.OPEN else str(state)
                 rows.append((
                     g.points[v.target], v.op, v.runs, j.decision.word if j else None,
                     _finite(j.ratio if j else None), _finite(j.low if j else None),
-                    _finite(j.high if j else None), state,
+                    _finite(j.high if j else None), said,
                 ))  # fmt: skip
         self.db.add_look(self.study_id, round_, level, self.plan.seed, rows)
-        return every - settled
+        # A point no group holds (none of its runs completed yet) runs again too.
+        held = {p for g in comparison.groups for p in g.points.values()}
+        return (todo | (every - held)) & every, futile & every
 
     def _make_workdir(self) -> JournalRef | None:
         """Makes the work directory if it does not exist, as a directory fslab owns

@@ -139,6 +139,16 @@ def parse_duration(value: str | int | float) -> float:
     return whole / 1e9
 
 
+def parse_percent(value: str) -> float:
+    """`5%`, `2.5%` -> 0.05, 0.025: a share written as a percentage (a bare number would
+    leave 5 and 0.05 to guesswork)."""
+    text = value.strip() if isinstance(value, str) else ""
+    f = _float(text[:-1].strip()) if text.endswith("%") else None
+    if f is None or not math.isfinite(f):
+        raise ValueError(f"`{value}` is not a percentage; write it with `%`, e.g. `5%`")
+    return f / 100
+
+
 # -- formatting ------------------------------------------------------------------------------
 
 

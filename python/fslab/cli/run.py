@@ -327,6 +327,16 @@ def _adaptive_summary(err: Console, plan: Plan, outcome: Outcome) -> None:
         f"verdict possible) after {st.repeat_min} to {outcome.rounds} rounds",
         soft_wrap=True,
     )
+    if outcome.futile:
+        shown = ", ".join(safe_markup(x) for x in outcome.futile[:UNDECIDED_SHOWN])
+        more = len(outcome.futile) - UNDECIDED_SHOWN
+        err.print(
+            f"stopped early, undecided: {len(outcome.futile)} points ({shown}"
+            + (f", {more} more" if more > 0 else "")
+            + f"): at the noise seen, {st.repeat_max} runs (max) would likely not decide "
+            "them; `fslab compare` gives the bounds their runs set",
+            soft_wrap=True,
+        )
     if not outcome.undecided:
         return
     why = "the budget was spent" if outcome.budget_spent else f"{st.repeat_max} runs (max)"

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from fslab.compare import DEFAULT_RESULTS, Comparison, Group, build_comparison
-from fslab.report.format import interval_level
+from fslab.report.format import interval_level, margin_text
 from fslab.report.ranks import Ranks, rank_views
-from fslab.stats.decision import EQUIVALENCE_MARGIN
 from fslab.stats.summary import ALPHA, MIN_EFFECT_PCT
 from fslab.store.query import (
     completed_run_places,
@@ -326,7 +325,7 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         "geometric mean of its runs over the baseline's, with Welch's interval on log values "
         f"({interval_level(c.alpha)}). Better or worse when the interval excludes 1 and the "
         f"change is at least {MIN_EFFECT_PCT:g}%; equivalent when it lies within ±"
-        f"{EQUIVALENCE_MARGIN:.0%}; otherwise inconclusive, with the runs per side that would "
+        f"{margin_text(c.margin)}; otherwise inconclusive, with the runs per side that would "
         "likely decide it. No verdict for a single run, for amounts of work (bytes, counts, "
         "CPU shares: compare those per unit of work, as write amplification does), or for "
         "runs flagged as served from the cache or unsteady; runs other work disturbed are "

@@ -44,12 +44,15 @@ from fslab.report.format import (
     FLAGGED_MARK,
     MARKS,
     format_cell,
+    format_range,
     format_ratio,
+    format_span,
     format_stat,
     group_title,
     passed,
 )
-from fslab.stats.decision import Decision, Judgement, NoVerdict, combine
+from fslab.stats.decision import EQUIVALENCE_MARGIN, Decision, Judgement, NoVerdict, combine
+from fslab.stats.summary import MIN_EFFECT_PCT
 
 AXIS_VALUES = 8
 """At most this many values of a swept axis are spelled out in a summary line."""
@@ -86,6 +89,19 @@ class Gap:
     @property
     def decided(self) -> bool:
         return self.low is not None and self.high is not None and (self.low > 1 or self.high < 1)
+
+    def verdict(self, metric: MetricSpec, margin: float) -> Decision:
+        """The decision rule's verdict on the points' geometric mean, by its interval:
+        better or worse where it excludes 1 and the change is at least the minimum effect,
+        equivalent where it lies within `1 ± margin`, inconclusive otherwise; NONE
+        without an interval (single runs)."""
+        if self.low is None or self.high is None:
+            return Decision.NONE
+        if self.decided and abs(self.ratio - 1) * 100 >= MIN_EFFECT_PCT:
+            return Decision.BETTER if _better(metric, self.ratio) else Decision.WORSE
+        if self.low >= 1 - margin and self.high <= 1 + margin:
+            return Decision.EQUIVALENT
+        return Decision.INCONCLUSIVE
 
 
 def _gap(rows: Sequence[Row], target: str, other: str, alpha: float) -> Gap | None:
@@ -140,6 +156,8 @@ class Answer:
     target's judgement against the baseline (in `targets` order): the overview's rows."""
     question: str = ""
     """The question whose targets these are (`RAID layout`); "" in a study without."""
+    equivalence: float = EQUIVALENCE_MARGIN
+    """The comparison's equivalence margin."""
 
     @property
     def title(self) -> str:
@@ -171,21 +189,34 @@ class Answer:
 
     def lines(self) -> list[Sentence]:
         """One sentence per target but the baseline: `btrfs: 7.7x lower IOPS than ext4
-        (7.1-8.4x), worse at 2 of 2 points; by bs: 4KiB 0.13x, 64KiB 0.5x`."""
+        (7.1-8.4x), worse at 2 of 2 points; by bs: 4KiB 0.13x, 64KiB 0.5x`. Only a
+        decided difference (or equivalence) is said as a finding; an undecided one says
+        the bound its runs set: `xfs: within -9.0% to +6.0% of ext4's IOPS, not decided`."""
         out: list[Sentence] = []
         m = self.metric
         for t in self.targets:
             spans: list[Span] = [Span(t.target, "target"), Span(": ")]
+            verdict = t.gap.verdict(m, self.equivalence) if t.gap is not None else None
             if t.gap is None and t.measured is not None:
                 spans.append(Span(f"{format_ratio(t.measured.ratio)} of "))
                 spans += [Span(self.baseline, "target"), Span(" as measured; no verdict")]
             elif t.gap is None:
                 spans.append(Span("no ratio to " + self.baseline))
-            else:
-                change = _change(t.gap, m)
-                spans.append(Span(change, "strong"))
+            elif verdict in (Decision.BETTER, Decision.WORSE):
+                spans.append(Span(_change(t.gap, m), "strong"))
                 spans += [Span(" than "), Span(self.baseline, "target")]
                 spans.append(Span(_interval(t.gap, m)))
+            elif verdict is Decision.EQUIVALENT:
+                spans += [Span("equivalent", "strong"), Span(" to "),
+                          Span(self.baseline, "target"),
+                          Span(f" in {m.label} (within ±{self.equivalence * 100:.3g}%: "
+                               f"{_interval(t.gap, m).removeprefix(' (')}")]  # fmt: skip
+            elif verdict is Decision.INCONCLUSIVE:
+                spans += [Span(f"within {_bound(t.gap)} of "), Span(self.baseline, "target"),
+                          Span(f"'s {m.label}, not decided")]  # fmt: skip
+            else:
+                spans += [Span(f"measured {_change(t.gap, m)} than "),
+                          Span(self.baseline, "target"), Span(_interval(t.gap, m))]  # fmt: skip
             spans.append(Span(", " + _counts(t, self.points)))
             for axis, values in t.by_axis:
                 shown = [f"{v}: {format_ratio(g.ratio)}" for v, g in values if g is not None]
@@ -205,12 +236,13 @@ SPREAD_SHOWN = 1.5
 """A grid cell gives the lowest and highest ratio of its decided points where the one is
 this many times the other: a mean of 1.4x and 4.0x is not a 2.4x answer."""
 GRID_LEGEND = (
-    "grids: each target's geometric mean ratio over a family's points, [the lowest-highest "
-    f"decided point] where they differ by more than {SPREAD_SHOWN:g}x, and the points' "
-    "verdict (better, worse, ≈ equivalent, ? inconclusive, ! flagged) with a count where not "
-    "every point has it (worse 12/18: worse at 12 of 18, equivalent or undecided at the "
-    f"rest); {MIXED_MARK}: better at some points, worse at others. best: the highest mean "
-    "(the lowest latency), ? where its lead over the next is not decided"
+    "grids: each target's geometric mean ratio over a family's points, or the lowest…highest "
+    f"decided point where they differ by more than {SPREAD_SHOWN:g}x, and the verdict on "
+    "the mean's interval (better, worse, ≈ equivalent, ! flagged) with the points that are "
+    "so on their own where not all are (worse 12/18); undecided: the interval itself "
+    f"(0.91-1.06x ?), the bound the runs set; {MIXED_MARK}: better at some points, worse at "
+    "others. best: the highest mean (the lowest latency), ? where its lead over the next is "
+    "not decided"
 )
 
 
@@ -261,7 +293,7 @@ def grid(question: str, listed: Sequence[Answer]) -> Grid:
     rows: list[GridRow] = []
     for a in listed:
         label = a.title.removeprefix(f"{question} · ") if question else a.title
-        by_target = {t.target: _grid_cell(t, a.points) for t in a.targets}
+        by_target = {t.target: _grid_cell(t, a) for t in a.targets}
         rows.append(GridRow(a.workload if per_workload[a.workload] == 1 else label, a,
                             tuple(by_target.get(n) for n in names), _best_cell(a)))  # fmt: skip
     title = f"{question + ': ' if question else ''}{metrics} against {base}"
@@ -306,25 +338,29 @@ def moves(g: Grid) -> tuple[Move, ...]:
     return tuple(sorted(out, key=lambda m: -m.factor))
 
 
-def _grid_cell(t: TargetAnswer, points: int) -> GridCell | None:
-    spread = ""
-    if t.spread is not None and t.spread[1] > SPREAD_SHOWN * t.spread[0]:
-        spread = f" [{sig(t.spread[0])}-{sig(t.spread[1])}]"
+def _grid_cell(t: TargetAnswer, a: Answer) -> GridCell | None:
+    """`0.44x worse`, `0.44x worse 12/18`, `1.01x…4.00x worse`, `0.91-1.06x ?`: the mark is
+    the verdict on the family's geometric mean (its interval, as the sentences say it), the
+    count the points that are so on their own where not all are."""
+    points = a.points
     if t.gap is None:
         if t.measured is None:
             return None
-        return GridCell(f"{format_ratio(t.measured.ratio)}{spread} {FLAGGED_MARK}", None, True)
-    ratio = format_ratio(t.gap.ratio) + spread
+        return GridCell(f"{format_ratio(t.measured.ratio)} {FLAGGED_MARK}", None, True)
+    # Points far apart: their range is the answer, not the mean between them.
+    wide = t.spread is not None and t.spread[1] > SPREAD_SHOWN * t.spread[0]
+    ratio = format_span(*t.spread) if wide and t.spread else format_ratio(t.gap.ratio)
     if t.counts.get(Decision.BETTER) and t.counts.get(Decision.WORSE):
         return GridCell(f"{ratio} {MIXED_MARK}", None, False)
-    # better or worse says more than equivalent where a family has both
-    d = next((d for d in _DECIDED if t.counts.get(d)), None)
-    if d is None:
-        some = t.counts.get(Decision.INCONCLUSIVE)
-        return GridCell(f"{ratio} {MARKS[Decision.INCONCLUSIVE]}" if some else ratio, None, False)
-    n = t.counts[d]
-    text = f"{ratio} {MARKS[d]}" if n == points else f"{ratio} {MARKS[d]} {n}/{points}"
-    return GridCell(text, d, False)
+    d = t.gap.verdict(a.metric, a.equivalence)
+    if d in _DECIDED:
+        n = t.counts.get(d, 0)
+        text = f"{ratio} {MARKS[d]}" if n == points else f"{ratio} {MARKS[d]} {n}/{points}"
+        return GridCell(text, d, False)
+    if d is Decision.INCONCLUSIVE and t.gap.low is not None and t.gap.high is not None:
+        bound = ratio if wide else format_range(t.gap.low, t.gap.high)
+        return GridCell(f"{bound} {MARKS[Decision.INCONCLUSIVE]}", None, False)
+    return GridCell(ratio, None, False)
 
 
 _DECIDED = (Decision.WORSE, Decision.BETTER, Decision.EQUIVALENT)
@@ -396,6 +432,15 @@ def _interval(gap: Gap, m: MetricSpec) -> str:
             lo, hi = 1 / hi, 1 / lo
         return f" ({sig(lo)}-{sig(hi)}x)"
     return f" ({_pct(lo)} to {_pct(hi)})"
+
+
+def _bound(gap: Gap) -> str:
+    """`-9.0% to +6.0%`, `0.20x to 5.00x`: where an undecided ratio lies, by its interval."""
+    assert gap.low is not None and gap.high is not None
+    lo, hi = gap.low, gap.high
+    if hi >= 1.5 or lo <= 1 / 1.5:
+        return f"{format_ratio(lo)} to {format_ratio(hi)}"
+    return f"{_pct(lo)} to {_pct(hi)}"
 
 
 def _pct(ratio: float) -> str:
@@ -557,7 +602,7 @@ def _answer(
         (g, _point_name(g, axes), tuple(r.cell(t.target).vs for t in targets)) for g, r in members
     )
     return Answer(workload, family, op, metric, base, len(rows), tuple(targets), best,
-                  runner, margin, overview, question.name)  # fmt: skip
+                  runner, margin, overview, question.name, c.margin)  # fmt: skip
 
 
 def _point_name(group: Group, keys: Sequence[str]) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable
 from fslab.compare import VERDICT_UNIT, Cell, Comparison, Disturber, Group, MetricSpec
 from fslab.params import format_param, varying_keys
 from fslab.safe_text import safe_text
-from fslab.stats.decision import EQUIVALENCE_MARGIN, Decision, Judgement, NoVerdict
+from fslab.stats.decision import Decision, Judgement, NoVerdict
 from fslab.stats.summary import MIN_EFFECT_PCT
 from fslab.units import sig3
 
@@ -149,12 +149,26 @@ def format_cell(metric: MetricSpec, cell: Cell, runs: int) -> str:
     return text if s.n == runs else f"{text} (n={s.n})"
 
 
+def format_range(low: float, high: float) -> str:
+    """`0.91-1.06x`: an interval of ratios (a range of points reads `format_span`'s)."""
+    return f"{format_ratio(low).removesuffix('x')}-{format_ratio(high)}"
+
+
+def format_span(low: float, high: float) -> str:
+    """`1.01x…4.00x`: the lowest and highest of several points' ratios, not an interval."""
+    return f"{format_ratio(low)}…{format_ratio(high)}"
+
+
 def format_vs(vs: Judgement | None) -> str:
-    """The ratio cell after a target's value: `0.127x` (its mark is `mark`'s)."""
+    """The ratio cell after a target's value: `0.127x` (its mark is `mark`'s); an
+    inconclusive one gives the interval instead, `0.91-1.06x`: the bound the runs set on
+    the difference, where the middle of it would read as an answer."""
     if vs is None:
         return NONE
     if vs.ratio is None:
         return "n/a"
+    if vs.decision is Decision.INCONCLUSIVE and vs.low is not None and vs.high is not None:
+        return format_range(vs.low, vs.high)
     return format_ratio(vs.ratio)
 
 
@@ -305,6 +319,11 @@ def against_text(comparison: Comparison, quote: Callable[[str], str] = _quoted) 
     return "its question's baseline"
 
 
+def margin_text(margin: float) -> str:
+    """`5%`, `2.5%`: an equivalence margin."""
+    return f"{margin * 100:.3g}%"
+
+
 def interval_level(alpha: float) -> str:
     """`95%`; `99.38%` for an adaptive study's level per look (`fslab.stats.sequential`)."""
     return f"{(1 - alpha) * 100:.4g}%"
@@ -318,7 +337,8 @@ def legend(comparison: Comparison) -> str:
         f"ratio: target / {against_text(comparison)}, geometric means, judged on its {conf} "
         "interval (Welch, on logs): better/worse: the interval excludes 1 and the change is "
         f"at least {MIN_EFFECT_PCT:g}%; ≈: equivalent, the interval lies within "
-        f"±{EQUIVALENCE_MARGIN:.0%}; ?: inconclusive, more runs needed; !: no verdict, the "
+        f"±{margin_text(comparison.margin)}; ?: inconclusive, shown as its interval "
+        "(0.91-1.06x: the runs bound the ratio so far, more runs needed); !: no verdict, the "
         "runs are flagged (see the warnings); no mark: no verdict (a single run, an amount "
         "of work, or no better direction)."
     )

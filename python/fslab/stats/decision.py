@@ -237,14 +237,20 @@ def combine(
     if k == 0:
         return None
     ratio = float(np.exp(d.mean()))
-    if not (np.isfinite(se).all() and np.isfinite(df).all()):
+    # An infinite df is a point whose runs did not spread at all (`log_error`): it adds
+    # nothing to the sum's variance, and nothing to its df's denominator.
+    if not (np.isfinite(se).all() and not np.isnan(df).any()):
         return ratio, float("nan"), float("nan")
     var = se**2
     total = float(var.sum())
     if total == 0.0:
         return ratio, ratio, ratio
-    dof = total**2 / float((var**2 / df).sum())
-    half = float(_special.stdtrit(dof, 1 - alpha / 2)) * np.sqrt(total) / k
+    with np.errstate(divide="ignore", invalid="ignore"):
+        parts = np.where(np.isinf(df), 0.0, var**2 / df)
+    spread = float(parts.sum())
+    dof = total**2 / spread if spread > 0 else np.inf
+    q = _special.ndtri(1 - alpha / 2) if np.isinf(dof) else _special.stdtrit(dof, 1 - alpha / 2)
+    half = float(q) * np.sqrt(total) / k
     mean = float(d.mean())
     return ratio, float(np.exp(mean - half)), float(np.exp(mean + half))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import tomllib
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.stats.warnings import RunFacts
 from fslab.store.lock import READ_ONLY_FS, unwritable
 from fslab.store.migrations import SCHEMA_VERSION
+from fslab.units import parse_percent
 
 DEFAULT_RESULTS = Path("fslab-results.db")
 """Where `fslab run` writes and `fslab compare` reads when `--results` is not given."""
@@ -193,6 +195,8 @@ class StudyResults:
     judged by; None for a study of fixed repetitions."""
     integrity: tuple[IntegrityRow, ...] = ()
     """The completed integrity runs (`integrity_rows`): what each did with its fault."""
+    margin: float | None = None
+    """The study's equivalence margin (its `margin` key); None: the default."""
 
 
 class IntegrityRow(NamedTuple):
@@ -251,6 +255,7 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
     return StudyResults(
         tuple(pts), runs, run_values(con, ok), facts, limits, target_questions(con, study_id),
         look_level(con, study_id), tuple(integrity_rows(con, study_id, db, pts)),
+        study_margin(con, study_id),
     )  # fmt: skip
 
 
@@ -349,6 +354,19 @@ def look_level(con: sqlite3.Connection, study_id: int) -> float | None:
         "SELECT level FROM look WHERE study_id = ? ORDER BY round DESC LIMIT 1", (study_id,)
     ).fetchone()
     return float(row[0]) if row else None
+
+
+def study_margin(con: sqlite3.Connection, study_id: int) -> float | None:
+    """The `margin` key of the study as last run (its stored TOML); None where it has
+    none or it cannot be read (the study was checked when it ran)."""
+    row = con.execute("SELECT toml FROM study WHERE id = ?", (study_id,)).fetchone()
+    if not row or not row[0]:
+        return None
+    try:
+        value = tomllib.loads(str(row[0])).get("margin")
+        return parse_percent(value) if isinstance(value, str) else None
+    except (tomllib.TOMLDecodeError, ValueError):
+        return None
 
 
 def target_questions(con: sqlite3.Connection, study_id: int) -> dict[str, str]:

@@ -38,7 +38,7 @@ from fslab.targets.spec import (
     Size,
     TargetSpec,
 )
-from fslab.units import parse_duration, parse_size
+from fslab.units import parse_duration, parse_percent, parse_size
 
 WorkloadSpec = BlockWorkloadSpec
 """The block workload's spec (its old name)."""
@@ -82,6 +82,7 @@ def _closest(name: str, names: list[str]) -> str:
 
 
 MAX_REPEAT = 100
+MIN_MARGIN, MAX_MARGIN = 0.001, 0.5
 
 
 class Repeat(Strict):
@@ -106,6 +107,9 @@ class Study(Strict):
     budget: str | None = None
     """Adaptive repetition stops adding rounds once the study's runs took this long
     (`2h`); the `min` rounds always run."""
+    margin: str | None = None
+    """Equivalence margin: a target within this share of its baseline, by the whole
+    interval, is equivalent (`3%`; default 5%, `fslab.stats.decision`)."""
     seed: int | None = Field(None, ge=0)
     """The seed of an adaptive study's run order (default: from the study's name)."""
     # A fresh file system for every run (the default), or one per target kept for all.
@@ -220,6 +224,23 @@ class Study(Strict):
         if v is not None and parse_duration(v) <= 0:
             raise ValueError(f"`{v}` is no time to spend; give a duration such as `2h`")
         return v
+
+    @field_validator("margin")
+    @classmethod
+    def _margin(cls, v: str | None) -> str | None:
+        if v is not None:
+            m = parse_percent(v)
+            if not MIN_MARGIN <= m <= MAX_MARGIN:
+                raise ValueError(
+                    f"`{v}` is out of range: an equivalence margin is {MIN_MARGIN:.1%} to "
+                    f"{MAX_MARGIN:.0%} (the share two targets may differ and still be the same)"
+                )
+        return v
+
+    @property
+    def margin_frac(self) -> float | None:
+        """The equivalence margin as a fraction; None: the default."""
+        return parse_percent(self.margin) if self.margin is not None else None
 
     @property
     def adaptive(self) -> bool:

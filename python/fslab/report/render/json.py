@@ -12,7 +12,11 @@ with each other, each with its baseline (a study whose targets have no `question
 has one, named ""); a target's ratio is to its question's baseline. `integrity` lists
 the integrity points (kind `integrity`, which have no rows): per point and target its
 `fault`, `region`, `params`, `outcomes` (runs per outcome word) and `runs` (each run's
-`run_id`, `outcome`, `errno` and `repaired_by`); empty without them.
+`run_id`, `outcome`, `errno` and `repaired_by`); empty without them. `summary` is the
+summary's answers by the headline metric (`fslab.report.findings`): per question,
+workload and family, each target's geometric mean `ratio` over the family's points with
+its interval `[ratio_low, ratio_high]` and the `verdict` on it (inconclusive: the
+interval is the bound the runs set on the difference), and its `points` per verdict.
 
 Version 2 had Welch's test of the means (delta_pct, p_value, verdict same/untested/
 different); version 3 has the decision rule (`fslab.stats.decision`).
@@ -31,7 +35,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from fslab.compare import Comparison, Group, MetricSpec, planned_numbers, row_numbers
-from fslab.stats.decision import EQUIVALENCE_MARGIN
+from fslab.report.findings import answers
 
 JSON_SCHEMA_VERSION = 3
 """Version of the `render_json` document; bumped when a field changes meaning or goes."""
@@ -61,7 +65,7 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "where": [f"{k}={v}" for k, v in comparison.where],
         "confidence": comparison.confidence,
         "alpha": comparison.alpha,
-        "equivalence_margin": EQUIVALENCE_MARGIN,
+        "equivalence_margin": comparison.margin,
         "method": METHOD,
         "skipped_runs": dict(comparison.skipped_runs),
         "disturbers": [
@@ -69,7 +73,33 @@ def _head(comparison: Comparison) -> dict[str, Any]:
             for d in comparison.disturbers
         ],
         "integrity": integrity_docs(comparison),
+        "summary": summary_docs(comparison),
     }
+
+
+def summary_docs(comparison: Comparison) -> list[dict[str, Any]]:
+    """The document's `summary`: each family's answer by the headline metric."""
+    out: list[dict[str, Any]] = []
+    for a in answers(comparison):
+        targets = []
+        for t in a.targets:
+            gap = t.gap
+            targets.append({
+                "target": t.target,
+                "ratio": gap.ratio if gap else None,
+                "ratio_low": gap.low if gap else None,
+                "ratio_high": gap.high if gap else None,
+                "verdict": gap.verdict(a.metric, a.equivalence).word if gap else None,
+                "points": {d.word: n for d, n in t.counts.items()},
+                "flagged_points": dict(t.flagged),
+            })  # fmt: skip
+        out.append({
+            "question": a.question, "workload": a.workload, "family": a.family, "op": a.op,
+            "metric": a.metric.name, "baseline": a.baseline, "points": a.points,
+            "best": a.best, "best_decided": a.margin.decided if a.margin else None,
+            "targets": targets,
+        })  # fmt: skip
+    return out
 
 
 def integrity_docs(comparison: Comparison) -> list[dict[str, Any]]:
