@@ -37,7 +37,7 @@ from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import Direction, MetricKind, MetricSpec
 from fslab.params import param_matches, varying_keys
 from fslab.report.context import load_report
-from fslab.report.findings import answers
+from fslab.report.findings import Gap, Grid, answers, different, summary
 from fslab.report.format import format_stat, legend
 from fslab.report.html import render_html
 from fslab.report.markdown import render_markdown_report
@@ -48,6 +48,7 @@ from fslab.stats.warnings import sample_warnings
 from fslab.store.db import SCHEMA_VERSION
 from fslab.store.derive import derive
 from fslab.store.query import PointRow, RunRow, RunValues, StudyResults
+from fslab.study.load import StudyError, parse_study
 
 SCHEMA = Path(fslab.__file__).parent / "store" / "schema.sql"
 
@@ -949,3 +950,45 @@ def test_a_study_sets_its_equivalence_margin(tmp_path: Path) -> None:
     con.close()
     assert verdict() == ("equivalent", 0.2)
     assert "lies within ±20%" in legend(build_comparison(db.path))
+
+
+def test_a_study_names_the_metrics_its_summary_answers(tmp_path: Path) -> None:
+    """`summary = ["lat_p99_ns"]`: the seed's question is about latency too, so the summary
+    answers it as a grid after the headline's; without the key it does not. A metric no
+    direction of which is better reads `higher`/`lower`, never better or worse."""
+    db = ResultsDb(tmp_path / "fslab-results.db")
+    sid = db.study("named")
+    for target, f in (("ext4", 1.0), ("xfs", 0.5)):
+        pid = db.point(sid, target, PARAMS)
+        for rep, noise in enumerate((0.99, 1.0, 1.01)):
+            db.run(pid, rep, _ops("randread", 10_000.0 * f * noise))
+    db.close()
+    titles = [getattr(a, "title", "") for a in summary(build_comparison(db.path))]
+    assert not any("lat p99" in t for t in titles), titles
+    con = sqlite3.connect(db.path)
+    with con:
+        toml = 'name = "named"\nsummary = ["lat_p99_ns"]\n'
+        con.execute("UPDATE study SET toml = ? WHERE id = ?", (toml, sid))
+    con.close()
+    found = summary(build_comparison(db.path))
+    [lat] = [a for a in found if isinstance(a, Grid) and "lat p99" in a.title]
+    assert lat.title == "lat p99 against ext4"
+    [row] = lat.rows
+    [cell] = row.cells
+    assert cell is not None and cell.text == "2.00x worse", cell
+    peak = MetricSpec("iops_peak", "IOPS peak", "count", Direction.NEITHER, MetricKind.RATE)
+    assert different(Gap(0.5, 0.45, 0.55, 3), peak)
+    assert Gap(0.5, 0.45, 0.55, 3).verdict(peak, 0.05) is Decision.NONE
+    assert not different(Gap(0.99, 0.9, 1.1, 3), peak)
+
+
+def test_a_summary_metric_that_does_not_exist_is_named_with_the_ones_that_do() -> None:
+    with pytest.raises(StudyError) as e:
+        parse_study(
+            'name = "s"\nsummary = ["iops_peek"]\n[[target]]\nname = "t"\ndir = "/x"\n'
+            '[[workload]]\nrw = "read"\n',
+            "s.toml",
+        )
+    [p] = e.value.problems
+    assert p.where.startswith("s.toml:2") and "summary" in p.where, p.where
+    assert "`iops_peek` is not a compared metric; did you mean `iops_peak`?" in p.what

@@ -672,6 +672,8 @@ class Comparison:
     alpha: float = ALPHA
     margin: float = EQUIVALENCE_MARGIN
     """The equivalence margin the verdicts used (the study's `margin`, else the default)."""
+    summary_metrics: tuple[str, ...] = ()
+    """The metrics the study's summary answers besides the headline (its `summary` key)."""
     questions: tuple[Question, ...] = ()
     """The study's questions, each with its baseline first; () means one, of every target."""
     integrity: tuple[IntegrityCell, ...] = ()
@@ -895,6 +897,7 @@ def compare_results(
         confidence=confidence,
         alpha=alpha,
         margin=margin,
+        summary_metrics=results.summary,
         questions=questions,
         integrity=integrity,
         disturbers=disturbers_of(disturbed),

@@ -214,6 +214,15 @@ _PSEUDO_OPS = {TELEMETRY_OP: TELEMETRY_METRICS, JETSTRESS_OP: JETSTRESS_METRICS,
 _PSEUDO_NAMES = {op: frozenset(m.name for m in ms) for op, ms in _PSEUDO_OPS.items()}
 
 
+METRIC_NAMES: frozenset[str] = frozenset(
+    m.name
+    for ms in (METRICS, FILES_METRICS, PGBENCH_METRICS, *_APP_OP_METRICS.values(),
+               *_PSEUDO_OPS.values())
+    for m in ms
+)  # fmt: skip
+"""Every compared metric's name: what a study's `summary` key may name."""
+
+
 def pseudo_metrics(op: str) -> tuple[MetricSpec, ...] | None:
     """The metrics of a run-level pseudo-operation (`device`, `copy device`, `jetstress`,
     `app`), or None for an engine operation."""

@@ -19,7 +19,7 @@ emphasis) so that the terminal, HTML and Markdown renderers style them each thei
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -98,6 +98,8 @@ class Gap:
         if self.low is None or self.high is None:
             return Decision.NONE
         if self.decided and abs(self.ratio - 1) * 100 >= MIN_EFFECT_PCT:
+            if metric.higher_is_better is None:
+                return Decision.NONE  # different, neither better nor worse: `different`
             return Decision.BETTER if _better(metric, self.ratio) else Decision.WORSE
         if self.low >= 1 - margin and self.high <= 1 + margin:
             return Decision.EQUIVALENT
@@ -202,7 +204,7 @@ class Answer:
                 spans += [Span(self.baseline, "target"), Span(" as measured; no verdict")]
             elif t.gap is None:
                 spans.append(Span("no ratio to " + self.baseline))
-            elif verdict in (Decision.BETTER, Decision.WORSE):
+            elif verdict in (Decision.BETTER, Decision.WORSE) or different(t.gap, m):
                 spans.append(Span(_change(t.gap, m), "strong"))
                 spans += [Span(" than "), Span(self.baseline, "target")]
                 spans.append(Span(_interval(t.gap, m)))
@@ -338,6 +340,12 @@ def moves(g: Grid) -> tuple[Move, ...]:
     return tuple(sorted(out, key=lambda m: -m.factor))
 
 
+def different(gap: Gap, m: MetricSpec) -> bool:
+    """A metric no direction of which is better (a peak, an I/O size) whose mean's
+    interval excludes 1 by at least the minimum effect: `higher` or `lower`, no verdict."""
+    return m.higher_is_better is None and gap.decided and abs(gap.ratio - 1) * 100 >= MIN_EFFECT_PCT
+
+
 def _grid_cell(t: TargetAnswer, a: Answer) -> GridCell | None:
     """`0.44x worse`, `0.44x worse 12/18`, `1.01x…4.00x worse`, `0.91-1.06x ?`: the mark is
     the verdict on the family's geometric mean (its interval, as the sentences say it), the
@@ -353,6 +361,8 @@ def _grid_cell(t: TargetAnswer, a: Answer) -> GridCell | None:
     if t.counts.get(Decision.BETTER) and t.counts.get(Decision.WORSE):
         return GridCell(f"{ratio} {MIXED_MARK}", None, False)
     d = t.gap.verdict(a.metric, a.equivalence)
+    if different(t.gap, a.metric):
+        return GridCell(f"{ratio} {'higher' if t.gap.ratio > 1 else 'lower'}", None, False)
     if d in _DECIDED:
         n = t.counts.get(d, 0)
         text = f"{ratio} {MARKS[d]}" if n == points else f"{ratio} {MARKS[d]} {n}/{points}"
@@ -380,17 +390,23 @@ def decides(a: Answer) -> bool:
 def summary(comparison: Comparison) -> tuple[Answer | Grid, ...]:
     """The summary's answers in order, the same in the terminal, HTML and Markdown: per
     question its families by the headline metric (as sentences, or a grid where more than
-    `GRID_ANSWERS`), then a grid per question for each of the `EFFICIENCY_METRICS` where
-    some point tells its targets apart (write amplification of read-only runs is nothing
-    to report)."""
-    found = answers_by_metric(comparison, (HEADLINE_METRIC, *EFFICIENCY_METRICS))
+    `GRID_ANSWERS`), then a grid per question for each metric the study names (its
+    `summary` key: the seed's own question, a peak, an I/O size, a latency), then for each
+    of the `EFFICIENCY_METRICS` where some point tells its targets apart (write
+    amplification of read-only runs is nothing to report)."""
+    named = tuple(m for m in dict.fromkeys(comparison.summary_metrics) if m != HEADLINE_METRIC)
+    extra = tuple(m for m in EFFICIENCY_METRICS if m not in named)
+    found = answers_by_metric(comparison, (HEADLINE_METRIC, *named, *extra), named=named)
     out: list[Answer | Grid] = []
     for question, listed in _by_question(found[HEADLINE_METRIC]).items():
         if len(listed) > GRID_ANSWERS:
             out.append(grid(question, listed))
         else:
             out += listed
-    for metric in EFFICIENCY_METRICS:
+    for metric in named:
+        for question, listed in _by_question(found[metric]).items():
+            out.append(grid(question, listed))
+    for metric in extra:
         for question, listed in _by_question(a for a in found[metric] if decides(a)).items():
             out.append(grid(question, listed))
     return tuple(out)
@@ -508,10 +524,12 @@ def answers(comparison: Comparison, metric: str = HEADLINE_METRIC) -> tuple[Answ
 
 
 def answers_by_metric(
-    comparison: Comparison, metrics: Sequence[str]
+    comparison: Comparison, metrics: Sequence[str], named: Collection[str] = ()
 ) -> dict[str, tuple[Answer, ...]]:
     """`answers` by each of `metrics`, from one pass over the comparison's rows (a large
-    study has half a million)."""
+    study has half a million): the headline metric's rows, the devices' rows of the
+    others, and every row of the `named` ones (a study's `summary` key: an application's
+    log write latency is its own family)."""
     fams: dict[str, dict[tuple[str, str, str], list[tuple[Group, Row]]]] = {m: {} for m in metrics}
     for group in comparison.groups:
         for row in group.rows:
@@ -524,9 +542,14 @@ def answers_by_metric(
                 op = row.op
             elif row.op.endswith(TELEMETRY_OP):
                 op = row.op.removesuffix(TELEMETRY_OP).strip()
+            elif metric in named:
+                op = row.op
             else:
                 continue
-            key = (group.workload, _family(group, op), row.op)
+            family = _family(group, op)
+            if group.kind in APP_KINDS and op not in ("", APP_HEADLINE_OP):
+                family = op.replace("_", " ")  # an application's own operation: log writes
+            key = (group.workload, family, row.op)
             fams[metric].setdefault(key, []).append((group, row))
     questions = [q for q in comparison.all_questions if len(q.targets) > 1]
     if not questions:

@@ -197,6 +197,8 @@ class StudyResults:
     """The completed integrity runs (`integrity_rows`): what each did with its fault."""
     margin: float | None = None
     """The study's equivalence margin (its `margin` key); None: the default."""
+    summary: tuple[str, ...] = ()
+    """The metrics its summary answers besides the headline one (its `summary` key)."""
 
 
 class IntegrityRow(NamedTuple):
@@ -255,7 +257,7 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
     return StudyResults(
         tuple(pts), runs, run_values(con, ok), facts, limits, target_questions(con, study_id),
         look_level(con, study_id), tuple(integrity_rows(con, study_id, db, pts)),
-        study_margin(con, study_id),
+        *study_keys(con, study_id),
     )  # fmt: skip
 
 
@@ -356,17 +358,22 @@ def look_level(con: sqlite3.Connection, study_id: int) -> float | None:
     return float(row[0]) if row else None
 
 
-def study_margin(con: sqlite3.Connection, study_id: int) -> float | None:
-    """The `margin` key of the study as last run (its stored TOML); None where it has
-    none or it cannot be read (the study was checked when it ran)."""
+def study_keys(con: sqlite3.Connection, study_id: int) -> tuple[float | None, tuple[str, ...]]:
+    """The keys of the study as last run (its stored TOML) that say how to judge and
+    summarize it: `margin` (None: the default) and `summary` (the metrics named). A key
+    that cannot be read is left at its default: the study was checked when it ran."""
     row = con.execute("SELECT toml FROM study WHERE id = ?", (study_id,)).fetchone()
-    if not row or not row[0]:
-        return None
     try:
-        value = tomllib.loads(str(row[0])).get("margin")
-        return parse_percent(value) if isinstance(value, str) else None
-    except (tomllib.TOMLDecodeError, ValueError):
-        return None
+        doc = tomllib.loads(str(row[0])) if row and row[0] else {}
+    except tomllib.TOMLDecodeError:
+        doc = {}
+    margin, summary = doc.get("margin"), doc.get("summary")
+    try:
+        m = parse_percent(margin) if isinstance(margin, str) else None
+    except ValueError:
+        m = None
+    names = tuple(str(s) for s in summary) if isinstance(summary, list) else ()
+    return m, names
 
 
 def target_questions(con: sqlite3.Connection, study_id: int) -> dict[str, str]:

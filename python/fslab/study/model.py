@@ -27,6 +27,8 @@ from fslab.kinds.app import (
 from fslab.kinds.block import BlockWorkloadSpec
 from fslab.kinds.files import FILE_SETS, FileOp, FilesWorkloadSpec, bucket_sweep
 from fslab.kinds.pgbench import PGBENCH_BUILTINS, PgbenchWorkloadSpec
+from fslab.metrics import METRIC_NAMES
+from fslab.params import suggest
 from fslab.safe_text import safe_text
 from fslab.study.workload import Param, Scalar, Strict, SweepSpec, Value
 from fslab.targets.spec import (
@@ -110,6 +112,9 @@ class Study(Strict):
     margin: str | None = None
     """Equivalence margin: a target within this share of its baseline, by the whole
     interval, is equivalent (`3%`; default 5%, `fslab.stats.decision`)."""
+    summary: list[str] | None = None
+    """Metrics the summary answers besides the headline one (IOPS, files/s, tps): the
+    study's question's own (`["iops_peak", "write_io_size_bytes", "lat_p99_ns"]`)."""
     seed: int | None = Field(None, ge=0)
     """The seed of an adaptive study's run order (default: from the study's name)."""
     # A fresh file system for every run (the default), or one per target kept for all.
@@ -234,6 +239,17 @@ class Study(Strict):
                 raise ValueError(
                     f"`{v}` is out of range: an equivalence margin is {MIN_MARGIN:.1%} to "
                     f"{MAX_MARGIN:.0%} (the share two targets may differ and still be the same)"
+                )
+        return v
+
+    @field_validator("summary")
+    @classmethod
+    def _summary(cls, v: list[str] | None) -> list[str] | None:
+        for name in v or []:
+            if name not in METRIC_NAMES:
+                raise ValueError(
+                    f"`{safe_text(name)}` is not a compared metric; "
+                    + suggest(name, sorted(METRIC_NAMES), "the metrics are")
                 )
         return v
 
