@@ -992,3 +992,15 @@ def test_a_summary_metric_that_does_not_exist_is_named_with_the_ones_that_do() -
     [p] = e.value.problems
     assert p.where.startswith("s.toml:2") and "summary" in p.where, p.where
     assert "`iops_peek` is not a compared metric; did you mean `iops_peak`?" in p.what
+
+
+def test_a_disturber_counts_each_run_once_whatever_its_pids() -> None:
+    """Two `python` processes in one run are one run disturbed by `python`, not two."""
+    from fslab.compare import disturbers_of
+    from fslab.stats.warnings import RunFacts
+
+    a = RunFacts(1, disturbers=(("python", 10, 1.0, 40.0), ("python", 11, 0.5, 60.0)))
+    b = RunFacts(2, disturbers=(("python", 12, 0.2, 20.0), ("cc1", 13, 0.9, 90.0)))
+    [py, cc] = disturbers_of([a, b])
+    assert (py.name, py.runs, py.pid, py.cpu_pct) == ("python", 2, 11, 60.0)
+    assert (cc.name, cc.runs) == ("cc1", 1)

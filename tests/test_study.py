@@ -325,3 +325,25 @@ def test_the_work_directory_is_the_flag_else_the_study_key_else_beside_results(
     study.write_text(study.read_text().replace('workdir = "scratch"\n', ""))
     assert workdir("--results", str(tmp_path / "r.db")) == str(tmp_path / "fslab-work")
     assert not (tmp_path / "scratch").exists(), "plan touches nothing"
+
+
+@pytest.mark.parametrize(
+    ("keys", "runtime_s"),
+    [
+        ('runtime = "30s"', 5.0),  # steady at full scale: one 5 x 1 s window stays
+        ('runtime = "30s"\nramp_time = "2s"', 5.96),  # a 0.04 s ramp: judged from 1 s
+        ('runtime = "30s"\nsteady_state = false', 1.0),  # no window to keep: the floor
+        ('runtime = "30s"\nsteady_window = 3\nsteady_round = "2s"', 6.0),
+        ('runtime = "3s"', 1.0),  # too short to be steady even at full scale
+    ],
+)
+def test_scale_shrinks_a_steady_run_no_shorter_than_one_steady_window(
+    keys: str, runtime_s: float
+) -> None:
+    """`--scale 0.02` of a 30 s run is 0.6 s: shorter than the steady window, a run that
+    would stop once steady at full scale could never be steady, and would measure only its
+    start. It keeps one window (with the ramp's partial interval); sizes still shrink."""
+    text = GOOD.replace('runtime = "2s"', keys).replace('file_size = "64m"', 'file_size = "4g"')
+    plan = expand(parse_study(text, "s.toml"), scale=0.02)
+    assert {p.params["runtime"] for p in plan.points} == {runtime_s}
+    assert {p.params["file_size"] for p in plan.points} == {81 << 20}

@@ -639,13 +639,16 @@ def disturbers_of(facts: Iterable[RunFacts]) -> tuple[Disturber, ...]:
     """The processes named in these runs' facts, by name, most runs (then CPU) first."""
     by: dict[str, Disturber] = {}
     for f in facts:
+        seen: set[str] = set()  # a run counts once per name, whatever pids it had
         for name, pid, _cpu_s, pct in f.disturbers:
             d = by.get(name)
+            once = 0 if name in seen else 1
+            seen.add(name)
             if d is None:
-                by[name] = Disturber(name, pid, 1, pct)
+                by[name] = Disturber(name, pid, once, pct)
             else:
                 top = pct > d.cpu_pct
-                by[name] = Disturber(name, pid if top else d.pid, d.runs + 1,
+                by[name] = Disturber(name, pid if top else d.pid, d.runs + once,
                                      max(pct, d.cpu_pct))  # fmt: skip
     return tuple(sorted(by.values(), key=lambda d: (-d.runs, -d.cpu_pct, d.name)))
 

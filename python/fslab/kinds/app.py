@@ -189,7 +189,7 @@ class AppKind(EngineJobKind):
         ckpt = params.get("checkpoint_interval")
         if isinstance(ckpt, float):
             out["checkpoint_interval"] = max(MIN_CHECKPOINT_S, round(ckpt * scale, 3))
-        return out
+        return self.keep_window(params, out)
 
     def default_round_s(self, params: Mapping[str, Value]) -> float:
         """The engine's: one checkpoint (and its dip in the rate) per round."""

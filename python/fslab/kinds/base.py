@@ -288,6 +288,24 @@ class EngineJobKind(Kind):
             return {}
         return {"steady_state": True}
 
+    def keep_window(self, full: Mapping[str, Value], scaled: dict[str, Value]) -> dict[str, Value]:
+        """`scaled` (a point's parameters after `--scale`), its runtime raised to hold one
+        steady-state window where the point would run to steady state at full scale: a
+        shorter run can never be steady and measures start-up (issue #33). Sizes and
+        everything else stay scaled; a point that turns steady state off keeps its time."""
+        if full.get("steady_state") is False:
+            return scaled
+        if full.get("steady_state") is not True and not self.steady_params(full):
+            return scaled
+        runtime = scaled.get("runtime")
+        if not isinstance(runtime, float):
+            return scaled
+        interval = _num(scaled, "interval", 1.0)
+        ramp = _num(scaled, "ramp_time", 0.0)
+        judged_from = math.ceil(ramp / interval - 1e-9) * interval
+        need = round(self.window_s(scaled) + judged_from - ramp, 3)
+        return {**scaled, "runtime": need} if runtime < need else scaled
+
     def window_s(self, params: Mapping[str, Value]) -> float:
         """The shortest steady-state window of a point's engine job: `steady_window`
         rounds, each whole intervals (the engine's defaults where the point sets none)."""

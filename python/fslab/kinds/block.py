@@ -106,7 +106,9 @@ class BlockKind(EngineJobKind):
     layout_keys = ("file_size",)
 
     def scale(self, params: dict[str, Value], scale: float) -> dict[str, Value]:
-        return scale_sizes_and_times(params, scale)
+        if scale == 1.0:
+            return params
+        return self.keep_window(params, scale_sizes_and_times(params, scale))
 
     def label(self, point: Point) -> str:
         """`ext4 rand randread 4K QD32 x4 1G file`: the file's size too, so the points of

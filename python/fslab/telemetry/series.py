@@ -262,7 +262,10 @@ def make_point(prev: Sample, cur: Sample, t0_s: float, thresholds: Thresholds) -
     named = cpu_ticks_named(prev.procs, cur.procs, by_process)
     others = [pid for pid, n in named.items() if n > 0 and cur.procs.group[pid] == "foreign"]
     top = sorted(others, key=lambda pid: -named[pid])[:FOREIGN_TOP]
-    foreign_top = tuple((cur.procs.procs[pid].comm, pid, pct(named[pid])) for pid in top)
+    # No process used more than every CPU did in the interval: a parent charged at once for
+    # a child it reaped (whose life spanned earlier intervals, unseen) would read 600%.
+    busy = pct(c1.busy - c0.busy)
+    foreign_top = tuple((cur.procs.procs[pid].comm, pid, min(pct(named[pid]), busy)) for pid in top)
 
     psi = {r: PsiInterval.between(prev.psi[r], cur.psi[r], dt_s) for r in cur.psi}
     foreign = one_cpu_pct("foreign")
