@@ -13,6 +13,7 @@ import statistics
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import click
 import numpy as np
@@ -1004,3 +1005,35 @@ def test_a_disturber_counts_each_run_once_whatever_its_pids() -> None:
     [py, cc] = disturbers_of([a, b])
     assert (py.name, py.runs, py.pid, py.cpu_pct) == ("python", 2, 11, 60.0)
     assert (cc.name, cc.runs) == ("cc1", 1)
+
+
+def test_a_blocked_study_compares_each_round_s_runs(tmp_path: Path) -> None:
+    """Rounds that moved both targets by up to 30% together (the machine's state) and a
+    steady 8% between them: as independent samples the interval spans 1; paired by
+    round it is 0.92x, worse. A round the target missed pairs with nothing."""
+    db = ResultsDb(tmp_path / "fslab-results.db")
+    sid = db.study("blocked")
+    shifts = (1.0, 1.3, 0.8, 1.15, 0.9)
+    for target, f in (("ext4", 1.0), ("xfs", 0.92)):
+        pid = db.point(sid, target, PARAMS)
+        for rep, shift in enumerate(shifts):
+            if target == "xfs" and rep == 4:
+                continue
+            db.run(pid, rep, _ops("randread", 10_000.0 * f * shift * (1.002 if rep % 2 else 0.998)))
+    db.close()
+
+    def read_iops() -> dict[str, Any]:
+        doc = json.loads(render_json(build_comparison(db.path)))
+        row = next(r for r in doc["groups"][0]["rows"] if r["metric"] == "iops")
+        return {"design": doc["design"], "verdict": row["verdict"][1], "ratio": row["ratio"][1]}
+
+    apart = read_iops()
+    assert apart["design"] == "independent" and apart["verdict"] == "inconclusive", apart
+    con = sqlite3.connect(db.path)
+    with con:
+        con.execute("UPDATE study SET design = 'blocked' WHERE id = ?", (sid,))
+    con.close()
+    paired = read_iops()
+    assert paired["design"] == "blocked" and paired["verdict"] == "worse", paired
+    assert paired["ratio"] == pytest.approx(0.92, abs=0.003), "rounds 0-3, the pairs"
+    assert "paired by round" in legend(build_comparison(db.path))

@@ -31,16 +31,21 @@ def _simulate(
     seed: int,
     *,
     futility: bool = True,
+    drift: float = 0.0,
+    paired: bool = False,
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
     """`STUDIES` studies of a baseline and one target whose true IOPS ratio is `ratio`,
     each repetition off by `cv` (log-normal), judged as fslab judges them: a look after
     every round from `repeat_min` on at `look_level`, stopping at the first settled
-    verdict, or (with `futility`) when `max` runs would likely not decide it. Returns
-    each study's final verdict and the runs per side it took."""
+    verdict, or (with `futility`) when `max` runs would likely not decide it. `drift`:
+    each round shifts both sides alike (the machine's state, log-normal with that CV);
+    `paired` judges the per-round log ratios, as a blocked design does. Returns each
+    study's final verdict and the runs per side it took."""
     rng = np.random.default_rng(seed)
     sigma = np.sqrt(np.log1p(cv**2))
-    base = rng.lognormal(np.log(1000.0), sigma, (STUDIES, repeat_max))
-    twin = rng.lognormal(np.log(1000.0 * ratio), sigma, (STUDIES, repeat_max))
+    shift = np.exp(rng.normal(0.0, np.sqrt(np.log1p(drift**2)), (STUDIES, repeat_max)))
+    base = rng.lognormal(np.log(1000.0), sigma, (STUDIES, repeat_max)) * shift
+    twin = rng.lognormal(np.log(1000.0 * ratio), sigma, (STUDIES, repeat_max)) * shift
     level = look_level(repeat_min, repeat_max)
     final = np.full(STUDIES, Decision.INCONCLUSIVE, dtype=np.int8)
     runs = np.full(STUDIES, repeat_max, dtype=np.int64)
@@ -48,8 +53,13 @@ def _simulate(
     for n in range(repeat_min, repeat_max + 1):
         lb, lt = np.log(base[:, :n]), np.log(twin[:, :n])
         ns = np.full(STUDIES, n, dtype=np.int64)
+        if paired:  # as `fslab.compare` passes a blocked design's cells
+            d, zero = lt - lb, np.zeros(STUDIES)
+            sides = (ns, zero, zero, ns, d.mean(1), d.var(1, ddof=1))
+        else:
+            sides = (ns, lb.mean(1), lb.var(1, ddof=1), ns, lt.mean(1), lt.var(1, ddof=1))
         _, _, _, verdict, more = decide(
-            ns, lb.mean(1), lb.var(1, ddof=1), ns, lt.mean(1), lt.var(1, ddof=1),
+            *sides,
             higher_is_better=np.ones(STUDIES, dtype=np.int8), min_abs=np.zeros(STUDIES),
             base_mean=base[:, :n].mean(1), judged=np.ones(STUDIES, dtype=bool), alpha=level,
         )  # fmt: skip
@@ -184,3 +194,28 @@ def test_states_combine_open_first_then_decided_only_when_all_are() -> None:
     assert combined_state([State.DECIDED, State.UNDECIDABLE]) is State.UNDECIDABLE
     assert combined_state([State.ALONE, State.DECIDED]) is State.DECIDED
     assert futile_runs(np.array([1001]), np.array([9]), 10).all()
+
+
+@pytest.mark.parametrize("drift", [0.0, 0.05, 0.10])
+@pytest.mark.parametrize("cv", [0.01, 0.05, 0.10])
+def test_a_blocked_design_calls_identical_targets_different_in_at_most_5_percent(
+    cv: float, drift: float
+) -> None:
+    """Per-round log ratios, Student's t with n - 1 df at each look's level: the paired
+    form of the same rule keeps its error rate, whatever the machine's drift."""
+    final, _ = _simulate(1.0, cv, 3, 10, seed=41, drift=drift, paired=True)
+    different = np.isin(final, [Decision.BETTER, Decision.WORSE]).mean()
+    assert different <= 0.06, f"{different:.1%} of studies of identical targets differ"
+
+
+def test_a_blocked_design_decides_what_drift_hides_from_independent_runs() -> None:
+    """Rounds that shift both sides by 10% (this VM's direct-I/O runs move 10-40% from run
+    to run, together when they run close in time): the independent comparison of a 10%
+    difference at a 5% run-to-run CV rarely decides; per-round ratios cancel the shift."""
+    apart, _ = _simulate(0.90, 0.05, 3, 10, seed=51, drift=0.10)
+    paired, _ = _simulate(0.90, 0.05, 3, 10, seed=51, drift=0.10, paired=True)
+    assert (apart == Decision.WORSE).mean() < 0.3
+    assert (paired == Decision.WORSE).mean() > 0.8
+    # Equal targets on a drifting machine are shown equivalent, not left open.
+    eq, _ = _simulate(1.0, 0.01, 3, 10, seed=52, drift=0.10, paired=True)
+    assert (eq == Decision.EQUIVALENT).mean() > 0.95

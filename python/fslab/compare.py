@@ -165,6 +165,9 @@ class _Stats:
         self.is_base = base_of == np.arange(len(targets))
         self.confidence = confidence
         self.alpha, self.margin = alpha, margin
+        self.reps: npt.NDArray[np.int64] | None = None
+        """Per sample, its run's round or pass where the study is blocked: each target is
+        then compared with its baseline per round (`paired`); None: independent."""
         self.values, self.runs, self.start, self.count = values, runs, start, count
         self.mean, self.var = mean, var
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -230,6 +233,52 @@ class _Stats:
         return mean, var
 
     @cached_property
+    def paired(self) -> tuple[npt.NDArray[np.int64], _Floats, _Floats]:
+        """Per cell (row, target) of a blocked study: the rounds both it and its
+        baseline's cell completed (pairs), and the mean and variance (ddof=1) of the log
+        ratios of those rounds' runs, target / baseline; 0 pairs and NaN elsewhere (the
+        baselines' own cells, an independent study, a side with no positive value). The
+        machine's state shifts from round to round and both runs of a round share it: the
+        ratio within a round cancels it (docs/statistics.md, "A blocked design")."""
+        shape = self.count.shape
+        pairs = np.zeros(shape, dtype=np.int64)
+        mean, var = np.full(shape, np.nan), np.full(shape, np.nan)
+        if self.reps is None or not len(self.values):
+            return pairs, mean, var
+        n_rows, n_t = shape
+        flat = np.flatnonzero(self.count.ravel() > 0)
+        # Samples lie cell after cell in row-major order of (row, target).
+        cell = np.repeat(flat, self.count.ravel()[flat])
+        row, col = cell // n_t, cell % n_t
+        reps = self.reps
+        span = int(reps.max()) + 2 if len(reps) else 1
+        with np.errstate(invalid="ignore", divide="ignore"):
+            logs = np.log(np.where(self.values > 0, self.values, np.nan))
+        mine = (reps >= 0) & np.isfinite(logs)
+        is_base = self.is_base[col]
+        base_key = (row * n_t + col) * span + reps
+        keys = base_key[is_base & mine]
+        order = np.argsort(keys, kind="stable")
+        keys, base_logs = keys[order], logs[is_base & mine][order]
+        want = ~is_base & mine
+        other = (row * n_t + self.base_of[col]) * span + reps
+        at = np.minimum(np.searchsorted(keys, other[want]), max(len(keys) - 1, 0))
+        found = np.zeros(len(at), dtype=bool)
+        if len(keys):
+            found = keys[at] == other[want]
+        d = logs[want][found] - base_logs[at[found]]
+        where = cell[want][found]
+        size = n_rows * n_t
+        n = np.bincount(where, minlength=size)
+        total = np.bincount(where, weights=d, minlength=size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            m = np.where(n > 0, total / np.maximum(n, 1), np.nan)
+            dev = d - m[where]
+            ss = np.bincount(where, weights=dev * dev, minlength=size)
+            v = np.where(n >= 2, ss / np.maximum(n - 1, 1), np.nan)
+        return n.reshape(shape), m.reshape(shape), v.reshape(shape)
+
+    @cached_property
     def decisions(self) -> tuple[_Floats, _Floats, _Floats, _Codes, _Ints, _Codes]:
         """`fslab.stats.decision.decide` for every described cell against its baseline's
         cell of its row (`base_of`): (ratio, low, high, `Decision` code, more repetitions,
@@ -270,15 +319,28 @@ class _Stats:
         r, t = np.nonzero(judged | interval)
         if len(r):
             bt = b[t]
+            n_b, m_b, v_b = self.count[r, bt], mean_log[r, bt], var_log[r, bt]
+            n_t_, m_t, v_t = self.count[r, t], mean_log[r, t], var_log[r, t]
+            # A blocked study: the per-round log ratios as one sample (n - 1 df); where
+            # fewer than two rounds pair up, the runs as independent samples (Welch).
+            pairs, m_d, v_d = self.paired
+            p = pairs[r, t] >= 2
+            if p.any():
+                zero = np.zeros(len(r))
+                n_b, m_b, v_b = (np.where(p, pairs[r, t], n_b), np.where(p, zero, m_b),
+                                 np.where(p, zero, v_b))  # fmt: skip
+                n_t_, m_t, v_t = (np.where(p, pairs[r, t], n_t_), np.where(p, m_d[r, t], m_t),
+                                  np.where(p, v_d[r, t], v_t))  # fmt: skip
             got = decide(
-                self.count[r, bt], mean_log[r, bt], var_log[r, bt],
-                self.count[r, t], mean_log[r, t], var_log[r, t],
+                n_b, m_b, v_b, n_t_, m_t, v_t,
                 higher_is_better=self.direction_of[r], min_abs=self.min_abs_of[r],
                 base_mean=self.mean[r, bt], judged=judged[r, t], alpha=self.alpha,
                 margin=self.margin,
             )  # fmt: skip
             low[r, t], high[r, t] = got[1], got[2]
             verdict[r, t], more[r, t] = got[3], got[4]
+            if p.any():
+                ratio[r[p], t[p]] = got[0][p]
         return ratio, low, high, verdict, more, why
 
     def judgement(self, r: int, t: int) -> Judgement | None:
@@ -453,7 +515,9 @@ def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[_Floats, _
     `other`'s samples (the log of their ratio of geometric means), its standard error and
     Welch's df (`fslab.stats.decision.log_error`); NaN where a side has no positive
     samples, NaN error where a side has a single run. What a summary over many points
-    combines (`fslab.stats.decision.combine`)."""
+    combines (`fslab.stats.decision.combine`). In a blocked study, a target against its
+    own baseline: the mean per-round log ratio, its error and n - 1 df, as the cells'
+    verdicts (`_Stats.paired`); two other targets are compared as independent samples."""
     if not rows:
         empty = np.zeros(0)
         return empty, empty, empty
@@ -463,6 +527,16 @@ def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[_Floats, _
     mean_log, var_log = st.log_stats
     d = mean_log[idx, a] - mean_log[idx, b]
     se, df = log_error(st.count[idx, b], var_log[idx, b], st.count[idx, a], var_log[idx, a])
+    if int(st.base_of[a]) == b and a != b:
+        pairs, m_d, v_d = st.paired
+        n = pairs[idx, a]
+        p = n >= 2
+        if p.any():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                d = np.where(p, m_d[idx, a], d)
+                p_se = np.sqrt(v_d[idx, a] / n)
+                se = np.where(p, p_se, se)
+                df = np.where(p, np.where(p_se > 0, n - 1.0, np.inf), df)
     return d, se, df
 
 
@@ -677,6 +751,9 @@ class Comparison:
     """The equivalence margin the verdicts used (the study's `margin`, else the default)."""
     summary_metrics: tuple[str, ...] = ()
     """The metrics the study's summary answers besides the headline (its `summary` key)."""
+    blocked: bool = False
+    """The study's runs were blocked: each target is judged against its baseline by the
+    per-round log ratios (where two rounds or more pair up)."""
     questions: tuple[Question, ...] = ()
     """The study's questions, each with its baseline first; () means one, of every target."""
     integrity: tuple[IntegrityCell, ...] = ()
@@ -901,6 +978,7 @@ def compare_results(
         alpha=alpha,
         margin=margin,
         summary_metrics=results.summary,
+        blocked=results.blocked,
         questions=questions,
         integrity=integrity,
         disturbers=disturbers_of(disturbed),
@@ -995,6 +1073,16 @@ class _Grouping:
         cell = np.array([point_cell[p] for p in ok_runs.values()], dtype=np.int64)
         cell = cell.reshape(-1, 2)[order]
         self.run_group, self.run_target = cell[:, 0], cell[:, 1]
+        # Each run's round or pass, where a blocked design pairs by it (-1: none known).
+        facts = results.facts
+        self.run_rep = np.fromiter(
+            (
+                -1 if (f := facts.get(int(r))) is None or f.rep is None else f.rep
+                for r in self.run_ids
+            ),
+            dtype=np.int64,
+            count=len(self.run_ids),
+        )
 
     def build(self, confidence: float, alpha: float, margin: float) -> tuple[Group, ...]:
         n_t = len(self.targets)
@@ -1072,6 +1160,9 @@ class _Grouping:
             dense(cell_start, 0, np.int64), dense(cell_count, 0, np.int64),
             dense(cell_mean, np.nan, np.float64), dense(cell_var, np.nan, np.float64),
         )  # fmt: skip
+        if self.results.blocked and len(r_):
+            pos = np.minimum(np.searchsorted(self.run_ids, r_), len(self.run_ids) - 1)
+            stats.reps = self.run_rep[pos]
 
         # Each group's facts, and its shape: the rows it may have.
         metas: list[tuple[PointRow, dict[str, int], list[StatWarning], dict[str, float]]] = []

@@ -247,7 +247,8 @@ def _run(
         # No `check_integrity` here: it reads the whole file (19 s cold for 1 GB);
         # damage a query meets is reported by the CLI (exit 2) like any other.
         db.mark_stale_runs()  # under the lock: no other run is live
-        study_id = db.upsert_study(plan.study.name, str(study), text)
+        design = "blocked" if plan.blocked else None
+        study_id = db.upsert_study(plan.study.name, str(study), text, design)
         bar = Progress(
             TextColumn("{task.description}"),
             BarColumn(),

@@ -321,9 +321,17 @@ def methodology(c: Comparison) -> tuple[str, ...]:
         f"A value is the mean over a point's completed runs (n), with the half-width of its "
         f"{c.confidence:.0%} confidence interval from Student's t distribution; one run gives "
         "no interval.",
-        _compared_with(c) + "by its ratio: the "
-        "geometric mean of its runs over the baseline's, with Welch's interval on log values "
-        f"({interval_level(c.alpha)}). Better or worse when the interval excludes 1 and the "
+        _compared_with(c)
+        + "by its ratio: the "
+        + (
+            "mean of its per-round ratios to the baseline (a blocked design: a group's "
+            "targets ran back to back in each round, and the ratio within a round cancels "
+            "the machine's drift between rounds), with Student's interval on their logs "
+            if c.blocked
+            else "geometric mean of its runs over the baseline's, with Welch's interval on "
+            "log values "
+        )
+        + f"({interval_level(c.alpha)}). Better or worse when the interval excludes 1 and the "
         f"change is at least {MIN_EFFECT_PCT:g}%; equivalent when it lies within ±"
         f"{margin_text(c.margin)}; otherwise inconclusive, with the runs per side that would "
         "likely decide it. No verdict for a single run, for amounts of work (bytes, counts, "

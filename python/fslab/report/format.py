@@ -335,7 +335,13 @@ def legend(comparison: Comparison) -> str:
     return (
         f"mean ± {comparison.confidence:.0%} CI half-width (Student's t) over n runs. "
         f"ratio: target / {against_text(comparison)}, geometric means, judged on its {conf} "
-        "interval (Welch, on logs): better/worse: the interval excludes 1 and the change is "
+        + (
+            "interval (paired by round: the rounds' ratios, Student's t on logs; Welch where "
+            "fewer than two rounds pair up): better/worse"
+            if comparison.blocked
+            else "interval (Welch, on logs): better/worse"
+        )
+        + ": the interval excludes 1 and the change is "
         f"at least {MIN_EFFECT_PCT:g}%; ≈: equivalent, the interval lies within "
         f"±{margin_text(comparison.margin)}; ?: inconclusive, shown as its interval "
         "(0.91-1.06x: the runs bound the ratio so far, more runs needed); !: no verdict, the "

@@ -99,6 +99,8 @@ class RunFacts(NamedTuple):
     disturbers: tuple[tuple[str, int, float, float], ...] = ()
     """Who disturbed the run: the foreign processes of its contaminated intervals, (name,
     pid, CPU seconds, % of one CPU there), most CPU first."""
+    rep: int | None = None
+    """The run's pass or round (`run.rep`): what a blocked design pairs its runs by."""
 
     @property
     def disturbed(self) -> bool:

@@ -237,17 +237,29 @@ class Results:
 
     # ------------------------------------------------------------------ studies, points
 
-    def upsert_study(self, name: str, path: str | None, toml_text: str) -> int:
+    def upsert_study(
+        self, name: str, path: str | None, toml_text: str, design: str | None = None
+    ) -> int:
+        """The study's id, its text and `design` (`blocked`, or None: independent) as of
+        this run. A study whose runs began independent stays so: its runs were not
+        blocked, so they cannot be paired."""
         with self.tx() as c:
-            row = c.execute("SELECT id FROM study WHERE name = ?", (name,)).fetchone()
+            row = c.execute("SELECT id, design FROM study WHERE name = ?", (name,)).fetchone()
             if row:
+                done = c.execute(
+                    "SELECT 1 FROM run JOIN point ON point.id = run.point_id"
+                    " WHERE point.study_id = ? LIMIT 1",
+                    (row[0],),
+                ).fetchone()
+                kept = row[1] if done else design
                 c.execute(
-                    "UPDATE study SET path = ?, toml = ? WHERE id = ?", (path, toml_text, row[0])
+                    "UPDATE study SET path = ?, toml = ?, design = ? WHERE id = ?",
+                    (path, toml_text, kept, row[0]),
                 )
                 return int(row[0])
             cur = c.execute(
-                "INSERT INTO study (name, path, toml, created_at) VALUES (?, ?, ?, ?)",
-                (name, path, toml_text, time.time()),
+                "INSERT INTO study (name, path, toml, created_at, design) VALUES (?, ?, ?, ?, ?)",
+                (name, path, toml_text, time.time(), design),
             )
             return int(cur.lastrowid or 0)
 

@@ -52,23 +52,24 @@ def derive(con: sqlite3.Connection, run_ids: Iterable[int] | None = None) -> int
     else:
         ids = sorted(set(run_ids))
     layouts = {str(k): int(i) for i, k in con.execute("SELECT id, keys FROM value_layout")}
-    # A migration of an older file derives before `disturbers` exists (version 9).
-    named = any(r[1] == "disturbers" for r in con.execute("PRAGMA table_info(run_fact)"))
+    # A migration of an older file derives before `disturbers` (version 9) and `rep`
+    # (version 10) exist.
+    columns = {str(r[1]) for r in con.execute("PRAGMA table_info(run_fact)")}
     written = 0
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
-        written += _derive_chunk(con, chunk, layouts, named)
+        written += _derive_chunk(con, chunk, layouts, columns)
     return written
 
 
 def _derive_chunk(
-    con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str, int], named: bool
+    con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str, int], columns: set[str]
 ) -> int:
     marks = ",".join("?" * len(ids))
     con.execute(f"DELETE FROM run_value WHERE run_id IN ({marks})", ids)
     con.execute(f"DELETE FROM run_fact WHERE run_id IN ({marks})", ids)
     runs = con.execute(
-        "SELECT run.id, point.kind, run.engine_json, run.runtime_s FROM run"
+        "SELECT run.id, point.kind, run.engine_json, run.runtime_s, run.rep FROM run"
         " JOIN point ON point.id = run.point_id"
         f" WHERE run.id IN ({marks}) AND run.status = 'ok'",
         ids,
@@ -101,7 +102,7 @@ def _derive_chunk(
         per_t = series.setdefault(run_id, {})
         per_t[float(t_s)] = per_t.get(float(t_s), 0.0) + float(iops)
 
-    for run_id, kind, engine_json, runtime_s in runs:
+    for run_id, kind, engine_json, runtime_s, rep in runs:
         triples = list(compared(kind, op_rows.get(run_id, []), run_metrics.get(run_id, [])))
         keys = json.dumps([[op, name] for op, name, _ in triples], separators=(",", ":"))
         layout = layouts.get(keys)
@@ -123,11 +124,26 @@ def _derive_chunk(
         # found steady is steady by construction, one it did not comes with `not_steady`.
         t = None if _judged(docs) else trend(points[:-1])
         row = (run_id, runtime_s, *facts[:6], *(t if t is not None else (None, None)), *facts[6:])
-        if named:
+        names = list(_FACT_COLUMNS)
+        if "disturbers" in columns:
             who = _disturbers(con, run_id) if facts[1] else []
             row += (json.dumps(who, separators=(",", ":")),)
-        con.execute(f"INSERT INTO run_fact VALUES ({', '.join('?' * len(row))})", row)
+            names.append("disturbers")
+        if "rep" in columns:
+            row += (rep,)
+            names.append("rep")
+        con.execute(
+            f"INSERT INTO run_fact ({', '.join(names)}) VALUES ({', '.join('?' * len(row))})", row
+        )
     return len(runs)
+
+
+_FACT_COLUMNS = (
+    "run_id", "runtime_s", "intervals", "contaminated_intervals", "reasons",
+    "available_min_bytes", "workload_read_bytes", "device_read_bytes", "trend_drift",
+    "trend_p", "engine_warnings", "limits",
+)  # fmt: skip
+"""`run_fact`'s columns every version has, in the order `_derive_chunk` fills them."""
 
 
 def _disturbers(con: sqlite3.Connection, run_id: int) -> list[list[Any]]:

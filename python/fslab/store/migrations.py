@@ -144,8 +144,17 @@ def _to_9(con: sqlite3.Connection) -> None:
     con.execute("ALTER TABLE run_fact ADD COLUMN disturbers TEXT NOT NULL DEFAULT '[]'")
 
 
+def _to_10(con: sqlite3.Connection) -> None:
+    """A blocked design (`study.design`; an older study's runs were not blocked: NULL) and
+    each completed run's round or pass (`run_fact.rep`), what a blocked design pairs by."""
+    con.execute("ALTER TABLE study ADD COLUMN design TEXT")
+    con.execute("ALTER TABLE run_fact ADD COLUMN rep INTEGER")
+    con.execute("UPDATE run_fact SET rep = (SELECT rep FROM run WHERE run.id = run_fact.run_id)")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7, 8: _to_8, 9: _to_9,
+    10: _to_10,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -199,6 +199,9 @@ class StudyResults:
     """The study's equivalence margin (its `margin` key); None: the default."""
     summary: tuple[str, ...] = ()
     """The metrics its summary answers besides the headline one (its `summary` key)."""
+    blocked: bool = False
+    """Its runs were blocked (`study.design`): each target is compared with its baseline
+    per round (`fslab.compare`)."""
 
 
 class IntegrityRow(NamedTuple):
@@ -257,7 +260,7 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
     return StudyResults(
         tuple(pts), runs, run_values(con, ok), facts, limits, target_questions(con, study_id),
         look_level(con, study_id), tuple(integrity_rows(con, study_id, db, pts)),
-        *study_keys(con, study_id),
+        *study_keys(con, study_id), study_blocked(con, study_id),
     )  # fmt: skip
 
 
@@ -358,6 +361,12 @@ def look_level(con: sqlite3.Connection, study_id: int) -> float | None:
     return float(row[0]) if row else None
 
 
+def study_blocked(con: sqlite3.Connection, study_id: int) -> bool:
+    """Whether the study's runs were blocked (`study.design`)."""
+    row = con.execute("SELECT design FROM study WHERE id = ?", (study_id,)).fetchone()
+    return bool(row and row[0] == "blocked")
+
+
 def study_keys(con: sqlite3.Connection, study_id: int) -> tuple[float | None, tuple[str, ...]]:
     """The keys of the study as last run (its stored TOML) that say how to judge and
     summarize it: `margin` (None: the default) and `summary` (the metrics named). A key
@@ -432,12 +441,13 @@ def run_facts(
     rows = con.execute(
         "SELECT run_id, runtime_s, engine_warnings, intervals, contaminated_intervals,"
         " reasons, trend_drift, trend_p, available_min_bytes, workload_read_bytes,"
-        " device_read_bytes, limits, disturbers FROM run_fact WHERE run_id BETWEEN ? AND ?",
+        " device_read_bytes, limits, disturbers, rep FROM run_fact"
+        " WHERE run_id BETWEEN ? AND ?",
         _span(ok),
     ).fetchall()
     for row in rows:
         run_id, runtime_s, engine, intervals, dirty, reasons, drift, p = row[:8]
-        available, workload_read, device_read, judged, named = row[8:]
+        available, workload_read, device_read, judged, named, rep = row[8:]
         if run_id not in ok:
             continue
         out[run_id] = RunFacts(
@@ -452,6 +462,7 @@ def run_facts(
             workload_read,
             device_read,
             _disturbers(named),
+            rep,
         )
         if judged != "{}":
             limits[run_id] = {str(k): float(v) for k, v in orjson.loads(judged).items()}

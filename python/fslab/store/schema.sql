@@ -1,6 +1,7 @@
--- fslab results database, schema version 9 (PRAGMA user_version; versions 4 and 5
+-- fslab results database, schema version 10 (PRAGMA user_version; versions 4 and 5
 -- changed no table: they re-derive run_value for metrics the catalog gained; version 6
--- added `look`, version 7 `integrity`, version 8 `rank`, version 9 `run_fact.disturbers`).
+-- added `look`, version 7 `integrity`, version 8 `rank`, version 9 `run_fact.disturbers`,
+-- version 10 `study.design` and `run_fact.rep`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -9,7 +10,9 @@ CREATE TABLE study (
     name        TEXT NOT NULL UNIQUE,
     path        TEXT,               -- the study file as given
     toml        TEXT NOT NULL,      -- its text, so results carry what produced them
-    created_at  REAL NOT NULL       -- unix seconds
+    created_at  REAL NOT NULL,      -- unix seconds
+    design      TEXT                -- 'blocked': a group's targets ran back to back in each
+                                    -- round, compared per round; NULL: independent (older)
 ) STRICT;
 
 -- The machine a run ran on: kernel, CPU, memory, tool versions.
@@ -140,8 +143,10 @@ CREATE TABLE run_fact (
     trend_p     REAL,
     engine_warnings TEXT NOT NULL,      -- JSON [[kind, op or null, message, hint or null], ...]
     limits      TEXT NOT NULL,          -- JSON {check: max}: what a verdict judged by (ms)
-    disturbers  TEXT NOT NULL DEFAULT '[]' -- JSON [[name, pid, cpu_s, cpu_pct], ...] (version 9):
+    disturbers  TEXT NOT NULL DEFAULT '[]', -- JSON [[name, pid, cpu_s, cpu_pct], ...] (version 9):
                                         -- the foreign processes in its contaminated intervals
+    rep         INTEGER                 -- run.rep, here so compare never reads `run` (version 10):
+                                        -- its round or pass, what a blocked design pairs by
 ) STRICT;
 
 -- Adaptive repetition (version 6): each look after a round, from the study's `repeat.min`

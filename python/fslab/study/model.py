@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from typing import Literal
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
@@ -112,6 +113,10 @@ class Study(Strict):
     margin: str | None = None
     """Equivalence margin: a target within this share of its baseline, by the whole
     interval, is equivalent (`3%`; default 5%, `fslab.stats.decision`)."""
+    design: Literal["blocked", "independent"] = "blocked"
+    """`blocked`: a group's targets run back to back in each pass or round and each is
+    compared with its baseline per round (paired), which cancels the machine's drift
+    between rounds; `independent`: runs compared as independent samples (Welch)."""
     summary: list[str] | None = None
     """Metrics the summary answers besides the headline one (IOPS, files/s, tps): the
     study's question's own (`["iops_peak", "write_io_size_bytes", "lat_p99_ns"]`)."""

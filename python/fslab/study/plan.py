@@ -61,6 +61,12 @@ class Point:
     """The workload as written, typed: what is no sweep axis (a files workload's `ops`)."""
 
     @property
+    def group_key(self) -> tuple[str, str]:
+        """What the point shares with the other targets' points of its group (the
+        workload and its parameters): compare's group, a blocked design's block."""
+        return self.workload, json.dumps(self.params, sort_keys=True, default=str)
+
+    @property
     def kind_spec(self) -> Kind:
         """The point's kind (`fslab.kinds`), which knows what to do with it."""
         return kind_of(self.kind)
@@ -104,23 +110,44 @@ class Plan:
         run's outcome is a word: no look can want more of it)."""
         return self.study.repeat_min if point.kind in UNCOMPARED_KINDS else self.repeat
 
+    @property
+    def blocked(self) -> bool:
+        """Whether a group's targets run back to back in each pass or round and are
+        compared per round (`design = "blocked"`, the default; `fslab.stats.decision`)."""
+        return self.study.design == "blocked"
+
     def runs(self) -> list[tuple[int, Point]]:
         """(repetition, point) in the order they run: repetitions interleaved (for an
-        adaptive study, the most it may run)."""
+        adaptive study, the most it may run), each pass in `round_order`."""
         return [
-            (rep, p) for rep in range(self.repeat) for p in self.points
-            if rep < self.most_runs(p)
+            (rep, p) for rep in range(self.repeat)
+            for p in self.round_order(rep, [p for p in self.points if rep < self.most_runs(p)])
         ]  # fmt: skip
 
     def round_order(self, round_: int, points: list[Point]) -> list[Point]:
-        """The order `points` run in round `round_`: plan order for fixed repetitions, a
-        fresh random order per round (from `seed`) for an adaptive study, so drift of the
-        machine lands on no target in particular."""
-        if not self.study.adaptive:
-            return points
-        out = list(points)
-        random.Random(f"{self.seed}:{round_}").shuffle(out)
-        return out
+        """The order `points` run in pass or round `round_`. Blocked (the default): a
+        group's targets back to back, in a fresh random order per round (from `seed`), so
+        the pairs a round's ratios compare ran minutes apart at most and no target is
+        always first; the groups in plan order for fixed repetitions, shuffled per round
+        for an adaptive study. Independent: plan order for fixed repetitions, every point
+        shuffled per round for an adaptive study, so drift of the machine lands on no
+        target in particular."""
+        rng = random.Random(f"{self.seed}:{round_}")
+        if not self.blocked:
+            if not self.study.adaptive:
+                return points
+            out = list(points)
+            rng.shuffle(out)
+            return out
+        groups: dict[tuple[str, str], list[Point]] = {}
+        for p in points:
+            groups.setdefault(p.group_key, []).append(p)
+        blocks = list(groups.values())
+        if self.study.adaptive:
+            rng.shuffle(blocks)
+        for block in blocks:
+            rng.shuffle(block)
+        return [p for block in blocks for p in block]
 
     def estimate_s(self, repeat: int | None = None) -> float:
         """Seconds for `repeat` runs of every point (default: the most, `repeat`)."""

@@ -66,6 +66,7 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "confidence": comparison.confidence,
         "alpha": comparison.alpha,
         "equivalence_margin": comparison.margin,
+        "design": "blocked" if comparison.blocked else "independent",
         "method": METHOD,
         "skipped_runs": dict(comparison.skipped_runs),
         "disturbers": [
