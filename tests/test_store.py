@@ -50,7 +50,7 @@ def _make_v1(path: Path) -> None:
     con.executescript(
         "DROP TABLE run_fact; DROP TABLE run_value; DROP TABLE value_layout;"
         " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look; DROP TABLE integrity;"
-        " DROP TABLE rank;"
+        " DROP TABLE rank; ALTER TABLE study DROP COLUMN design;"
         " PRAGMA user_version = 1;"
     )
     con.close()
