@@ -43,7 +43,9 @@ JSON_SCHEMA_VERSION = 3
 METHOD = (
     "mean ± ci_half: Student's t confidence interval over n runs; ratio: the target's "
     "geometric mean over its question's baseline's, with its 1 - alpha interval [ratio_low, "
-    "ratio_high] from Welch's interval on log values; verdict: better/worse when the "
+    "ratio_high] from Welch's interval on log values (design `blocked`: the mean of the "
+    "per-round log ratios with Student's interval, where two rounds or more pair up); "
+    "verdict: better/worse when the "
     "interval excludes 1 and the change is at least the minimum effect, equivalent when "
     "it lies within 1 ± equivalence_margin, inconclusive otherwise (more_runs: the runs "
     "per side that would likely decide it); none (null, with no_verdict saying why) for "
