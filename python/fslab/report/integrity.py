@@ -29,7 +29,8 @@ from fslab.integrity_words import (
 )
 from fslab.params import format_param, varying_keys
 from fslab.report.findings import Answer, Sentence, Span, answers
-from fslab.report.format import NONE, code, format_ratio, md
+from fslab.report.format import NONE, code, format_range, format_ratio, md
+from fslab.stats.decision import Decision
 
 TITLE = "Integrity: what each target returned after each fault"
 LEGEND = OUTCOME_LEGEND + "."
@@ -331,7 +332,14 @@ def trade_off_lines(c: Comparison) -> tuple[Sentence, ...]:
             gap = next((t.gap for t in ans.targets if t.target == a.target), None)
             where = ans.family or ans.workload
             if gap is not None:
-                ratios.append([Span(f"{format_ratio(gap.ratio)} "), Span(ans.baseline, "target"),
+                # An undecided ratio is said as the bound its runs set, never as a finding.
+                undecided = gap.verdict(ans.metric, ans.equivalence) is Decision.INCONCLUSIVE
+                said = (
+                    f"within {format_range(gap.low, gap.high)} of "
+                    if undecided and gap.low is not None and gap.high is not None
+                    else f"{format_ratio(gap.ratio)} "
+                )
+                ratios.append([Span(said), Span(ans.baseline, "target"),
                                Span(f"'s {ans.metric.label} in {where}")])  # fmt: skip
             elif a.target == ans.baseline:
                 baseline_of += 1
