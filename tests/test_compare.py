@@ -925,53 +925,55 @@ def test_a_grid_cell_gives_the_range_of_its_decided_points(tmp_path: Path) -> No
     assert '<td class="v-worse">0.250x…0.800x worse</td>' in page
 
 
+def _two_targets(path: Path, name: str, xfs: float, noise: Sequence[float]) -> int:
+    """A study of ext4 and xfs at `xfs` times ext4's random-read IOPS, a run per `noise`
+    factor on each, written to `path`; its study id."""
+    db = ResultsDb(path)
+    sid = db.study(name)
+    for target, f in (("ext4", 1.0), ("xfs", xfs)):
+        pid = db.point(sid, target, PARAMS)
+        for rep, n in enumerate(noise):
+            db.run(pid, rep, _ops("randread", 10_000.0 * f * n))
+    db.close()
+    return sid
+
+
+def _set_study(path: Path, sid: int, column: str, value: str) -> None:
+    """Rewrites one column of a stored study (its TOML, its design), as a later run would."""
+    con = sqlite3.connect(path)
+    with con:
+        con.execute(f"UPDATE study SET {column} = ? WHERE id = ?", (value, sid))
+    con.close()
+
+
 def test_a_study_sets_its_equivalence_margin(tmp_path: Path) -> None:
     """`margin = "20%"`: a target 3% below the baseline, by an interval of about ±11%, is
     equivalent within 20%, where the default 5% leaves it undecided; compare says which
     margin it used."""
-    db = ResultsDb(tmp_path / "fslab-results.db")
-    sid = db.study("margin")
-    for target, f in (("ext4", 1.0), ("xfs", 0.97)):
-        pid = db.point(sid, target, PARAMS)
-        for rep, noise in enumerate((0.95, 1.0, 1.05)):
-            db.run(pid, rep, _ops("randread", 10_000.0 * f * noise))
-    db.close()
+    path = tmp_path / "fslab-results.db"
+    sid = _two_targets(path, "margin", 0.97, (0.95, 1.0, 1.05))
 
     def verdict() -> tuple[str, float]:
-        doc = json.loads(render_json(build_comparison(db.path)))
+        doc = json.loads(render_json(build_comparison(path)))
         row = next(r for r in doc["groups"][0]["rows"] if r["metric"] == "iops")
         return row["verdict"][1], doc["equivalence_margin"]
 
     assert verdict() == ("inconclusive", 0.05)
-    con = sqlite3.connect(db.path)
-    with con:
-        con.execute(
-            "UPDATE study SET toml = ? WHERE id = ?", ('name = "margin"\nmargin = "20%"\n', sid)
-        )
-    con.close()
+    _set_study(path, sid, "toml", 'name = "margin"\nmargin = "20%"\n')
     assert verdict() == ("equivalent", 0.2)
-    assert "lies within ±20%" in legend(build_comparison(db.path))
+    assert "lies within ±20%" in legend(build_comparison(path))
 
 
 def test_a_study_names_the_metrics_its_summary_answers(tmp_path: Path) -> None:
     """`summary = ["lat_p99_ns"]`: the seed's question is about latency too, so the summary
     answers it as a grid after the headline's; without the key it does not. A metric no
     direction of which is better reads `higher`/`lower`, never better or worse."""
-    db = ResultsDb(tmp_path / "fslab-results.db")
-    sid = db.study("named")
-    for target, f in (("ext4", 1.0), ("xfs", 0.5)):
-        pid = db.point(sid, target, PARAMS)
-        for rep, noise in enumerate((0.99, 1.0, 1.01)):
-            db.run(pid, rep, _ops("randread", 10_000.0 * f * noise))
-    db.close()
-    titles = [getattr(a, "title", "") for a in summary(build_comparison(db.path))]
+    path = tmp_path / "fslab-results.db"
+    sid = _two_targets(path, "named", 0.5, (0.99, 1.0, 1.01))
+    titles = [getattr(a, "title", "") for a in summary(build_comparison(path))]
     assert not any("lat p99" in t for t in titles), titles
-    con = sqlite3.connect(db.path)
-    with con:
-        toml = 'name = "named"\nsummary = ["lat_p99_ns"]\n'
-        con.execute("UPDATE study SET toml = ? WHERE id = ?", (toml, sid))
-    con.close()
-    found = summary(build_comparison(db.path))
+    _set_study(path, sid, "toml", 'name = "named"\nsummary = ["lat_p99_ns"]\n')
+    found = summary(build_comparison(path))
     [lat] = [a for a in found if isinstance(a, Grid) and "lat p99" in a.title]
     assert lat.title == "lat p99 against ext4"
     [row] = lat.rows
@@ -1029,10 +1031,7 @@ def test_a_blocked_study_compares_each_round_s_runs(tmp_path: Path) -> None:
 
     apart = read_iops()
     assert apart["design"] == "independent" and apart["verdict"] == "inconclusive", apart
-    con = sqlite3.connect(db.path)
-    with con:
-        con.execute("UPDATE study SET design = 'blocked' WHERE id = ?", (sid,))
-    con.close()
+    _set_study(db.path, sid, "design", "blocked")
     paired = read_iops()
     assert paired["design"] == "blocked" and paired["verdict"] == "worse", paired
     assert paired["ratio"] == pytest.approx(0.92, abs=0.003), "rounds 0-3, the pairs"

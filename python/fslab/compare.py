@@ -1073,9 +1073,13 @@ class _Grouping:
         cell = np.array([point_cell[p] for p in ok_runs.values()], dtype=np.int64)
         cell = cell.reshape(-1, 2)[order]
         self.run_group, self.run_target = cell[:, 0], cell[:, 1]
-        # Each run's round or pass, where a blocked design pairs by it (-1: none known).
-        facts = results.facts
-        self.run_rep = np.fromiter(
+
+    def run_reps(self) -> npt.NDArray[np.int64]:
+        """Each completed run's round or pass (in `run_ids` order; -1: none known), what a
+        blocked design pairs by. Only a blocked study asks: it is a Python pass over the
+        runs."""
+        facts = self.results.facts
+        return np.fromiter(
             (
                 -1 if (f := facts.get(int(r))) is None or f.rep is None else f.rep
                 for r in self.run_ids
@@ -1162,7 +1166,7 @@ class _Grouping:
         )  # fmt: skip
         if self.results.blocked and len(r_):
             pos = np.minimum(np.searchsorted(self.run_ids, r_), len(self.run_ids) - 1)
-            stats.reps = self.run_rep[pos]
+            stats.reps = self.run_reps()[pos]
 
         # Each group's facts, and its shape: the rows it may have.
         metas: list[tuple[PointRow, dict[str, int], list[StatWarning], dict[str, float]]] = []

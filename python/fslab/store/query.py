@@ -260,7 +260,7 @@ def study_results(con: sqlite3.Connection, study_id: int, db: Path) -> StudyResu
     return StudyResults(
         tuple(pts), runs, run_values(con, ok), facts, limits, target_questions(con, study_id),
         look_level(con, study_id), tuple(integrity_rows(con, study_id, db, pts)),
-        *study_keys(con, study_id), study_blocked(con, study_id),
+        *study_keys(con, study_id),
     )  # fmt: skip
 
 
@@ -361,17 +361,15 @@ def look_level(con: sqlite3.Connection, study_id: int) -> float | None:
     return float(row[0]) if row else None
 
 
-def study_blocked(con: sqlite3.Connection, study_id: int) -> bool:
-    """Whether the study's runs were blocked (`study.design`)."""
-    row = con.execute("SELECT design FROM study WHERE id = ?", (study_id,)).fetchone()
-    return bool(row and row[0] == "blocked")
-
-
-def study_keys(con: sqlite3.Connection, study_id: int) -> tuple[float | None, tuple[str, ...]]:
-    """The keys of the study as last run (its stored TOML) that say how to judge and
-    summarize it: `margin` (None: the default) and `summary` (the metrics named). A key
-    that cannot be read is left at its default: the study was checked when it ran."""
-    row = con.execute("SELECT toml FROM study WHERE id = ?", (study_id,)).fetchone()
+def study_keys(
+    con: sqlite3.Connection, study_id: int
+) -> tuple[float | None, tuple[str, ...], bool]:
+    """What says how to judge and summarize the study: its TOML's (as last run) `margin`
+    (None: the default) and `summary` (the metrics named), and whether its runs were
+    blocked (`study.design`). A key that cannot be read is left at its default: the
+    study was checked when it ran."""
+    row = con.execute("SELECT toml, design FROM study WHERE id = ?", (study_id,)).fetchone()
+    blocked = bool(row and row[1] == "blocked")
     try:
         doc = tomllib.loads(str(row[0])) if row and row[0] else {}
     except tomllib.TOMLDecodeError:
@@ -382,7 +380,7 @@ def study_keys(con: sqlite3.Connection, study_id: int) -> tuple[float | None, tu
     except ValueError:
         m = None
     names = tuple(str(s) for s in summary) if isinstance(summary, list) else ()
-    return m, names
+    return m, names, blocked
 
 
 def target_questions(con: sqlite3.Connection, study_id: int) -> dict[str, str]:
