@@ -346,4 +346,6 @@ def test_scale_shrinks_a_steady_run_no_shorter_than_one_steady_window(
     text = GOOD.replace('runtime = "2s"', keys).replace('file_size = "64m"', 'file_size = "4g"')
     plan = expand(parse_study(text, "s.toml"), scale=0.02)
     assert {p.params["runtime"] for p in plan.points} == {runtime_s}
+    # A run one window long is run whole: one chance at steadiness would lose most runs.
+    assert all(p.params.get("steady_state") is not True for p in plan.points)
     assert {p.params["file_size"] for p in plan.points} == {81 << 20}
