@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import sqlite3
@@ -324,10 +325,14 @@ def test_two_runs_with_wait_on_a_new_db_lose_nothing(lab: Path) -> None:
     errs = [_finish(a), _finish(b)]
     assert a.returncode == 0 and b.returncode == 0, errs
     both = "\n".join(errs)
-    assert "8 runs ok, 0 failed, 0 already done" in both
+    # The waiting run shares the machine with the first: a run it disturbed is measured
+    # again (a repetition past `repeat`), so the first reports 8 runs ok or a few more.
+    first = re.search(r"(\d+) runs ok, 0 failed, 0 already done", both)
+    assert first and int(first.group(1)) >= 8, both
     assert "0 runs ok, 0 failed, 8 already done" in both
     rows = runs(lab / "r.db")
-    assert len(rows) == 8 and {s for _, s, _ in rows} == {"ok"}
+    assert {s for _, s, _ in rows} == {"ok"}
+    assert sum(rep < 2 for _, _, rep in rows) == 8 and len(rows) == int(first.group(1))
     assert not mounts_under(lab) and not loops_under(lab)
 
 
