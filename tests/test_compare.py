@@ -1036,3 +1036,56 @@ def test_a_blocked_study_compares_each_round_s_runs(tmp_path: Path) -> None:
     assert paired["design"] == "blocked" and paired["verdict"] == "worse", paired
     assert paired["ratio"] == pytest.approx(0.92, abs=0.003), "rounds 0-3, the pairs"
     assert "paired by round" in legend(build_comparison(db.path))
+
+
+def test_a_blocked_study_judges_foreign_cpu_against_the_round(tmp_path: Path) -> None:
+    """A neighbour at half a CPU through every run of rounds 0-3 shifts both targets
+    alike: a blocked study counts those runs (alone, each would be disturbed); in round 4
+    it hit xfs's run and not ext4's, so that run alone is left out, in either design.
+    Memory pressure is judged alone whatever the design."""
+    path = tmp_path / "fslab-results.db"
+    sid = _two_targets(path, "neighbour", 0.9, (1.0, 1.01, 0.99, 1.02, 0.98))
+    con = sqlite3.connect(path)
+    with con:
+        con.execute(
+            "UPDATE run_fact SET contaminated_intervals = 8, reasons = 'foreign_cpu',"
+            " foreign_cpu_pct = 50, disturbers = '[[\"backup\", 7, 4.0, 50.0]]'"
+        )
+        con.execute(
+            "UPDATE run_fact SET contaminated_intervals = 0, reasons = '', foreign_cpu_pct = 3,"
+            " disturbers = '[]' WHERE rep = 4 AND run_id IN (SELECT r.id FROM run r"
+            " JOIN point p ON p.id = r.point_id WHERE p.target = 'ext4')"
+        )
+    con.close()
+
+    def counted() -> tuple[dict[str, int], dict[str, int]]:
+        doc = json.loads(render_json(build_comparison(path)))
+        return doc["skipped_runs"], doc["groups"][0]["runs"]
+
+    assert counted() == ({"disturbed": 9}, {"ext4": 1, "xfs": 0})
+    _set_study(path, sid, "design", "blocked")
+    assert counted() == ({"disturbed": 1}, {"ext4": 5, "xfs": 4})
+    con = sqlite3.connect(path)
+    with con:
+        con.execute("UPDATE run_fact SET reasons = 'foreign_cpu,memory_pressure' WHERE rep = 0")
+    con.close()
+    assert counted() == ({"disturbed": 3}, {"ext4": 4, "xfs": 3})
+
+
+def test_a_block_judges_its_runs_alone_where_it_cannot_compare_them() -> None:
+    from fslab.stats.disturbance import disturbed_in_block, disturbed_runs
+    from fslab.stats.warnings import RunFacts
+
+    def run(i: int, load: float | None, hit: bool = True) -> RunFacts:
+        return RunFacts(i, intervals=10, contaminated_intervals=5 if hit else 0,
+                        reasons=("foreign_cpu",) if hit else (), foreign_cpu_pct=load)  # fmt: skip
+
+    assert disturbed_in_block([run(1, 50)]) == [run(1, 50)], "no partner: alone"
+    assert disturbed_in_block([run(1, 50), run(2, None, hit=False)]) == [run(1, 50)], "older"
+    assert disturbed_in_block([run(1, 50), run(2, 45)]) == []
+    assert disturbed_in_block([run(1, 50), run(2, 39.9, hit=False)]) == [run(1, 50)]
+    # Only a run disturbed alone can be disturbed in its block.
+    assert disturbed_in_block([run(1, 50, hit=False), run(2, 0, hit=False)]) == []
+    found = disturbed_runs([(run(1, 50), "a"), (run(2, 0, hit=False), "a"), (run(3, 50), None),
+                            (run(4, 50), "b"), (run(5, 48), "b")])  # fmt: skip
+    assert [f.run_id for f in found] == [1, 3]

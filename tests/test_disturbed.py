@@ -129,3 +129,84 @@ def test_a_run_a_neighbour_disturbed_is_measured_again_and_the_neighbour_named(
     [group] = doc["groups"]
     assert group["runs"] == {"here": 1}, "the clean run alone is counted"
     assert "1 run not counted (1 disturbed); disturbed by fslab-neighbou" in shown.stderr
+
+
+PAIR = """
+name = "a neighbour beside a pair"
+repeat = 1
+
+[[target]]
+name = "one"
+dir = "{dir}/one"
+
+[[target]]
+name = "two"
+dir = "{dir}/two"
+
+[[workload]]
+name = "reads"
+rw = "randread"
+bs = "4KiB"
+file_size = "16MiB"
+runtime = "2s"
+steady_state = false
+direct = false
+ioengine = "sync"
+threads = {threads}
+"""
+
+
+@pytest.mark.parametrize("through", ["first run", "both runs"])
+def test_a_blocked_pair_is_judged_together(tmp_path: Path, through: str) -> None:
+    """A blocked design compares a round's runs with each other, so what slowed both
+    alike cancels: a neighbour through both runs of the round disturbs neither (both are
+    counted, where alone each would be measured again); one through the first run alone
+    disturbs that run, and the whole round runs again, so the pair it compares is whole."""
+    for d in ("one", "two"):
+        (tmp_path / d).mkdir()
+    threads = os.cpu_count() or 1
+    (tmp_path / "s.toml").write_text(PAIR.format(dir=tmp_path, threads=threads))
+    lab = subprocess.Popen(
+        [sys.executable, "-m", "fslab", "run", "s.toml", "--results", "r.db"],
+        cwd=tmp_path, env=fslab_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    neighbour: subprocess.Popen[bytes] | None = None
+    try:
+        deadline = time.monotonic() + 120
+        while not (engines := _engine_runs(lab.pid)):
+            assert lab.poll() is None and time.monotonic() < deadline, lab.communicate()
+            time.sleep(0.01)
+        neighbour = subprocess.Popen([sys.executable, "-c", BUSY])
+        if through == "first run":
+            while _alive(engines[0]):
+                time.sleep(0.01)
+        else:
+            # Until the second run has ended (its engine seen, then gone).
+            while not (later := [e for e in _engine_runs(lab.pid) if e != engines[0]]):
+                assert lab.poll() is None and time.monotonic() < deadline
+                time.sleep(0.01)
+            while _alive(later[0]):
+                time.sleep(0.01)
+        neighbour.send_signal(signal.SIGKILL)
+        neighbour.wait()
+        _, err = lab.communicate(timeout=120)
+    finally:
+        for p in (neighbour, lab):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert lab.returncode == 0, err
+    shown = fslab("compare", "--results", "r.db", "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    doc = json.loads(shown.stdout)
+    [group] = doc["groups"]
+    if through == "both runs":
+        assert "2 runs ok" in err and "disturbed" not in err, err
+        assert doc["skipped_runs"] == {}, doc["skipped_runs"]
+        assert group["runs"] == {"one": 1, "two": 1}
+    else:
+        assert "4 runs ok" in err, err
+        assert "disturbed: 1 run shared the machine with other work" in err, err
+        assert doc["skipped_runs"] == {"disturbed": 1}
+        assert group["runs"] == {"one": 1, "two": 2} or group["runs"] == {"one": 2, "two": 1}

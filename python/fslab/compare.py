@@ -64,6 +64,7 @@ from fslab.stats.decision import (
     decide,
     log_error,
 )
+from fslab.stats.disturbance import disturbed_runs
 from fslab.stats.summary import ALPHA, CONFIDENCE, Summary, t_quantiles
 from fslab.stats.warnings import (
     NOISY_CV,
@@ -933,6 +934,7 @@ def compare_results(
     skipped: dict[str, int] = {}
     ok_runs: dict[int, str] = {}
     disturbed: list[RunFacts] = []
+    hit = _disturbed(results)
     for run in results.runs:
         if run.point_id not in kept:
             continue
@@ -941,7 +943,7 @@ def compare_results(
             # Its numbers are a window that never settled: no sample of the steady state.
             # Left out like a failed run (an adaptive study runs the point again).
             skipped[NOT_STEADY] = skipped.get(NOT_STEADY, 0) + 1
-        elif run.status == "ok" and facts is not None and facts.disturbed:
+        elif run.status == "ok" and facts is not None and run.id in hit:
             # Other work shared the machine: a sample of something else. Left out too, and
             # measured again (`fslab.run`: an adaptive study's next round, or a re-run).
             skipped[DISTURBED] = skipped.get(DISTURBED, 0) + 1
@@ -983,6 +985,24 @@ def compare_results(
         integrity=integrity,
         disturbers=disturbers_of(disturbed),
     )
+
+
+def _disturbed(results: StudyResults) -> set[int]:
+    """The completed runs other work disturbed (`fslab.stats.disturbance`): in a blocked
+    study judged against their block (the runs of their group and round, whatever the
+    filters keep), else alone."""
+    facts = results.facts
+    if not results.blocked:
+        return {r for r, f in facts.items() if f.disturbed}
+    if not any(f.disturbed for f in facts.values()):
+        return set()
+    group = {p.id: (p.workload, _canonical(p.params)) for p in results.points}
+    runs: list[tuple[RunFacts, tuple[Any, ...] | None]] = []
+    for r in results.runs:
+        f = facts.get(r.id)
+        if r.status == "ok" and f is not None:
+            runs.append((f, (group[r.point_id], f.rep) if f.rep is not None else None))
+    return {f.run_id for f in disturbed_runs(runs)}
 
 
 def _integrity_cells(results: StudyResults, kept: set[str]) -> tuple[IntegrityCell, ...]:

@@ -34,6 +34,7 @@ from fslab.ranks import with_steady
 from fslab.report.format import disturbed_by
 from fslab.report.job_summary import live_summary, stored_summary
 from fslab.stats import sequential
+from fslab.stats.disturbance import disturbed_in_block
 from fslab.stats.sequential import look_level
 from fslab.stats.warnings import RunFacts
 from fslab.store.db import Results, StoreFull
@@ -206,6 +207,9 @@ class Runner:
         self.kept: dict[str, Provisioned] = {}
         self.ranks = rank.active()
         """The other ranks of a multi-host run (`fslab run --hosts`), else None."""
+        self.ran: dict[int, tuple[Point, int]] = {}
+        """The runs this command completed: their point and repetition."""
+        self._block_of = {p.group_key: b for b in self._blocks() for p in b if plan.blocked}
 
     def run(self) -> Outcome:
         out = Outcome()
@@ -230,6 +234,7 @@ class Runner:
             except KeyboardInterrupt:
                 out.interrupted = True
             finally:
+                out.disturbed = self._disturbed_here()
                 with self.signals.held():
                     for kept in self.kept.values():
                         teardown(kept, self.db.journal(None))
@@ -254,16 +259,63 @@ class Runner:
             if not self._step(rep, point, out):
                 return
         n = self.plan.study.repeat_min
-        for point in self.plan.points:
+        for block in self._blocks():
             while True:
-                done = self.db.done_reps(point.id)
-                disturbed = self.db.disturbed_reps(point.id)
-                if not disturbed or len(done - disturbed) >= n or len(done) >= 2 * n:
+                done = set().union(*(self.db.done_reps(p.id) for p in block))
+                lost = {rep for rep in done if self._disturbed(block[0], rep)}
+                if not lost or len(done - lost) >= n or len(done) >= 2 * n:
                     break
-                total += 1
-                self.progress.start(total, total - 1)
-                if not self._step(max(done) + 1, point, out):
-                    return
+                # The whole block again: a blocked design pairs a round's runs.
+                rep = max(done) + 1
+                total += len(block)
+                self.progress.start(total, total - len(block))
+                for point in self.plan.round_order(rep, block):
+                    if not self._step(rep, point, out):
+                        return
+
+    def _judged(self, point: Point, rep: int, run_id: int) -> str | None:
+        """What the progress line says of a run other work shared the machine with, judged
+        against its block's runs so far (`run` judges again at the end); None when
+        nothing shared it."""
+        block = self._block_of.get(point.group_key, [point]) if self.plan.blocked else [point]
+        facts = self.db.block_facts([p.id for p in block], rep)
+        mine = [f for f in facts if f.run_id == run_id]
+        if not any(f.disturbed for f in mine):
+            return None
+        who = disturbed_by(disturbers_of(mine), 1) or "memory pressure"
+        if len(facts) == 1 and len(block) > 1:
+            # The first of its round: what its partners saw decides.
+            return f"shared the machine ({who}), judged with its round"
+        if any(f.run_id == run_id for f in disturbed_in_block(facts)):
+            return f"disturbed, not counted ({who})"
+        return f"shared the machine with its round alike ({who}), counted"
+
+    def _disturbed_here(self) -> list[RunFacts]:
+        """This command's runs that other work disturbed, each judged with its whole
+        block as it stands now (a later partner may have shown an earlier run disturbed,
+        or not)."""
+        blocks = {
+            (point.group_key if self.plan.blocked else point.id, rep): (point, rep)
+            for point, rep in self.ran.values()
+        }
+        hit = [f for point, rep in blocks.values() for f in self._disturbed(point, rep)]
+        return sorted((f for f in hit if f.run_id in self.ran), key=lambda f: f.run_id)
+
+    def _blocks(self) -> list[list[Point]]:
+        """The points whose runs of a round are judged and run again together: a group's
+        targets (a blocked design), else each point alone; in plan order."""
+        if not self.plan.blocked:
+            return [[p] for p in self.plan.points]
+        groups: dict[tuple[str, str], list[Point]] = {}
+        for p in self.plan.points:
+            groups.setdefault(p.group_key, []).append(p)
+        return list(groups.values())
+
+    def _disturbed(self, point: Point, rep: int) -> list[RunFacts]:
+        """The runs of `point`'s block at repetition `rep` that other work disturbed, as
+        far as they have run (`fslab.stats.disturbance`)."""
+        block = self._block_of.get(point.group_key, [point]) if self.plan.blocked else [point]
+        return disturbed_in_block(self.db.block_facts([p.id for p in block], rep))
 
     def _step(self, rep: int, point: Point, out: Outcome) -> bool:
         """Runs repetition `rep` of `point`; False when the study must stop (a signal)."""
@@ -274,10 +326,9 @@ class Runner:
         status, run_id = self._one(rep, point, out)
         rates = self.db.run_rates(run_id)
         said = stored_summary(point.kind, rates)
-        if status == "ok" and (facts := self.db.disturbed(run_id)) is not None:
-            out.disturbed.append(facts)
-            who = disturbed_by(disturbers_of([facts]), 1) or "memory pressure"
-            said = f"disturbed, not counted ({who})"
+        if status == "ok":
+            self.ran[run_id] = (point, rep)
+            said = self._judged(point, rep, run_id) or said
         self.progress.advance(status, said)
         if status == "interrupted":
             out.interrupted = True

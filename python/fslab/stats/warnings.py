@@ -101,6 +101,9 @@ class RunFacts(NamedTuple):
     pid, CPU seconds, % of one CPU there), most CPU first."""
     rep: int | None = None
     """The run's pass or round (`run.rep`): what a blocked design pairs its runs by."""
+    foreign_cpu_pct: float | None = None
+    """CPU other processes used over the whole run, % of one CPU (None: not watched):
+    what a blocked design judges disturbance by (`fslab.stats.disturbance`)."""
 
     @property
     def disturbed(self) -> bool:

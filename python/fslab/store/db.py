@@ -12,7 +12,7 @@ import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from importlib.resources import files
@@ -26,6 +26,7 @@ from fslab.stats.warnings import RunFacts
 from fslab.store.derive import derive
 from fslab.store.lock import WRITE_ELSEWHERE, unwritable
 from fslab.store.migrations import MIGRATIONS, SCHEMA_VERSION
+from fslab.store.query import run_facts
 
 # (field of an engine series point, op stored): the series of an application model use
 # its results' names (`data_read`, ...), as the `metric` table does.
@@ -344,27 +345,19 @@ class Results:
         ).fetchall()
         return {int(r[0]) for r in rows}
 
-    def disturbed(self, run_id: int) -> RunFacts | None:
-        """The run's facts when other work disturbed it (it is not counted: `fslab.
-        compare`), else None."""
-        row = self.con.execute(
-            "SELECT contaminated_intervals, reasons, disturbers FROM run_fact WHERE run_id = ?",
-            (run_id,),
-        ).fetchone()
-        if row is None or not row[0]:
-            return None
-        named = tuple((str(n), int(p), float(s), float(c)) for n, p, s, c in json.loads(row[2]))
-        return RunFacts(run_id, contaminated_intervals=int(row[0]),
-                        reasons=tuple(str(row[1]).split(",")), disturbers=named)  # fmt: skip
-
-    def disturbed_reps(self, point_id: str) -> set[int]:
-        """The repetitions of a point that completed but were disturbed (not counted)."""
-        rows = self.con.execute(
-            "SELECT run.rep FROM run JOIN run_fact ON run_fact.run_id = run.id"
-            " WHERE run.point_id = ? AND run.status = 'ok' AND run_fact.contaminated_intervals > 0",
-            (point_id,),
-        ).fetchall()
-        return {int(r[0]) for r in rows}
+    def block_facts(self, point_ids: Sequence[str], rep: int) -> list[RunFacts]:
+        """What the completed runs of these points at repetition `rep` say about
+        themselves: a blocked design's block (a group's targets in one round), whose runs
+        are judged together (`fslab.stats.disturbance`)."""
+        marks = ",".join("?" * len(point_ids))
+        ids = {
+            int(r[0])
+            for r in self.con.execute(
+                f"SELECT id FROM run WHERE status = 'ok' AND rep = ? AND point_id IN ({marks})",
+                (rep, *point_ids),
+            )
+        }
+        return list(run_facts(self.con, ids)[0].values())
 
     def environment_id(self, env: Mapping[str, Any]) -> int:
         key = json.dumps(env, sort_keys=True)

@@ -52,8 +52,8 @@ def derive(con: sqlite3.Connection, run_ids: Iterable[int] | None = None) -> int
     else:
         ids = sorted(set(run_ids))
     layouts = {str(k): int(i) for i, k in con.execute("SELECT id, keys FROM value_layout")}
-    # A migration of an older file derives before `disturbers` (version 9) and `rep`
-    # (version 10) exist.
+    # A migration of an older file derives before `disturbers` (version 9), `rep` (version
+    # 10) and `foreign_cpu_pct` (version 11) exist.
     columns = {str(r[1]) for r in con.execute("PRAGMA table_info(run_fact)")}
     written = 0
     for start in range(0, len(ids), _CHUNK):
@@ -132,6 +132,9 @@ def _derive_chunk(
         if "rep" in columns:
             row += (rep,)
             names.append("rep")
+        if "foreign_cpu_pct" in columns:
+            row += (foreign_cpu_pct(run_metrics.get(run_id, [])),)
+            names.append("foreign_cpu_pct")
         con.execute(
             f"INSERT INTO run_fact ({', '.join(names)}) VALUES ({', '.join('?' * len(row))})", row
         )
@@ -164,6 +167,26 @@ def _disturbers(con: sqlite3.Connection, run_id: int) -> list[list[Any]]:
             got[1] = max(got[1], float(d["cpu_pct"]))
     top = sorted(used.items(), key=lambda kv: -kv[1][0])[:FOREIGN_TOP]
     return [[name, pid, cpu_s, pct] for (name, pid), (cpu_s, pct) in top]
+
+
+def foreign_cpu_pct(run_metrics: Sequence[tuple[str, float]]) -> float | None:
+    """The CPU other processes used over a run, % of one CPU, from its telemetry summary
+    (`foreign_cpu_pct_avg`; a files run's ops weighted by their intervals); None when the
+    run was not watched."""
+    avg: dict[str, float] = {}
+    intervals: dict[str, float] = {}
+    for name, value in run_metrics:
+        prefix, _, key = name.rpartition(".")
+        if key == "foreign_cpu_pct_avg":
+            avg[prefix] = value
+        elif key == "intervals":
+            intervals[prefix] = value
+    if not avg:
+        return None
+    weights = [intervals.get(op, 0.0) for op in avg]
+    if sum(weights) <= 0:
+        return sum(avg.values()) / len(avg)
+    return sum(a * w for a, w in zip(avg.values(), weights, strict=True)) / sum(weights)
 
 
 def _judged(docs: Sequence[dict[str, Any]]) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from fslab.store.derive import derive
+from fslab.store.derive import derive, foreign_cpu_pct
 
 
 def _to_2(con: sqlite3.Connection) -> None:
@@ -152,9 +152,25 @@ def _to_10(con: sqlite3.Connection) -> None:
     con.execute("UPDATE run_fact SET rep = (SELECT rep FROM run WHERE run.id = run_fact.run_id)")
 
 
+def _to_11(con: sqlite3.Connection) -> None:
+    """The CPU other processes used over each completed run (`run_fact.foreign_cpu_pct`),
+    from the telemetry summary it stored: what a blocked design judges disturbance by."""
+    con.execute("ALTER TABLE run_fact ADD COLUMN foreign_cpu_pct REAL")
+    by_run: dict[int, list[tuple[str, float]]] = {}
+    for run_id, name, value in con.execute(
+        "SELECT run_id, name, value FROM run_metric"
+        " WHERE name LIKE '%intervals' OR name LIKE '%foreign_cpu_pct_avg'"
+    ):
+        by_run.setdefault(int(run_id), []).append((str(name), float(value)))
+    con.executemany(
+        "UPDATE run_fact SET foreign_cpu_pct = ? WHERE run_id = ?",
+        ((foreign_cpu_pct(m), r) for r, m in by_run.items()),
+    )
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7, 8: _to_8, 9: _to_9,
-    10: _to_10,
+    10: _to_10, 11: _to_11,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -439,13 +439,13 @@ def run_facts(
     rows = con.execute(
         "SELECT run_id, runtime_s, engine_warnings, intervals, contaminated_intervals,"
         " reasons, trend_drift, trend_p, available_min_bytes, workload_read_bytes,"
-        " device_read_bytes, limits, disturbers, rep FROM run_fact"
+        " device_read_bytes, limits, disturbers, rep, foreign_cpu_pct FROM run_fact"
         " WHERE run_id BETWEEN ? AND ?",
         _span(ok),
     ).fetchall()
     for row in rows:
         run_id, runtime_s, engine, intervals, dirty, reasons, drift, p = row[:8]
-        available, workload_read, device_read, judged, named, rep = row[8:]
+        available, workload_read, device_read, judged, named, rep, foreign = row[8:]
         if run_id not in ok:
             continue
         out[run_id] = RunFacts(
@@ -461,6 +461,7 @@ def run_facts(
             device_read,
             _disturbers(named),
             rep,
+            foreign,
         )
         if judged != "{}":
             limits[run_id] = {str(k): float(v) for k, v in orjson.loads(judged).items()}

@@ -1,7 +1,7 @@
--- fslab results database, schema version 10 (PRAGMA user_version; versions 4 and 5
+-- fslab results database, schema version 11 (PRAGMA user_version; versions 4 and 5
 -- changed no table: they re-derive run_value for metrics the catalog gained; version 6
 -- added `look`, version 7 `integrity`, version 8 `rank`, version 9 `run_fact.disturbers`,
--- version 10 `study.design` and `run_fact.rep`).
+-- version 10 `study.design` and `run_fact.rep`, version 11 `run_fact.foreign_cpu_pct`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -145,8 +145,10 @@ CREATE TABLE run_fact (
     limits      TEXT NOT NULL,          -- JSON {check: max}: what a verdict judged by (ms)
     disturbers  TEXT NOT NULL DEFAULT '[]', -- JSON [[name, pid, cpu_s, cpu_pct], ...] (version 9):
                                         -- the foreign processes in its contaminated intervals
-    rep         INTEGER                 -- run.rep, here so compare never reads `run` (version 10):
+    rep         INTEGER,                -- run.rep, here so compare never reads `run` (version 10):
                                         -- its round or pass, what a blocked design pairs by
+    foreign_cpu_pct REAL                -- CPU other processes used over the run, % of one CPU
+                                        -- (version 11): what a blocked design judges by
 ) STRICT;
 
 -- Adaptive repetition (version 6): each look after a round, from the study's `repeat.min`
