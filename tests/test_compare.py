@@ -1065,6 +1065,9 @@ def test_a_blocked_study_judges_foreign_cpu_against_the_round(tmp_path: Path) ->
     assert counted() == ({"disturbed": 9}, {"ext4": 1, "xfs": 0})
     _set_study(path, sid, "design", "blocked")
     assert counted() == ({"disturbed": 1}, {"ext4": 5, "xfs": 4})
+    c = build_comparison(path)
+    assert [(d.name, d.runs) for d in c.shared] == [("backup", 8)]
+    assert [(d.name, d.runs) for d in c.disturbers] == [("backup", 1)]
     con = sqlite3.connect(path)
     with con:
         con.execute("UPDATE run_fact SET reasons = 'foreign_cpu,memory_pressure' WHERE rep = 0")

@@ -205,6 +205,10 @@ def test_a_blocked_pair_is_judged_together(tmp_path: Path, through: str) -> None
         assert "2 runs ok" in err and "disturbed" not in err, err
         assert doc["skipped_runs"] == {}, doc["skipped_runs"]
         assert group["runs"] == {"one": 1, "two": 1}
+        # Counted, and who it was is said all the same.
+        assert "shared: 2 runs shared the machine" in err and f"{NEIGHBOUR} (pid" in err, err
+        assert doc["shared"][0]["name"] == NEIGHBOUR and doc["shared"][0]["runs"] == 2
+        assert "counted beside other work that slowed each of their rounds alike" in shown.stderr
     else:
         assert "4 runs ok" in err, err
         assert "disturbed: 1 run shared the machine with other work" in err, err

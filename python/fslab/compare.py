@@ -761,6 +761,9 @@ class Comparison:
     """The integrity points' outcomes, one cell per point (a target's), in plan order."""
     disturbers: tuple[Disturber, ...] = ()
     """Who disturbed the runs not counted as `DISTURBED` (those the telemetry could name)."""
+    shared: tuple[Disturber, ...] = ()
+    """Who shared the machine with counted runs of a blocked study: alike across each of
+    their rounds, which the rounds' ratios cancel (`fslab.stats.disturbance`)."""
 
     @cached_property
     def _baseline_of(self) -> dict[str, str]:
@@ -934,6 +937,7 @@ def compare_results(
     skipped: dict[str, int] = {}
     ok_runs: dict[int, str] = {}
     disturbed: list[RunFacts] = []
+    shared: list[RunFacts] = []
     hit = _disturbed(results)
     for run in results.runs:
         if run.point_id not in kept:
@@ -950,6 +954,8 @@ def compare_results(
             disturbed.append(facts)
         elif run.status == "ok":
             ok_runs[run.id] = run.point_id
+            if facts is not None and facts.disturbed:
+                shared.append(facts)
         else:
             skipped[run.status] = skipped.get(run.status, 0) + 1
     if not ok_runs:
@@ -984,6 +990,7 @@ def compare_results(
         questions=questions,
         integrity=integrity,
         disturbers=disturbers_of(disturbed),
+        shared=disturbers_of(shared),
     )
 
 

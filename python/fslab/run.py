@@ -76,6 +76,9 @@ class Outcome:
     budget_spent: bool = False
     disturbed: list[RunFacts] = field(default_factory=list)
     """Runs other work disturbed: not counted, measured again (who: their `disturbers`)."""
+    shared: list[RunFacts] = field(default_factory=list)
+    """Runs other work shared the machine with alike across their round (a blocked
+    design): counted (who: their `disturbers`)."""
 
 
 @dataclass
@@ -234,7 +237,7 @@ class Runner:
             except KeyboardInterrupt:
                 out.interrupted = True
             finally:
-                out.disturbed = self._disturbed_here()
+                out.disturbed, out.shared = self._disturbed_here()
                 with self.signals.held():
                     for kept in self.kept.values():
                         teardown(kept, self.db.journal(None))
@@ -277,7 +280,7 @@ class Runner:
         """What the progress line says of a run other work shared the machine with, judged
         against its block's runs so far (`run` judges again at the end); None when
         nothing shared it."""
-        block = self._block_of.get(point.group_key, [point]) if self.plan.blocked else [point]
+        block = self._block(point)
         facts = self.db.block_facts([p.id for p in block], rep)
         mine = [f for f in facts if f.run_id == run_id]
         if not any(f.disturbed for f in mine):
@@ -290,16 +293,28 @@ class Runner:
             return f"disturbed, not counted ({who})"
         return f"shared the machine with its round alike ({who}), counted"
 
-    def _disturbed_here(self) -> list[RunFacts]:
+    def _disturbed_here(self) -> tuple[list[RunFacts], list[RunFacts]]:
         """This command's runs that other work disturbed, each judged with its whole
         block as it stands now (a later partner may have shown an earlier run disturbed,
-        or not)."""
+        or not); and those other work shared the machine with alike across their block,
+        which count."""
         blocks = {
             (point.group_key if self.plan.blocked else point.id, rep): (point, rep)
             for point, rep in self.ran.values()
         }
-        hit = [f for point, rep in blocks.values() for f in self._disturbed(point, rep)]
-        return sorted((f for f in hit if f.run_id in self.ran), key=lambda f: f.run_id)
+        hit: list[RunFacts] = []
+        shared: list[RunFacts] = []
+        for point, rep in blocks.values():
+            facts = self.db.block_facts([p.id for p in self._block(point)], rep)
+            out = {f.run_id for f in disturbed_in_block(facts)}
+            for f in facts:
+                if f.run_id in self.ran and f.disturbed:
+                    (hit if f.run_id in out else shared).append(f)
+        return sorted(hit, key=lambda f: f.run_id), sorted(shared, key=lambda f: f.run_id)
+
+    def _block(self, point: Point) -> list[Point]:
+        """The points judged with `point`: its group's (a blocked design), else itself."""
+        return self._block_of.get(point.group_key, [point]) if self.plan.blocked else [point]
 
     def _blocks(self) -> list[list[Point]]:
         """The points whose runs of a round are judged and run again together: a group's
@@ -314,8 +329,7 @@ class Runner:
     def _disturbed(self, point: Point, rep: int) -> list[RunFacts]:
         """The runs of `point`'s block at repetition `rep` that other work disturbed, as
         far as they have run (`fslab.stats.disturbance`)."""
-        block = self._block_of.get(point.group_key, [point]) if self.plan.blocked else [point]
-        return disturbed_in_block(self.db.block_facts([p.id for p in block], rep))
+        return disturbed_in_block(self.db.block_facts([p.id for p in self._block(point)], rep))
 
     def _step(self, rep: int, point: Point, out: Outcome) -> bool:
         """Runs repetition `rep` of `point`; False when the study must stop (a signal)."""

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
-from fslab.report.format import not_counted
+from fslab.report.format import not_counted, shared_note
 from fslab.report.ranks import RANK_COLUMNS, Ranks, rank_cells, rank_views, sentence_text
 from fslab.report.render import render_csv, render_markdown, render_table
 from fslab.report.render.json import write_json
@@ -107,6 +107,8 @@ def _notes(c: Comparison, *, study_given: bool) -> None:
         )
     if (left_out := not_counted(c)) is not None:
         click.echo(f"note: {left_out}", err=True)
+    if (shared := shared_note(c)) is not None:
+        click.echo(f"note: {shared}", err=True)
 
 
 command = compare

@@ -282,6 +282,15 @@ def _run(
         )
         if outcome.disturbed:
             _disturbed_summary(err, outcome)
+        if outcome.shared:
+            n = len(outcome.shared)
+            err.print(
+                f"shared: {n} run{'s' if n != 1 else ''} shared the machine with other work "
+                "that slowed each of their rounds alike, and count (a blocked design compares "
+                f"a round's runs with each other): {disturbed_by(disturbers_of(outcome.shared))}",
+                soft_wrap=True,
+                markup=False,
+            )
         if plan.study.adaptive and not outcome.interrupted:
             _adaptive_summary(err, plan, outcome)
         if outcome.interrupted:

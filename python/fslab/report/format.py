@@ -51,6 +51,18 @@ def not_counted(c: Comparison) -> str | None:
     return line
 
 
+def shared_note(c: Comparison) -> str | None:
+    """`counted beside other work that slowed each of their rounds alike: busy-neighbour
+    (pid 7, up to 48% of a CPU, in 59 runs) (...)`: runs a blocked study counts though
+    other work shared the machine, and who it was."""
+    if not c.shared:
+        return None
+    return (
+        "counted beside other work that slowed each of their rounds alike: "
+        f"{disturbed_by(c.shared)} (a blocked design compares a round's runs with each other)"
+    )
+
+
 # -- numbers -------------------------------------------------------------------------------
 
 

@@ -53,6 +53,7 @@ from fslab.report.format import (
     legend,
     mark,
     not_counted,
+    shared_note,
     vs_title,
     warning_summary,
 )
@@ -375,6 +376,7 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         c=c,
         data=data,
         not_counted=not_counted(c),
+        shared=shared_note(c),
         version=__version__,
         generated=data.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
         styles=styles,

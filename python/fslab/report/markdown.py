@@ -45,6 +45,7 @@ from fslab.report.format import (
     mark,
     md,
     not_counted,
+    shared_note,
     warning_hints,
     warning_summary,
 )
@@ -227,8 +228,9 @@ def _cell(text: str, vs: Judgement | None) -> str:
 def _summary(data: ReportData) -> list[str]:
     c = data.comparison
     lines = ["## Summary", ""]
-    if (left_out := not_counted(c)) is not None:
-        lines += [f"{left_out[0].upper()}{left_out[1:]}.", ""]
+    for note in (not_counted(c), shared_note(c)):
+        if note is not None:
+            lines += [f"{note[0].upper()}{note[1:]}.", ""]
     rows = verdicts(c)
     if rows:
         lines += _verdict_table(data, rows)

@@ -75,6 +75,10 @@ def _head(comparison: Comparison) -> dict[str, Any]:
             {"name": d.name, "pid": d.pid, "runs": d.runs, "cpu_pct": d.cpu_pct}
             for d in comparison.disturbers
         ],
+        "shared": [
+            {"name": d.name, "pid": d.pid, "runs": d.runs, "cpu_pct": d.cpu_pct}
+            for d in comparison.shared
+        ],
         "integrity": integrity_docs(comparison),
         "summary": summary_docs(comparison),
     }
