@@ -237,7 +237,6 @@ class Runner:
             except KeyboardInterrupt:
                 out.interrupted = True
             finally:
-                out.disturbed, out.shared = self._disturbed_here()
                 with self.signals.held():
                     for kept in self.kept.values():
                         teardown(kept, self.db.journal(None))
@@ -248,11 +247,15 @@ class Runner:
                         # Kept (the entry stays open) while something else is in it.
                         undo_refs([made_workdir], self.db.journal(None))
                     self.db.record_unmarked()
+        # After the teardown, which must finish; on the way out of an error it is not
+        # read (the database may be what failed).
+        out.disturbed, out.shared = self._disturbed_here()
         return out
 
     def _fixed(self, out: Outcome) -> None:
-        """`repeat = N`: every point N times, repetitions interleaved; then, for each point
-        short of N counted runs because other work disturbed some, more repetitions
+        """`repeat = N`: every point N times, repetitions interleaved; then, for each block
+        (a group's targets in a blocked design, else a point) short of N undisturbed
+        repetitions because other work disturbed some, more repetitions of the whole block
         (`rep` N and up), up to N more in all."""
         todo = [(rep, p) for rep, p in self.plan.runs() if rep not in self.db.done_reps(p.id)]
         out.skipped = len(self.plan.runs()) - len(todo)
