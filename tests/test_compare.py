@@ -1092,3 +1092,20 @@ def test_a_block_judges_its_runs_alone_where_it_cannot_compare_them() -> None:
     found = disturbed_runs([(run(1, 50), "a"), (run(2, 0, hit=False), "a"), (run(3, 50), None),
                             (run(4, 50), "b"), (run(5, 48), "b")])  # fmt: skip
     assert [f.run_id for f in found] == [1, 3]
+
+
+def test_a_metric_with_no_better_direction_names_no_best(tmp_path: Path) -> None:
+    """A peak or a size is higher or lower, never better: its grid's best column is `-`,
+    and a decided lead reads `highest mean`, not `best`."""
+    from fslab.report.findings import Answer, _best_cell, answers_by_metric
+
+    path = tmp_path / "fslab-results.db"
+    _two_targets(path, "peaks", 0.5, (0.99, 1.0, 1.01))
+    found = answers_by_metric(build_comparison(path), ("iops",))
+    [a] = found["iops"]
+    assert a.best == "ext4" and "best: " in "".join(s.text for s in a.headline())
+    peak = MetricSpec("iops", "IOPS", "count", Direction.NEITHER, MetricKind.RATE)
+    b = Answer(**{**a.__dict__, "metric": peak})
+    said = "".join(s.text for s in b.headline())
+    assert said.startswith("highest mean IOPS: ext4") and "best" not in said, said
+    assert _best_cell(b) == "-" and _best_cell(a) == "ext4"

@@ -180,6 +180,11 @@ class Answer:
                              f"are flagged ({kinds}) and get no verdict"),)  # fmt: skip
             return (Span("only "), Span(self.best, "target"), Span(f" has {label} here."))
         lead = _lead(self.margin, m)
+        if self.margin.decided and m.higher_is_better is None:
+            # A peak, a size: the highest is not the best.
+            return (Span(f"highest mean {label}: "), Span(self.best, "target"),
+                    Span(f", {lead} "), Span(self.runner_up, "target"),
+                    Span(_interval(self.margin, m)))  # fmt: skip
         if self.margin.decided:
             return (Span("best: ", "strong"), Span(self.best, "target"),
                     Span(f", {lead} "), Span(self.runner_up, "target"),
@@ -244,7 +249,7 @@ GRID_LEGEND = (
     "so on their own where not all are (worse 12/18); undecided: the interval itself "
     f"(0.91-1.06x ?), the bound the runs set; {MIXED_MARK}: better at some points, worse at "
     "others. best: the highest mean (the lowest latency), ? where its lead over the next is "
-    "not decided"
+    "not decided; - for a peak or a size, which no direction makes better"
 )
 
 
@@ -377,6 +382,8 @@ _DECIDED = (Decision.WORSE, Decision.BETTER, Decision.EQUIVALENT)
 
 
 def _best_cell(a: Answer) -> str:
+    if a.metric.higher_is_better is None:
+        return "-"  # a peak, a size: no value of it is better
     if a.runner_up is None or a.margin is None:
         return "-" if any(t.gap is None and t.measured for t in a.targets) else a.best
     return a.best if a.margin.decided else f"{a.best} ?"
@@ -420,7 +427,7 @@ def _by_question(found: Iterable[Answer]) -> dict[str, list[Answer]]:
 
 
 def _best_word(m: MetricSpec) -> str:
-    return "highest" if m.higher_is_better else "lowest"
+    return "lowest" if m.higher_is_better is False else "highest"
 
 
 def _better(m: MetricSpec, ratio: float) -> bool:
@@ -471,7 +478,7 @@ def sig(x: float) -> str:
 
 def _lead(gap: Gap, m: MetricSpec) -> str:
     """How the best leads the runner-up: `1.4x the IOPS of`, `8% ahead of`."""
-    r = gap.ratio if m.higher_is_better else 1 / gap.ratio
+    r = 1 / gap.ratio if m.higher_is_better is False else gap.ratio
     if r >= 1.5:
         return f"{format_ratio(r)} ahead of"
     return f"{_pct(r).lstrip('+-')} ahead of"
@@ -611,10 +618,11 @@ def _answer(
                          counts, flagged, by_axis,
                          (min(decided), max(decided)) if decided else None)
         )  # fmt: skip
-    # The best: the highest geometric mean ratio to the baseline (the lowest for latency).
+    # The best: the highest geometric mean ratio to the baseline (the lowest for latency;
+    # the highest for a peak or a size, which no direction makes better).
     means = {base: 1.0} if base in present else {}
     means.update({a.target: a.gap.ratio for a in targets if a.gap is not None})
-    sign = 1.0 if metric.higher_is_better else -1.0
+    sign = -1.0 if metric.higher_is_better is False else 1.0
     ranked = sorted(means, key=lambda t: -sign * math.log(means[t]))
     if not ranked:
         return None
