@@ -82,14 +82,11 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def test_a_run_a_neighbour_disturbed_is_measured_again_and_the_neighbour_named(
-    tmp_path: Path,
-) -> None:
-    (tmp_path / "d").mkdir()
-    # As many threads as CPUs, reading from the page cache: a neighbour busy on a CPU
-    # takes CPU the workload wants (one to spare would not be a disturbance).
-    threads = os.cpu_count() or 1
-    (tmp_path / "s.toml").write_text(STUDY.format(dir=tmp_path / "d", threads=threads))
+def _run_beside_a_neighbour(tmp_path: Path, study: str, through: int) -> tuple[int, str, int]:
+    """`fslab run` of `study` in `tmp_path` with a neighbour busy on a CPU from the start
+    of its first engine run until `through` engine runs have ended: (exit status, what
+    it printed to stderr, the neighbour's pid)."""
+    (tmp_path / "s.toml").write_text(study)
     lab = subprocess.Popen(
         [sys.executable, "-m", "fslab", "run", "s.toml", "--results", "r.db"],
         cwd=tmp_path, env=fslab_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -98,13 +95,17 @@ def test_a_run_a_neighbour_disturbed_is_measured_again_and_the_neighbour_named(
     neighbour: subprocess.Popen[bytes] | None = None
     try:
         deadline = time.monotonic() + 120
-        while not (engines := _engine_runs(lab.pid)):
-            assert lab.poll() is None and time.monotonic() < deadline, lab.communicate()
-            time.sleep(0.01)
-        # Busy on a CPU for the first run only: gone before the lab starts the next.
-        neighbour = subprocess.Popen([sys.executable, "-c", BUSY])
-        while _alive(engines[0]):
-            time.sleep(0.01)
+        seen: list[int] = []
+        while len(seen) < through:
+            while not (new := [e for e in _engine_runs(lab.pid) if e not in seen]):
+                assert lab.poll() is None and time.monotonic() < deadline, lab.communicate()
+                time.sleep(0.01)
+            seen.append(new[0])
+            if neighbour is None:
+                neighbour = subprocess.Popen([sys.executable, "-c", BUSY])
+            while _alive(seen[-1]):
+                time.sleep(0.01)
+        assert neighbour is not None
         neighbour.send_signal(signal.SIGKILL)
         neighbour.wait()
         _, err = lab.communicate(timeout=120)
@@ -113,11 +114,25 @@ def test_a_run_a_neighbour_disturbed_is_measured_again_and_the_neighbour_named(
             if p is not None and p.poll() is None:
                 p.kill()
                 p.communicate()  # also closes the pipes, so no file is left to the collector
-    assert lab.returncode == 0, err
+    return lab.returncode, err, neighbour.pid
+
+
+def test_a_run_a_neighbour_disturbed_is_measured_again_and_the_neighbour_named(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "d").mkdir()
+    # As many threads as CPUs, reading from the page cache: a neighbour busy on a CPU
+    # takes CPU the workload wants (one to spare would not be a disturbance).
+    threads = os.cpu_count() or 1
+    # Busy on a CPU for the first run only: gone before the lab starts the next.
+    code, err, pid = _run_beside_a_neighbour(
+        tmp_path, STUDY.format(dir=tmp_path / "d", threads=threads), through=1
+    )
+    assert code == 0, err
     assert "2 runs ok" in err, err
     assert "disturbed, not counted" in err
     assert "disturbed: 1 run shared the machine with other work" in err
-    assert f"{NEIGHBOUR} (pid {neighbour.pid}, up to" in err, err
+    assert f"{NEIGHBOUR} (pid {pid}, up to" in err, err
 
     shown = fslab("compare", "--results", "r.db", "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
@@ -165,38 +180,11 @@ def test_a_blocked_pair_is_judged_together(tmp_path: Path, through: str) -> None
     for d in ("one", "two"):
         (tmp_path / d).mkdir()
     threads = os.cpu_count() or 1
-    (tmp_path / "s.toml").write_text(PAIR.format(dir=tmp_path, threads=threads))
-    lab = subprocess.Popen(
-        [sys.executable, "-m", "fslab", "run", "s.toml", "--results", "r.db"],
-        cwd=tmp_path, env=fslab_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True,
+    code, err, _ = _run_beside_a_neighbour(
+        tmp_path, PAIR.format(dir=tmp_path, threads=threads),
+        through=1 if through == "first run" else 2,
     )  # fmt: skip
-    neighbour: subprocess.Popen[bytes] | None = None
-    try:
-        deadline = time.monotonic() + 120
-        while not (engines := _engine_runs(lab.pid)):
-            assert lab.poll() is None and time.monotonic() < deadline, lab.communicate()
-            time.sleep(0.01)
-        neighbour = subprocess.Popen([sys.executable, "-c", BUSY])
-        if through == "first run":
-            while _alive(engines[0]):
-                time.sleep(0.01)
-        else:
-            # Until the second run has ended (its engine seen, then gone).
-            while not (later := [e for e in _engine_runs(lab.pid) if e != engines[0]]):
-                assert lab.poll() is None and time.monotonic() < deadline
-                time.sleep(0.01)
-            while _alive(later[0]):
-                time.sleep(0.01)
-        neighbour.send_signal(signal.SIGKILL)
-        neighbour.wait()
-        _, err = lab.communicate(timeout=120)
-    finally:
-        for p in (neighbour, lab):
-            if p is not None and p.poll() is None:
-                p.kill()
-                p.communicate()
-    assert lab.returncode == 0, err
+    assert code == 0, err
     shown = fslab("compare", "--results", "r.db", "--format", "json", cwd=tmp_path)
     assert shown.returncode == 0, shown.stderr
     doc = json.loads(shown.stdout)

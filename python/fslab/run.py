@@ -324,10 +324,7 @@ class Runner:
         targets (a blocked design), else each point alone; in plan order."""
         if not self.plan.blocked:
             return [[p] for p in self.plan.points]
-        groups: dict[tuple[str, str], list[Point]] = {}
-        for p in self.plan.points:
-            groups.setdefault(p.group_key, []).append(p)
-        return list(groups.values())
+        return self.plan.blocks(self.plan.points)
 
     def _disturbed(self, point: Point, rep: int) -> list[RunFacts]:
         """The runs of `point`'s block at repetition `rep` that other work disturbed, as

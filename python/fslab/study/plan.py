@@ -124,6 +124,14 @@ class Plan:
             for p in self.round_order(rep, [p for p in self.points if rep < self.most_runs(p)])
         ]  # fmt: skip
 
+    def blocks(self, points: list[Point]) -> list[list[Point]]:
+        """`points` by group (`Point.group_key`), in order of first appearance: a blocked
+        design's blocks, whose runs of a round run, are judged and run again together."""
+        groups: dict[tuple[str, str], list[Point]] = {}
+        for p in points:
+            groups.setdefault(p.group_key, []).append(p)
+        return list(groups.values())
+
     def round_order(self, round_: int, points: list[Point]) -> list[Point]:
         """The order `points` run in pass or round `round_`. Blocked (the default): a
         group's targets back to back, in a fresh random order per round (from `seed`), so
@@ -139,10 +147,7 @@ class Plan:
             out = list(points)
             rng.shuffle(out)
             return out
-        groups: dict[tuple[str, str], list[Point]] = {}
-        for p in points:
-            groups.setdefault(p.group_key, []).append(p)
-        blocks = list(groups.values())
+        blocks = self.blocks(points)
         if self.study.adaptive:
             rng.shuffle(blocks)
         for block in blocks:

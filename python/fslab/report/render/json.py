@@ -28,13 +28,20 @@ Version 1 was one object per cell repeating the study and every parameter: 141 M
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from typing import Any, BinaryIO
 
 import orjson
 
-from fslab.compare import Comparison, Group, MetricSpec, planned_numbers, row_numbers
+from fslab.compare import (
+    Comparison,
+    Disturber,
+    Group,
+    MetricSpec,
+    planned_numbers,
+    row_numbers,
+)
 from fslab.report.findings import answers
 
 JSON_SCHEMA_VERSION = 3
@@ -71,17 +78,15 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "design": "blocked" if comparison.blocked else "independent",
         "method": METHOD,
         "skipped_runs": dict(comparison.skipped_runs),
-        "disturbers": [
-            {"name": d.name, "pid": d.pid, "runs": d.runs, "cpu_pct": d.cpu_pct}
-            for d in comparison.disturbers
-        ],
-        "shared": [
-            {"name": d.name, "pid": d.pid, "runs": d.runs, "cpu_pct": d.cpu_pct}
-            for d in comparison.shared
-        ],
+        "disturbers": _disturber_docs(comparison.disturbers),
+        "shared": _disturber_docs(comparison.shared),
         "integrity": integrity_docs(comparison),
         "summary": summary_docs(comparison),
     }
+
+
+def _disturber_docs(who: Iterable[Disturber]) -> list[dict[str, Any]]:
+    return [{"name": d.name, "pid": d.pid, "runs": d.runs, "cpu_pct": d.cpu_pct} for d in who]
 
 
 def summary_docs(comparison: Comparison) -> list[dict[str, Any]]:
