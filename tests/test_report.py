@@ -160,6 +160,26 @@ def test_flagged_points_get_no_verdict_and_stay_out_of_the_mean(app_data: Report
     assert set(kept) == {"cache_hit_pct"}
 
 
+def test_a_flagged_baseline_is_named_not_its_targets(app_db: Path) -> None:
+    """With btrfs (cached mail runs) as the baseline, the other targets get no verdict
+    at the mail points because of the *baseline's* runs: the summary says so, and does
+    not call their own runs flagged."""
+    found = answers(build_comparison(app_db, baseline="btrfs"))
+    mail = next(a for a in found if a.workload == "mail")
+    others = {t.target: t for t in mail.targets}
+    assert set(others) == {"ext4", "xfs"}
+    for t in others.values():
+        assert t.gap is None and not t.flagged and t.baseline_flagged == {"cached": 2}
+    headline = _text(mail.headline())
+    assert headline == (
+        "no best named: the baseline btrfs's runs are flagged (cached), "
+        "so no other target gets a verdict"
+    ), headline
+    line = _text(mail.lines()[0])
+    assert "no verdict, btrfs's runs flagged (cached) at 2 of 2 points" in line, line
+    assert "flagged (cached) at 2," not in line
+
+
 # -- charts ------------------------------------------------------------------------------------
 
 
@@ -516,9 +536,13 @@ def test_html_report_in_headless_chromium(
 
 
 @pytest.fixture(scope="module")
-def app_data(tmp_path_factory: pytest.TempPathFactory) -> ReportData:
-    db = make_app_fixture_db(tmp_path_factory.mktemp("app") / "app.db")
-    return load_report(db, generated_at=WHEN)
+def app_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_app_fixture_db(tmp_path_factory.mktemp("app") / "app.db")
+
+
+@pytest.fixture(scope="module")
+def app_data(app_db: Path) -> ReportData:
+    return load_report(app_db, generated_at=WHEN)
 
 
 @pytest.fixture(scope="module")

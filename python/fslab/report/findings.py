@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -135,6 +135,9 @@ class TargetAnswer:
     spread: tuple[float, float] | None = None
     """The lowest and the highest ratio of a decided point (better, worse, equivalent):
     an inconclusive point's ratio is as much noise as answer."""
+    baseline_flagged: dict[str, int] = field(default_factory=dict)
+    """Points without a verdict because the *baseline's* runs there are flagged, by the
+    kinds of its warnings: the target's own runs may be fine."""
 
 
 @dataclass(frozen=True)
@@ -174,10 +177,7 @@ class Answer:
         if self.runner_up is None or self.margin is None:
             flagged = [t for t in self.targets if t.gap is None and t.measured is not None]
             if flagged:
-                kinds = ", ".join(dict.fromkeys(k for t in flagged for k in t.flagged))
-                return (Span("no best named: ", "strong"),
-                        Span(f"{len(flagged)} of the {len(self.targets)} other targets' runs "
-                             f"are flagged ({kinds}) and get no verdict"),)  # fmt: skip
+                return (Span("no best named: ", "strong"), *self._why_flagged(flagged))
             return (Span("only "), Span(self.best, "target"), Span(f" has {label} here."))
         lead = _lead(self.margin, m)
         if self.margin.decided and m.higher_is_better is None:
@@ -193,6 +193,23 @@ class Answer:
                 Span(f", {lead} "), Span(self.runner_up, "target"),
                 Span(f"{_interval(self.margin, m)}: "), Span("not decided", "strong"),
                 Span(_more_hint(self.margin)))  # fmt: skip
+
+    def _why_flagged(self, flagged: Sequence[TargetAnswer]) -> Sentence:
+        """Why targets whose points are all flagged get no verdict: their own runs, the
+        baseline's, or both."""
+        own = ", ".join(dict.fromkeys(k for t in flagged for k in t.flagged))
+        base = ", ".join(dict.fromkeys(k for t in flagged for k in t.baseline_flagged))
+        if not own:
+            why = f"'s runs are flagged ({base}), so no other target gets a verdict"
+            return (Span("the baseline "), Span(self.baseline, "target"), Span(why))
+        spans: tuple[Span, ...] = (
+            Span(f"{len(flagged)} of the {len(self.targets)} other targets get no verdict: "
+                 f"their runs are flagged ({own})"),
+        )  # fmt: skip
+        if base:
+            spans += (Span(", and the baseline "), Span(self.baseline, "target"),
+                      Span(f"'s are ({base})"))  # fmt: skip
+        return spans
 
     def lines(self) -> list[Sentence]:
         """One sentence per target but the baseline: `btrfs: 7.7x lower IOPS than ext4
@@ -224,7 +241,7 @@ class Answer:
             else:
                 spans += [Span(f"measured {_change(t.gap, m)} than "),
                           Span(self.baseline, "target"), Span(_interval(t.gap, m))]  # fmt: skip
-            spans.append(Span(", " + _counts(t, self.points)))
+            spans.append(Span(", " + _counts(t, self.points, self.baseline)))
             for axis, values in t.by_axis:
                 shown = [f"{v}: {format_ratio(g.ratio)}" for v, g in values if g is not None]
                 if len(shown) > 1:
@@ -488,10 +505,12 @@ def _more_hint(gap: Gap) -> str:
     return " (more runs would tell)" if gap.low is not None else " (single runs)"
 
 
-def _counts(t: TargetAnswer, points: int) -> str:
-    """`worse at 20 of 20 points`; `worse at 18, inconclusive at 2 of 20 points`."""
+def _counts(t: TargetAnswer, points: int, baseline: str) -> str:
+    """`worse at 20 of 20 points`; `worse at 18, inconclusive at 2 of 20 points`;
+    `ext4's runs flagged (unsteady) at 3 of 3 points`."""
     parts = [f"{d.word} at {t.counts[d]}" for d in _ORDER if t.counts.get(d)]
     parts += [f"flagged ({k}) at {n}" for k, n in t.flagged.items()]
+    parts += [f"{baseline}'s runs flagged ({k}) at {n}" for k, n in t.baseline_flagged.items()]
     if t.counts.get(Decision.NONE):
         parts.append(f"no verdict at {t.counts[Decision.NONE]}")
     if not parts:
@@ -593,6 +612,7 @@ def _answer(
             continue
         counts: dict[Decision, int] = {}
         flagged: dict[str, int] = {}
+        base_flagged: dict[str, int] = {}
         fair: list[Row] = []
         measured: list[Row] = []
         decided: list[float] = []
@@ -602,7 +622,8 @@ def _answer(
                 continue
             measured.append(r)
             if vs.why in (NoVerdict.FLAGGED, NoVerdict.BASELINE_FLAGGED):
-                flagged[vs.flags] = flagged.get(vs.flags, 0) + 1
+                by = flagged if vs.why is NoVerdict.FLAGGED else base_flagged
+                by[vs.flags] = by.get(vs.flags, 0) + 1
                 continue
             counts[vs.decision] = counts.get(vs.decision, 0) + 1
             fair.append(r)
@@ -616,7 +637,7 @@ def _answer(
         targets.append(
             TargetAnswer(t, _gap(fair, t, base, c.alpha), _gap(measured, t, base, c.alpha),
                          counts, flagged, by_axis,
-                         (min(decided), max(decided)) if decided else None)
+                         (min(decided), max(decided)) if decided else None, base_flagged)
         )  # fmt: skip
     # The best: the highest geometric mean ratio to the baseline (the lowest for latency;
     # the highest for a peak or a size, which no direction makes better).

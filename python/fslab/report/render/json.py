@@ -104,6 +104,7 @@ def summary_docs(comparison: Comparison) -> list[dict[str, Any]]:
                 "verdict": gap.verdict(a.metric, a.equivalence).word if gap else None,
                 "points": {d.word: n for d, n in t.counts.items()},
                 "flagged_points": dict(t.flagged),
+                "baseline_flagged_points": dict(t.baseline_flagged),
             })  # fmt: skip
         out.append({
             "question": a.question, "workload": a.workload, "family": a.family, "op": a.op,
