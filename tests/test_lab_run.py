@@ -70,12 +70,17 @@ def test_tiny_study_end_to_end_then_resume(lab: Path) -> None:
     n_metric = con.execute("SELECT count(*) FROM metric").fetchone()[0]
     stored = con.execute("SELECT op, iops FROM metric ORDER BY run_id").fetchall()
     open_journal = con.execute("SELECT count(*) FROM journal WHERE state != 'undone'").fetchone()
-    wamp = con.execute(
-        "SELECT count(*), min(value) FROM run_metric WHERE name = 'written_bytes'"
-    ).fetchone()
+    written = con.execute(
+        "SELECT json_extract(p.params, '$.rw'), m.value FROM run_metric m"
+        " JOIN run r ON r.id = m.run_id JOIN point p ON p.id = r.point_id"
+        " WHERE m.name = 'written_bytes'"
+    ).fetchall()
     con.close()
-    # Telemetry ran beside every run: the writers wrote at least their test file.
-    assert wamp[0] == 8 and wamp[1] >= 16 << 20, wamp
+    # Telemetry ran beside every run, over its measured part: the writers' writes reached
+    # the devices, the readers' 16 MiB layout before it is not theirs.
+    assert len(written) == 8, written
+    assert all(v >= 1 << 20 for rw, v in written if rw == "randwrite"), written
+    assert all(v < 16 << 20 for rw, v in written if rw == "randread"), written
     assert n_metric == 8
     # Without a terminal, one line per run saying what it stored (not its last interval).
     logged = [line for line in done.stderr.splitlines() if line.startswith("[")]
@@ -484,6 +489,12 @@ def test_an_adaptive_study_decides_btrfs_at_the_minimum_and_never_splits_twins(
             "SELECT p.target, count(*) FROM run r JOIN point p ON p.id = r.point_id"
             " WHERE r.status = 'ok' GROUP BY p.target"
         ).fetchall()
+        ratios = {
+            (r, t): x
+            for r, t, x in con.execute(
+                "SELECT l.round, p.target, l.ratio FROM look l JOIN point p ON p.id = l.point_id"
+            )
+        }
     finally:
         con.close()
     assert looks, "a look after the minimum rounds was stored"
@@ -496,7 +507,11 @@ def test_an_adaptive_study_decides_btrfs_at_the_minimum_and_never_splits_twins(
     assert all(n == 3 for _, t, _, n, *_ in looks if t == "btrfs"), looks
     assert {s for *_, s, _ in looks} <= {"open", "decided", "futile", "undecidable"}, looks
     assert first["ext4-a"][0] is None, "the baseline has no verdict of its own"
-    assert all(v not in ("better", "worse") for _, t, v, *_ in looks if t == "ext4-b"), looks
+    # The twins may be split by chance (the rule allows it in up to 5% of studies), but
+    # never by much: a verdict on twins names a small difference, not btrfs's.
+    split = [(r, ratios[(r, t)]) for r, t, v, *_ in looks
+             if t == "ext4-b" and v in ("better", "worse")]  # fmt: skip
+    assert all(0.85 < x < 1 / 0.85 for _, x in split), (split, looks)
     assert {level for *_, level in looks} == {0.05 / 2}
     # Every point ran the minimum; none more than the maximum.
     assert all(3 <= n <= 4 for _, n in runs), runs

@@ -65,7 +65,7 @@ from fslab.telemetry.readings import (
     cpu_ticks_by_process,
     cpu_ticks_named,
 )
-from fslab.telemetry.series import judge_contamination, make_point
+from fslab.telemetry.series import SINCE_SLACK_S, judge_contamination, make_point
 
 REPO = Path(__file__).resolve().parents[1]
 MiB = 1 << 20
@@ -420,6 +420,27 @@ def test_summary_derives_the_issue_metrics_from_the_series() -> None:
         "memory pressure above 10% of the time stalled in 1 of 4 intervals (peak 30%)",
     ]
     assert all(isinstance(v, (int, float)) or v is None for v in s.values())
+
+
+def test_the_measured_part_leaves_the_layout_out() -> None:
+    """A run's measured part began 1 s in (its layout before, writing 100 x 2 MiB and
+    dirtying 10 MiB): its figures are the three intervals after, with the memory at their
+    start, and dirty memory's rise is counted from its lowest point so far."""
+    whole = made_up_telemetry()
+    t = whole.since(1.0)
+    assert [p.t_s for p in t.series] == [2.0, 3.0, 3.05]
+    assert t.duration_s == pytest.approx(2.05)
+    assert t.start_memory.dirty_bytes == 10 * MiB
+    s = t.summary(workload_written_bytes=400 * MiB)
+    assert s["write_ios"] == 440 and s["written_bytes"] == 820 * MiB  # the layout's 200 out
+    assert s["write_amplification"] == pytest.approx(820 / 400)
+    assert s["dirty_peak_bytes"] == 40 * MiB and s["dirty_rise_bytes"] == 30 * MiB
+    assert s["contaminated_foreign_cpu_intervals"] == 0  # that was during the layout
+    # An interval that began a few ms early (the progress line came down a pipe) is kept;
+    # a time past every interval's start, or before the first, leaves the whole run.
+    assert whole.since(1.0 + SINCE_SLACK_S / 2).series == t.series
+    assert whole.since(10.0) is whole and whole.since(0.0) is whole
+    assert whole.summary()["dirty_rise_bytes"] == 40 * MiB
 
 
 def test_foreign_cpu_disturbs_only_where_tasks_waited_for_a_cpu() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -149,6 +150,19 @@ class Watch:
         )
         self.sampler.start()
         self.telemetry: Telemetry | None = None
+        self.measured_from_unix_s: float | None = None
+
+    def follow(self, then: Callable[[SeriesPoint], None]) -> Callable[[SeriesPoint], None]:
+        """An engine progress callback that also notes when the run's measured part began
+        (its first interval past the ramp), so the derived device figures leave out the
+        layout of its files and its ramp (`Telemetry.since`), as its results do."""
+
+        def seen(point: SeriesPoint) -> None:
+            if self.measured_from_unix_s is None and not point.ramp:
+                self.measured_from_unix_s = time.time() - point.dur_s
+            then(point)
+
+        return seen
 
     def stop(self) -> None:
         # Buffered writes reach the devices at writeback, after the job: flush them while
@@ -161,12 +175,24 @@ class Watch:
         newly stored (for space amplification)."""
         if self.telemetry is None:
             return {}
-        return self.telemetry.summary(
+        measured, since = self.telemetry, None
+        if self.measured_from_unix_s is not None:
+            since = self.measured_from_unix_s - self.telemetry.started_unix_s
+            measured = self.telemetry.since(since)
+            if measured is not self.telemetry:
+                # The devices' figures start at the first whole interval of the measured
+                # part: set the workload's writes against the same span.
+                end = measured.series[-1].t_s
+                written = round(written * min(1.0, measured.duration_s / (end - since)))
+        out = measured.summary(
             workload_written_bytes=written or None,
             space_used_before=self.used_before,
             space_used_after=statvfs_used_bytes(self.workdir, sync=True),
             logical_bytes=stored or None,
         )
+        # When the measured part began, seconds into the telemetry (absent: the whole run).
+        out["measured_from_s"] = since if measured is not self.telemetry else None
+        return out
 
     def data(self) -> dict[str, Any]:
         return self.telemetry.to_dict() if self.telemetry else {}
@@ -176,10 +202,12 @@ class Watch:
         layout = report.layout.bytes if report.layout else 0
         writes = ("write", "data_write", "log_write")
         if report.steady_state is None:
-            written = sum(r.bytes for r in report.results if r.op in writes) + layout
+            written = sum(r.bytes for r in report.results if r.op in writes)
         else:
             # Its results are its steady window's; the devices were watched throughout.
-            written = report.measured_bytes(("write", "log")) + layout
+            written = report.measured_bytes(("write", "log"))
+        if self.measured_from_unix_s is None:
+            written += layout  # the devices' figures are the whole run's, layout included
         db.store_telemetry(run_id, self.interval_s, self.data(), self.summary(written, layout))
 
 

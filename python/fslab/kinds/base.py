@@ -349,8 +349,9 @@ class EngineJobKind(Kind):
         watch = ctx.watch(prov, float(given) if given else interval_for(self.shortest_s(point)))
         try:
             result = ctx.run_engine(
-                run_id, self.job(point, prov.workdir), prov, progress_cb=ctx.engine_live()
-            )
+                run_id, self.job(point, prov.workdir), prov,
+                progress_cb=watch.follow(ctx.engine_live()),
+            )  # fmt: skip
         finally:
             watch.stop()
         watch.store_block(ctx.db, run_id, result.report)

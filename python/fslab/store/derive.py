@@ -35,6 +35,8 @@ _CHUNK = 500
 
 _ENGINE_READ_OPS = ("read", "data_read", "maintenance_read")
 """The engine operations whose bytes are what a block or application run read."""
+_ENGINE_WRITE_OPS = ("write", "data_write", "log_write")
+"""The engine operations whose bytes are what a block or application run wrote."""
 _MODEL_KINDS = ("oltp", "mailstore")
 """Kinds whose IOPS trend is that of their transactions (checkpoints make their I/O
 bursty); their `series` ops are the model's."""
@@ -80,6 +82,7 @@ def _derive_chunk(
     marks = ",".join("?" * len(ok))
     op_rows: dict[int, list[tuple[str, dict[str, float]]]] = {}
     read: dict[int, float] = {}
+    write: dict[int, float] = {}
     cols = ", ".join(COLUMNS)
     for run_id, op, nbytes, *values in con.execute(
         f"SELECT run_id, op, bytes, {cols} FROM metric WHERE run_id IN ({marks})", ok
@@ -87,6 +90,8 @@ def _derive_chunk(
         op_rows.setdefault(run_id, []).append((op, dict(zip(COLUMNS, values, strict=True))))
         if op in _ENGINE_READ_OPS:
             read[run_id] = read.get(run_id, 0.0) + float(nbytes)
+        elif op in _ENGINE_WRITE_OPS:
+            write[run_id] = write.get(run_id, 0.0) + float(nbytes)
     run_metrics: dict[int, list[tuple[str, float]]] = {}
     for run_id, name, value in con.execute(
         f"SELECT run_id, name, value FROM run_metric WHERE run_id IN ({marks})", ok
@@ -116,7 +121,9 @@ def _derive_chunk(
         docs = reports(engine_json)
         # A steady-state run's results are its window's; the devices were watched over
         # the whole run, and so is what it read compared with them.
-        workload_read = _measured_read(docs) if _judged(docs) else read.get(run_id)
+        workload_read = (
+            _measured(docs, ("read", "background")) if _judged(docs) else read.get(run_id)
+        )
         facts = _facts(kind, run_metrics.get(run_id, []), workload_read, docs)
         points = sorted(series.get(run_id, {}).items())
         # The last interval is usually partial (the job ends inside it): leave it out. A
@@ -135,6 +142,11 @@ def _derive_chunk(
         if "foreign_cpu_pct" in columns:
             row += (foreign_cpu_pct(run_metrics.get(run_id, [])),)
             names.append("foreign_cpu_pct")
+        if "dirty_rise_bytes" in columns:
+            written = _measured(docs, ("write", "log")) if _judged(docs) else write.get(run_id)
+            row += (written if kind == "block" or kind in _MODEL_KINDS else None,
+                    _dirty_rise(run_metrics.get(run_id, [])))  # fmt: skip
+            names += ["workload_write_bytes", "dirty_rise_bytes"]
         con.execute(
             f"INSERT INTO run_fact ({', '.join(names)}) VALUES ({', '.join('?' * len(row))})", row
         )
@@ -189,19 +201,27 @@ def foreign_cpu_pct(run_metrics: Sequence[tuple[str, float]]) -> float | None:
     return sum(a * w for a, w in zip(avg.values(), weights, strict=True)) / sum(weights)
 
 
+def _dirty_rise(run_metrics: Sequence[tuple[str, float]]) -> float | None:
+    """How far dirty memory rose over the run's measured part; None where the telemetry
+    could not tell that part from the layout before it (no `measured_from_s`)."""
+    got = dict(run_metrics)
+    return got.get("dirty_rise_bytes") if "measured_from_s" in got else None
+
+
 def _judged(docs: Sequence[dict[str, Any]]) -> bool:
     """Whether the engine judged the run's steadiness itself (`steady_state = true`)."""
     return any(isinstance(d.get("steady_state"), dict) for d in docs)
 
 
-def _measured_read(docs: Sequence[dict[str, Any]]) -> float:
-    """What a run read over its whole measured time, from its series (ramp left out):
-    the data reads and the mailstore's maintenance reads (`_ENGINE_READ_OPS`)."""
+def _measured(docs: Sequence[dict[str, Any]], ops: Sequence[str]) -> float:
+    """The bytes of the series' `ops` over a run's whole measured time (ramp left out):
+    `read` and `background` (the mailstore's maintenance reads) are what it read, `write`
+    and `log` what it wrote."""
     total = 0.0
     for d in docs:
         for p in (d.get("series") or {}).get("points") or []:
             if isinstance(p, dict) and not p.get("ramp"):
-                for op in ("read", "background"):
+                for op in ops:
                     o = p.get(op)
                     if isinstance(o, dict):
                         total += float(o.get("bytes") or 0)

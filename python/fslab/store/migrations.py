@@ -168,9 +168,18 @@ def _to_11(con: sqlite3.Connection) -> None:
     )
 
 
+def _to_12(con: sqlite3.Connection) -> None:
+    """What a run wrote and how far dirty memory rose while it did (`run_fact.
+    workload_write_bytes`, `dirty_rise_bytes`): direct writes that went through the page
+    cache. Runs stored before this version keep NULL: their telemetry covered the layout
+    of their files, whose buffered writes would read as the run's own."""
+    con.execute("ALTER TABLE run_fact ADD COLUMN workload_write_bytes REAL")
+    con.execute("ALTER TABLE run_fact ADD COLUMN dirty_rise_bytes REAL")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7, 8: _to_8, 9: _to_9,
-    10: _to_10, 11: _to_11,
+    10: _to_10, 11: _to_11, 12: _to_12,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -439,13 +439,15 @@ def run_facts(
     rows = con.execute(
         "SELECT run_id, runtime_s, engine_warnings, intervals, contaminated_intervals,"
         " reasons, trend_drift, trend_p, available_min_bytes, workload_read_bytes,"
-        " device_read_bytes, limits, disturbers, rep, foreign_cpu_pct FROM run_fact"
+        " device_read_bytes, limits, disturbers, rep, foreign_cpu_pct, workload_write_bytes,"
+        " dirty_rise_bytes FROM run_fact"
         " WHERE run_id BETWEEN ? AND ?",
         _span(ok),
     ).fetchall()
     for row in rows:
         run_id, runtime_s, engine, intervals, dirty, reasons, drift, p = row[:8]
-        available, workload_read, device_read, judged, named, rep, foreign = row[8:]
+        available, workload_read, device_read, judged, named, rep, foreign = row[8:15]
+        workload_write, dirty_rise = row[15:]
         if run_id not in ok:
             continue
         out[run_id] = RunFacts(
@@ -462,6 +464,8 @@ def run_facts(
             _disturbers(named),
             rep,
             foreign,
+            workload_write,
+            dirty_rise,
         )
         if judged != "{}":
             limits[run_id] = {str(k): float(v) for k, v in orjson.loads(judged).items()}

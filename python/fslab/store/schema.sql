@@ -1,7 +1,8 @@
--- fslab results database, schema version 11 (PRAGMA user_version; versions 4 and 5
+-- fslab results database, schema version 12 (PRAGMA user_version; versions 4 and 5
 -- changed no table: they re-derive run_value for metrics the catalog gained; version 6
 -- added `look`, version 7 `integrity`, version 8 `rank`, version 9 `run_fact.disturbers`,
--- version 10 `study.design` and `run_fact.rep`, version 11 `run_fact.foreign_cpu_pct`).
+-- version 10 `study.design` and `run_fact.rep`, version 11 `run_fact.foreign_cpu_pct`,
+-- version 12 `run_fact.workload_write_bytes` and `run_fact.dirty_rise_bytes`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -147,8 +148,12 @@ CREATE TABLE run_fact (
                                         -- the foreign processes in its contaminated intervals
     rep         INTEGER,                -- run.rep, here so compare never reads `run` (version 10):
                                         -- its round or pass, what a blocked design pairs by
-    foreign_cpu_pct REAL                -- CPU other processes used over the run, % of one CPU
+    foreign_cpu_pct REAL,               -- CPU other processes used over the run, % of one CPU
                                         -- (version 11): what a blocked design judges by
+    workload_write_bytes REAL,          -- what a block or application run wrote, measured
+                                        -- part (version 12)
+    dirty_rise_bytes REAL               -- the largest rise of dirty page-cache memory over the
+                                        -- measured part (version 12; NULL: not measured so)
 ) STRICT;
 
 -- Adaptive repetition (version 6): each look after a round, from the study's `repeat.min`

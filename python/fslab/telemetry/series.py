@@ -315,6 +315,14 @@ _REASON_TEXT = {
 
 Summary = dict[str, float | int | None]
 
+SINCE_SLACK_S = 0.05
+"""`Telemetry.since` keeps an interval that began this little before the time asked (or a
+quarter of the sampling interval, if less): the time a run's measured part began is read
+from the engine's progress lines, a pipe away. An interval that began earlier holds the
+layout's writes (fsynced just before the start) and is left out, measured writes and all:
+the devices' figures then miss up to one interval of the run, and write amplification
+sets them against the workload's writes over the same span (`fslab.run.Watch.summary`)."""
+
 
 @dataclass(frozen=True)
 class Telemetry:
@@ -333,7 +341,34 @@ class Telemetry:
 
     @property
     def duration_s(self) -> float:
-        return self.series[-1].t_s if self.series else 0.0
+        """From the start of the first interval to the end of the last."""
+        if not self.series:
+            return 0.0
+        return self.series[-1].t_s - (self.series[0].t_s - self.series[0].dt_s)
+
+    def since(self, from_s: float) -> Telemetry:
+        """The intervals that began at or after `from_s` seconds (a run's measured part:
+        the engine's layout of its files and its ramp left out, whose writes and dirty
+        pages are not the workload's), with the memory at their start; the whole run
+        where no interval did."""
+        slack = min(SINCE_SLACK_S, self.interval_s / 4)
+        kept = [p for p in self.series if p.t_s - p.dt_s >= from_s - slack]
+        if not kept or len(kept) == len(self.series):
+            return self
+        before = self.series[len(self.series) - len(kept) - 1]
+        start = MemInfo(before.cached_bytes, before.dirty_bytes, before.writeback_bytes,
+                        before.available_bytes)  # fmt: skip
+        return replace(self, series=kept, start_memory=start)
+
+    def dirty_rise_bytes(self) -> int:
+        """The largest rise of dirty page-cache memory within the series (from its lowest
+        point so far): buffered writes pile up there, direct writes do not."""
+        low = self.start_memory.dirty_bytes
+        rise = 0
+        for p in self.series:
+            low = min(low, p.dirty_bytes)
+            rise = max(rise, p.dirty_bytes - low)
+        return rise
 
     def _peak_points(self) -> list[TelemetryPoint]:
         # The last interval ends at stop(), often just after a scheduled sample: a few
@@ -455,7 +490,10 @@ class Telemetry:
         last = self.series[-1] if self.series else None
         start = self.start_memory
         out["cached_growth_bytes"] = last.cached_bytes - start.cached_bytes if last else None
-        out["dirty_peak_bytes"] = max([start.dirty_bytes, *(p.dirty_bytes for p in self.series)])
+        # The run's own: what was dirty when it began (its layout, the machine's) is not.
+        dirty = [p.dirty_bytes for p in self.series] or [start.dirty_bytes]
+        out["dirty_peak_bytes"] = max(dirty)
+        out["dirty_rise_bytes"] = self.dirty_rise_bytes()
         out["writeback_peak_bytes"] = max(
             [start.writeback_bytes, *(p.writeback_bytes for p in self.series)]
         )
