@@ -66,6 +66,31 @@ def test_repetitions_are_interleaved() -> None:
     assert reps[: len(plan.points)] == [0] * len(plan.points)
 
 
+def test_a_round_runs_each_questions_targets_back_to_back() -> None:
+    """The pairs a blocked design compares are a target and its question's baseline: they
+    run together, the questions and the targets within each in a fresh order per round."""
+    targets = "".join(
+        f'[[target]]\nname = "{fs}-{i}"\nfs = "{fs}"\nquestion = "{fs}"\n'
+        f'loop = {{ size = "1GiB" }}\n\n'
+        for fs in ("ext4", "xfs", "btrfs") for i in range(3)
+    )  # fmt: skip
+    text = (f'name = "q"\nrepeat = {{ min = 3, max = 5 }}\n\n{targets}'
+            '[[workload]]\nrw = ["randread", "randwrite"]\nruntime = "5s"\n')  # fmt: skip
+    plan = expand(parse_study(text, "q.toml"))
+    orders = set()
+    for rnd in range(6):
+        order = plan.round_order(rnd, list(plan.points))
+        assert sorted(p.id for p in order) == sorted(p.id for p in plan.points)
+        for block in (order[:9], order[9:]):
+            assert len({p.group_key for p in block}) == 1
+            runs = [p.target.name.split("-")[0] for p in block]
+            # Three runs of one question, then three of the next: never interleaved.
+            assert [runs[i] for i in (0, 3, 6)] == runs[::3] and len(set(runs[::3])) == 3
+            assert all(len(set(runs[i : i + 3])) == 1 for i in (0, 3, 6)), runs
+        orders.add(tuple(p.target.name for p in order))
+    assert len(orders) > 1, "a fresh order per round"
+
+
 def test_point_ids_are_stable_and_distinct() -> None:
     a = expand(parse_study(GOOD, "s.toml"))
     b = expand(parse_study(GOOD.replace("repeat = 2", "repeat = 3"), "s.toml"))

@@ -134,12 +134,12 @@ class Plan:
 
     def round_order(self, round_: int, points: list[Point]) -> list[Point]:
         """The order `points` run in pass or round `round_`. Blocked (the default): a
-        group's targets back to back, in a fresh random order per round (from `seed`), so
-        the pairs a round's ratios compare ran minutes apart at most and no target is
-        always first; the groups in plan order for fixed repetitions, shuffled per round
-        for an adaptive study. Independent: plan order for fixed repetitions, every point
-        shuffled per round for an adaptive study, so drift of the machine lands on no
-        target in particular."""
+        group's targets back to back, in a fresh random order per round (from `seed`),
+        each question's together, so the pairs a round's ratios compare ran minutes apart
+        at most and no target is always first; the groups in plan order for fixed
+        repetitions, shuffled per round for an adaptive study. Independent: plan order
+        for fixed repetitions, every point shuffled per round for an adaptive study, so
+        drift of the machine lands on no target in particular."""
         rng = random.Random(f"{self.seed}:{round_}")
         if not self.blocked:
             if not self.study.adaptive:
@@ -152,7 +152,20 @@ class Plan:
             rng.shuffle(blocks)
         for block in blocks:
             rng.shuffle(block)
+            questions = self._by_question(block)
+            if len(questions) > 1:
+                # A target is compared with its question's baseline only: a question's
+                # targets run back to back (questions in random order), so each pair is
+                # a few runs apart instead of up to the whole block.
+                rng.shuffle(questions)
+                block[:] = [p for q in questions for p in q]
         return [p for block in blocks for p in block]
+
+    def _by_question(self, block: list[Point]) -> list[list[Point]]:
+        by: dict[str, list[Point]] = {}
+        for p in block:
+            by.setdefault(p.target.question or "", []).append(p)
+        return list(by.values())
 
     def estimate_s(self, repeat: int | None = None) -> float:
         """Seconds for `repeat` runs of every point (default: the most, `repeat`)."""
