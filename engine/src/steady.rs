@@ -30,6 +30,13 @@ use crate::spec::{Job, Kind};
 /// mostly counting noise, and it widens by whole intervals until it has them.
 pub const MIN_ROUND_COMPLETIONS: u64 = 200;
 
+/// How often rounds may double when windows keep failing (at most 4 x `steady_round`):
+/// a rate that swings from one 1 s round to the next (a virtual disk, a loop device over
+/// a busy host) is often steady over 2 s or 4 s rounds, and a run that stops there is
+/// counted, where one that ran to the cap is not. Each doubling starts a fresh window,
+/// so a run needs `steady_window` rounds at the new length after it.
+pub const MAX_WIDENINGS: u32 = 2;
+
 /// The ops whose completions are a job's tracked rate (the one place that says which op
 /// is primary): a block job's reads and writes, an application model's transactions, a
 /// files job's files (files jobs take no steady keys today: their work is a fixed
@@ -170,6 +177,13 @@ pub struct Detector {
     window: VecDeque<Round>,
     rounds: u32,
     last: Option<Excursion>,
+    /// The shortest round now: `steady_round`, doubled at each widening.
+    round_s: f64,
+    /// Full windows judged not steady since the rounds last changed length.
+    failed: usize,
+    widened: u32,
+    /// When the rounds last changed length (series seconds).
+    widened_at_s: f64,
 }
 
 impl Detector {
@@ -180,6 +194,10 @@ impl Detector {
             window: VecDeque::with_capacity(limits.window + 1),
             rounds: 0,
             last: None,
+            round_s: limits.round_s,
+            failed: 0,
+            widened: 0,
+            widened_at_s: f64::NEG_INFINITY,
         }
     }
 
@@ -197,7 +215,7 @@ impl Detector {
         round.end_s = end_s;
         round.completions += completions;
         // A whole round with too few completions widens rather than judge noise.
-        let long = round.end_s - round.start_s >= self.limits.round_s - 1e-9;
+        let long = round.end_s - round.start_s >= self.round_s - 1e-9;
         if !long || round.completions < MIN_ROUND_COMPLETIONS {
             return Step::Open;
         }
@@ -215,15 +233,31 @@ impl Detector {
         let x = Excursion::of(&rounds);
         self.last = Some(x);
         if x.within(&self.limits) {
-            Step::Steady
-        } else {
-            Step::Closed
+            return Step::Steady;
         }
+        // `steady_window` windows failed, the last of rounds all of the current length:
+        // the next rounds are twice as long. The window keeps its rounds (rates are per
+        // second, the line's x each round's midpoint), so a report always has one; the
+        // shorter rounds leave it as the longer ones come.
+        self.failed += 1;
+        let current = rounds[0].start_s >= self.widened_at_s - 1e-9;
+        if self.failed >= self.limits.window && current && self.widened < MAX_WIDENINGS {
+            self.round_s *= 2.0;
+            self.widened += 1;
+            self.failed = 0;
+            self.widened_at_s = rounds[rounds.len() - 1].end_s;
+        }
+        Step::Closed
     }
 
     /// Rounds closed so far.
     pub fn rounds(&self) -> u32 {
         self.rounds
+    }
+
+    /// How often the rounds doubled.
+    pub fn widened(&self) -> u32 {
+        self.widened
     }
 
     /// The last `window` rounds closed, oldest first (fewer before there are that many).
@@ -384,6 +418,7 @@ impl Tracker {
         Outcome {
             attained,
             limits: self.limits,
+            widened: self.detector.widened(),
             rounds_total: self.detector.rounds(),
             rounds: if full { rounds } else { Vec::new() },
             excursion,
@@ -416,6 +451,7 @@ impl Window {
 pub struct Outcome {
     pub attained: bool,
     limits: Limits,
+    widened: u32,
     rounds_total: u32,
     /// The last full window judged, oldest first; empty when the job never held one.
     rounds: Vec<Round>,
@@ -432,6 +468,7 @@ impl Outcome {
         SteadyState {
             attained: self.attained,
             rounds: self.rounds_total,
+            widened: self.widened,
             window_start_s: self.rounds.first().map(|r| r.start_s),
             window_end_s: self.rounds.last().map(|r| r.end_s),
             range_pct: self.excursion.map(|x| x.range_pct),
@@ -580,15 +617,51 @@ mod tests {
 
     #[test]
     fn an_oscillating_series_fails_the_range_but_not_the_slope() {
+        // Four seconds low, four high: no round of 1, 2 or 4 s evens it out.
         let mut d = Detector::new(limits(5));
-        let rates: Vec<u64> = (0..20)
-            .map(|i| if i % 2 == 0 { 700 } else { 1300 })
+        let rates: Vec<u64> = (0..60)
+            .map(|i| if (i / 4) % 2 == 0 { 700 } else { 1300 })
             .collect();
         let steps = feed(&mut d, &rates);
         assert!(!steps.contains(&Step::Steady), "{steps:?}");
         let x = d.last().unwrap();
-        assert!(x.range_pct > 50.0, "{x:?}");
+        assert!(x.range_pct > 15.0, "{x:?}");
         assert!(x.slope_pct < 30.0, "{x:?}");
+    }
+
+    #[test]
+    fn rounds_double_when_window_after_window_fails() {
+        // 700 and 1300 by turns: every window of 1 s rounds ranges 60%; 2 s rounds are all
+        // 1000. Five windows fail (rounds 5 to 9), the rounds double, and once the window
+        // holds five 2 s rounds it is steady.
+        let mut d = Detector::new(limits(5));
+        let rates: Vec<u64> = (0..19)
+            .map(|i| if i % 2 == 0 { 700 } else { 1300 })
+            .collect();
+        let steps = feed(&mut d, &rates);
+        assert_eq!(
+            steps.iter().position(|s| *s == Step::Steady),
+            Some(18),
+            "{steps:?}"
+        );
+        assert_eq!(d.widened(), 1);
+        let rounds: Vec<&Round> = d.window().collect();
+        assert!(
+            rounds.iter().all(|r| r.end_s - r.start_s == 2.0),
+            "{rounds:?}"
+        );
+        assert_eq!(rounds[0].start_s, 9.0);
+    }
+
+    #[test]
+    fn rounds_double_at_most_twice() {
+        let mut d = Detector::new(limits(3));
+        // Doubling every round: no round length makes it steady.
+        let rates: Vec<u64> = (0..60).map(|i| 100 * (1 << (i % 12))).collect();
+        let steps = feed(&mut d, &rates);
+        assert!(!steps.contains(&Step::Steady), "{steps:?}");
+        assert_eq!(d.widened(), MAX_WIDENINGS);
+        assert!(d.window().all(|r| r.end_s - r.start_s <= 4.0));
     }
 
     #[test]
@@ -613,7 +686,8 @@ mod tests {
         ];
         let steps = feed(&mut d, &rates);
         assert!(!steps.contains(&Step::Steady), "{steps:?}");
-        assert_eq!(d.rounds(), 12);
+        // Nine 1 s rounds, five windows failed, then a 2 s round and half of one.
+        assert_eq!((d.rounds(), d.widened()), (10, 1));
     }
 
     #[test]

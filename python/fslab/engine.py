@@ -471,6 +471,9 @@ class SteadyState(_Model):
     """The rate settled before `runtime` (then only the cap) ran out; false comes with the
     engine's `not_steady` warning."""
     rounds: int
+    widened: int = 0
+    """How often the rounds doubled because window after window failed (engines before
+    this key: 0)."""
     window_start_s: float | None = None
     """The last window judged (the steady one when attained); None when the run completed
     fewer rounds than a window holds."""
