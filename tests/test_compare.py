@@ -1036,6 +1036,14 @@ def test_a_blocked_study_compares_each_round_s_runs(tmp_path: Path) -> None:
     assert paired["design"] == "blocked" and paired["verdict"] == "worse", paired
     assert paired["ratio"] == pytest.approx(0.92, abs=0.003), "rounds 0-3, the pairs"
     assert "paired by round" in legend(build_comparison(db.path))
+    # The summary's lead of the baseline over xfs is xfs's own ratio turned over, over
+    # the same rounds: not ext4's five runs against xfs's four as independent samples.
+    [answer] = answers(build_comparison(db.path))
+    assert (answer.best, answer.runner_up) == ("ext4", "xfs")
+    assert answer.margin is not None and answer.margin.decided
+    assert answer.margin.ratio == pytest.approx(1 / 0.92, abs=0.004)
+    [xfs] = answer.targets
+    assert xfs.gap is not None and answer.margin.ratio == pytest.approx(1 / xfs.gap.ratio)
 
 
 def test_a_blocked_study_judges_foreign_cpu_against_the_round(tmp_path: Path) -> None:

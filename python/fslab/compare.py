@@ -517,8 +517,10 @@ def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[_Floats, _
     Welch's df (`fslab.stats.decision.log_error`); NaN where a side has no positive
     samples, NaN error where a side has a single run. What a summary over many points
     combines (`fslab.stats.decision.combine`). In a blocked study, a target against its
-    own baseline: the mean per-round log ratio, its error and n - 1 df, as the cells'
-    verdicts (`_Stats.paired`); two other targets are compared as independent samples."""
+    own baseline (either way round): the mean per-round log ratio, its error and n - 1
+    df, as the cells' verdicts (`_Stats.paired`), so a summary's lead of the baseline
+    over a target is the target's own ratio turned over, over the same rounds; two other
+    targets are compared as independent samples."""
     if not rows:
         empty = np.zeros(0)
         return empty, empty, empty
@@ -528,14 +530,15 @@ def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[_Floats, _
     mean_log, var_log = st.log_stats
     d = mean_log[idx, a] - mean_log[idx, b]
     se, df = log_error(st.count[idx, b], var_log[idx, b], st.count[idx, a], var_log[idx, a])
-    if int(st.base_of[a]) == b and a != b:
+    paired, sign = (a, 1.0) if int(st.base_of[a]) == b else (b, -1.0)
+    if a != b and int(st.base_of[paired]) == (b if paired == a else a):
         pairs, m_d, v_d = st.paired
-        n = pairs[idx, a]
+        n = pairs[idx, paired]
         p = n >= 2
         if p.any():
             with np.errstate(invalid="ignore", divide="ignore"):
-                d = np.where(p, m_d[idx, a], d)
-                p_se = np.sqrt(v_d[idx, a] / n)
+                d = np.where(p, sign * m_d[idx, paired], d)
+                p_se = np.sqrt(v_d[idx, paired] / n)
                 se = np.where(p, p_se, se)
                 df = np.where(p, np.where(p_se > 0, n - 1.0, np.inf), df)
     return d, se, df
