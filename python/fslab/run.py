@@ -39,6 +39,7 @@ from fslab.stats.disturbance import disturbed_in_block
 from fslab.stats.sequential import look_level
 from fslab.stats.warnings import RunFacts
 from fslab.store.db import Results, StoreFull
+from fslab.store.derive import ENGINE_WRITE_OPS
 from fslab.store.query import study_results
 from fslab.study.plan import Plan, Point
 from fslab.targets.fstoken import Made
@@ -200,9 +201,8 @@ class Watch:
     def store_block(self, db: Results, run_id: int, report: Report) -> None:
         # Space amplification is about data newly stored: the file(s) laid out now.
         layout = report.layout.bytes if report.layout else 0
-        writes = ("write", "data_write", "log_write")
         if report.steady_state is None:
-            written = sum(r.bytes for r in report.results if r.op in writes)
+            written = sum(r.bytes for r in report.results if r.op in ENGINE_WRITE_OPS)
         else:
             # Its results are its steady window's; the devices were watched throughout.
             written = report.measured_bytes(("write", "log"))

@@ -337,14 +337,10 @@ def run_warnings(
             )
         )
 
-    piled = [
-        (f.run_id, f.dirty_rise_bytes)
-        for f in facts
-        if _piled_up(f) and f.dirty_rise_bytes is not None
-    ]
+    piled = [f for f in facts if _piled_up(f)]
     if piled and params.get("direct") is not False:
-        ids = tuple(r for r, _ in piled)
-        most = max(rise for _, rise in piled)
+        ids = tuple(f.run_id for f in piled)
+        most = max(f.dirty_rise_bytes or 0.0 for f in piled)
         out.append(
             StatWarning(
                 WarningKind.CACHED,

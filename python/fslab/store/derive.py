@@ -35,7 +35,7 @@ _CHUNK = 500
 
 _ENGINE_READ_OPS = ("read", "data_read", "maintenance_read")
 """The engine operations whose bytes are what a block or application run read."""
-_ENGINE_WRITE_OPS = ("write", "data_write", "log_write")
+ENGINE_WRITE_OPS = ("write", "data_write", "log_write")
 """The engine operations whose bytes are what a block or application run wrote."""
 _MODEL_KINDS = ("oltp", "mailstore")
 """Kinds whose IOPS trend is that of their transactions (checkpoints make their I/O
@@ -90,7 +90,7 @@ def _derive_chunk(
         op_rows.setdefault(run_id, []).append((op, dict(zip(COLUMNS, values, strict=True))))
         if op in _ENGINE_READ_OPS:
             read[run_id] = read.get(run_id, 0.0) + float(nbytes)
-        elif op in _ENGINE_WRITE_OPS:
+        elif op in ENGINE_WRITE_OPS:
             write[run_id] = write.get(run_id, 0.0) + float(nbytes)
     run_metrics: dict[int, list[tuple[str, float]]] = {}
     for run_id, name, value in con.execute(
