@@ -176,15 +176,99 @@ def test_a_job_file_is_compared_across_ext4_xfs_and_btrfs(lab: Path) -> None:
     for target, effective, engine_json in rows:
         kept = json.loads(effective)["job_file"]
         assert kept["text"] == JOB_FILE and len(kept["sha256"]) == 64
+        jobs = {j["name"]: j for j in json.loads(effective)["fio_jobs"]}
+        assert [jobs[n]["measured"] for n in ("lay-down", "reads", "writes")] == [False, True, True]
+        # the stored report is the measured jobs as one; the lay-down is not in it
         doc = json.loads(engine_json)
-        jobs = {j["name"]: j for j in doc["jobs"]}
-        # the stored result is the measured jobs' sum; the lay-down is not in it
-        reads = jobs["reads"]["report"]["results"][0]["ios"]
-        writes = jobs["writes"]["report"]["results"][0]["ios"]
-        assert stored[f"{target} read"] == reads and stored[f"{target} write"] == writes
-        assert jobs["lay-down"]["report"]["job"]["directory"].startswith(str(lab)), "inside"
+        ios = {r["op"]: r["ios"] for r in doc["results"]}
+        assert ios == {"read": stored[f"{target} read"], "write": stored[f"{target} write"]}
+        assert jobs["reads"]["ops"]["read"]["iops"] > 0 and jobs["lay-down"]["status"] == "ok"
     shown = fslab("compare", "--results", "r.db", cwd=lab)
     assert shown.returncode == 0, shown.stderr
     assert "xfs" in shown.stdout and "btrfs" in shown.stdout and "read IOPS" in shown.stdout
     assert not mounts_under(lab) and not loops_under(lab)
     assert not Path("/somewhere").exists()
+
+
+SHORT_JOB = """\
+[global]
+ioengine=psync
+size=4m
+bs=4k
+
+[quick]
+rw=randread
+time_based
+runtime=50ms
+"""
+
+# A job that checks what it reads while another job of the file overwrites the same blocks
+# without the engine's headers: it reads back data it did not write.
+SCRIBBLED_JOB = """\
+[global]
+ioengine=psync
+size=4m
+bs=4k
+filename=shared.bin
+time_based
+runtime=1
+
+[checked]
+rw=randrw
+verify=crc32c
+
+[scribbler]
+rw=randwrite
+"""
+
+DIR_STUDY = """
+name = "fio warnings"
+repeat = 2
+
+[[target]]
+name = "a"
+dir = "{a}"
+
+[[target]]
+name = "b"
+dir = "{b}"
+
+[[workload]]
+name = "quick"
+kind = "fio"
+job_file = "quick.fio"
+
+[[workload]]
+name = "scribbled"
+kind = "fio"
+job_file = "scribbled.fio"
+measure = ["checked"]
+"""
+
+
+@pytest.mark.engine
+def test_a_fio_points_engine_warnings_reach_compare_and_a_failed_verify_takes_its_verdict(
+    tmp_path: Path,
+) -> None:
+    """The engine's warnings of a fio run (its jobs' own, named by job) reach compare as a
+    block run's do: a 50 ms job is `short`, a job that read back data it did not write is
+    `corrupt`, and a corrupt target gets no verdict (review-architecture-2 S1)."""
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+    (tmp_path / "quick.fio").write_text(SHORT_JOB)
+    (tmp_path / "scribbled.fio").write_text(SCRIBBLED_JOB)
+    (tmp_path / "s.toml").write_text(DIR_STUDY.format(a=tmp_path / "a", b=tmp_path / "b"))
+    done = fslab("run", "s.toml", "--results", "r.db", cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    shown = fslab("compare", "--results", "r.db", "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    groups = {g["workload"]: g for g in json.loads(shown.stdout)["groups"]}
+    quick = {(w["target"], w["kind"]) for w in groups["quick"]["warnings"]}
+    assert {("a", "short"), ("b", "short")} <= quick, groups["quick"]["warnings"]
+    bad = [w for w in groups["scribbled"]["warnings"] if w["kind"] == "corrupt"]
+    assert {w["target"] for w in bad} == {"a", "b"}, groups["scribbled"]["warnings"]
+    assert all("[checked] verify:" in w["message"] and "corrupt" in w["message"] for w in bad)
+    iops = next(r for r in groups["scribbled"]["rows"] if r["metric"] == "iops")
+    assert iops["verdict"][1] is None and iops["no_verdict"][1] == "flagged", iops
+    text = fslab("compare", "--results", "r.db", cwd=tmp_path, env=fslab_env(COLUMNS="200"))
+    assert "corrupt" in text.stdout and "measured under a second" in text.stdout, text.stdout

@@ -30,11 +30,11 @@ from report_fixture import EVIL, make_fixture_db
 from report_fixture import STUDY as BLOCK_STUDY
 from report_fixture import TARGETS as BLOCK_TARGETS
 
+from fslab.catalog import compared, entry
 from fslab.cli.compare import command
 from fslab.compare import build_comparison, keep_ops
 from fslab.integrity_words import FAULTS, OUTCOME_MEANING
 from fslab.integrity_words import OUTCOMES as OUTCOME_WORDS
-from fslab.metrics import compared, op_metrics
 from fslab.report.charts import build_charts
 from fslab.report.context import load_report
 from fslab.report.export import (
@@ -128,7 +128,7 @@ def test_the_read_path_leaves_out_runs_that_did_not_complete(
 
 
 def test_integrity_runs_have_no_compared_numbers() -> None:
-    assert op_metrics("integrity", "read") == ()
+    assert entry("integrity").op_metrics("read") == ()
     ops = [("read", {"iops": 10.0, "bw_bytes": 1.0})]
     assert list(compared("integrity", ops, [("written_bytes", 4096.0)])) == []
     assert list(compared("block", ops, []))  # the others keep theirs

@@ -5,7 +5,9 @@ the registry makes possible (no cycle between the study, the targets and the app
 
 from __future__ import annotations
 
+import ast
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import fslab
 
+from fslab.catalog import CATALOG, entry
 from fslab.kinds import KINDS, kind_of
 from fslab.kinds.block import BLOCK as BLOCK_KIND
 from fslab.kinds.files import COPY_BYTES_PER_S, FILE_OP_S, FILES, ops
@@ -256,6 +259,98 @@ def test_a_files_workload_without_ops_is_estimated_as_creating_the_set_only() ->
     assert p.estimate_s(fresh_target=False) == pytest.approx(0.5 + create)
 
 
+# -- the read side: one catalog entry per kind, asked, never a kind's name compared -----------
+
+LAB = Path(__file__).resolve().parent.parent / "python" / "fslab"
+DATA = Path(__file__).resolve().parent / "data"
+ENGINE_JOB_KINDS = {"report/job_summary.py": 2}
+"""Where a kind may be compared outside the kind packages: the job summary describes an
+engine report's own job (`j.kind`, the engine's kinds), not a workload kind."""
+
+
+def test_the_catalog_and_the_registry_name_the_same_kinds() -> None:
+    assert set(CATALOG) == set(KINDS)
+    for name, kind in KINDS.items():
+        e = entry(name)
+        assert e.name == name
+        # the key facts are the entry's: the read side formats what the write side plans
+        assert (kind.size_keys, kind.duration_keys, kind.count_keys) == (
+            e.size_keys, e.duration_keys, e.count_keys)  # fmt: skip
+
+
+def test_reading_a_comparison_imports_neither_the_kinds_the_study_nor_the_engine(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "r.db"
+    shutil.copy(DATA / "results-v2.db", db)
+    assert fslab("compare", "--results", str(db), cwd=tmp_path).returncode == 0  # migrates it
+    code = (
+        "import sys\n"
+        "from fslab.params import format_param\n"
+        "from fslab.compare import build_comparison\n"
+        "assert format_param('bs', 8192) == '8KiB' and format_param('runtime', 30.0) == '30s'\n"
+        f"assert build_comparison({str(db)!r}).groups\n"
+        "print(' '.join(m for m in sys.modules if m.startswith('fslab')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split())
+    assert "fslab.compare" in loaded and "fslab.catalog" in loaded
+    assert not {m for m in loaded if m.startswith(("fslab.kinds", "fslab.study", "fslab.engine"))}
+
+
+def test_a_kind_the_catalog_lacks_reads_as_plain_engine_operations() -> None:
+    newer = entry("from-a-newer-fslab")
+    assert newer.compared and not newer.checks_short_run and not newer.counts_bytes
+    assert [m.name for m in newer.op_metrics("read")] == ["iops", "bw_bytes", "lat_mean_ns",
+                                                           "lat_p99_ns"]  # fmt: skip
+
+
+def _kind_comparisons(tree: ast.AST) -> list[int]:
+    """Lines that compare something to a kind: a kind's name as a string, or a `kind`
+    (a name or attribute called so) set against anything."""
+    names = set(KINDS)
+
+    def kindish(node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant) and node.value in names:
+            return True
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(kindish(e) for e in node.elts)
+        ident = node.id if isinstance(node, ast.Name) else (
+            node.attr if isinstance(node, ast.Attribute) else "")  # fmt: skip
+        return ident == "kind" or ident.upper().endswith("_KIND") or ident.endswith("KINDS")
+
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Compare)
+        and any(isinstance(op, ast.Eq | ast.NotEq | ast.In | ast.NotIn) for op in node.ops)
+        and any(kindish(x) for x in (node.left, *node.comparators))
+    ]
+
+
+def test_no_module_outside_the_kind_packages_compares_a_kind() -> None:
+    found: dict[str, list[int]] = {}
+    for path in sorted(LAB.rglob("*.py")):
+        rel = path.relative_to(LAB).as_posix()
+        if rel.startswith(("kinds/", "catalog/")):
+            continue
+        lines = _kind_comparisons(ast.parse(path.read_text(), str(path)))
+        if len(lines) > ENGINE_JOB_KINDS.get(rel, 0):
+            found[rel] = lines
+    assert not found, f"ask `fslab.catalog.entry(kind)` instead of comparing a kind: {found}"
+
+
+def test_the_kind_scan_finds_what_it_looks_for() -> None:
+    code = """
+if p.kind == INTEGRITY_KIND: pass
+if kind in ("oltp", "mailstore"): pass
+if group.kind != "files": pass
+if entry(kind).model: pass
+if op == "txn": pass
+"""
+    assert _kind_comparisons(ast.parse(code)) == [2, 3, 4]
+
+
 # -- layers: no import cycles ----------------------------------------------------------------
 
 
@@ -275,8 +370,10 @@ def test_the_targets_import_neither_the_study_nor_the_apps() -> None:
     ["fslab.kinds", "fslab.kinds.pgbench", "fslab.study.load", "fslab.study.check",
      "fslab.apps.postgres", "fslab.cleanup"],
 )  # fmt: skip
-def test_each_layer_imports_on_its_own(module: str) -> None:
-    assert module in _imported_by(module)
+def test_each_layer_imports_on_its_own_without_the_layers_above(module: str) -> None:
+    loaded = _imported_by(module)  # raises when the module cannot be imported alone
+    assert module in loaded
+    assert not {m for m in loaded if m.startswith(("fslab.cli", "fslab.report"))}
 
 
 def test_cleanup_knows_how_to_undo_a_postgres_server(tmp_path: Path) -> None:

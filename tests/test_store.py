@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import undisturbed
 
+from fslab.catalog import compared
 from fslab.compare import build_comparison
-from fslab.metrics import CPU_PER_OP, CPU_SHARE, compared
+from fslab.metrics import CPU_PER_OP, CPU_SHARE
 from fslab.report.render import render_csv
 from fslab.store.db import SCHEMA_VERSION, Results, StoreError
 from fslab.store.derive import derive

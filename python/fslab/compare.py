@@ -25,28 +25,23 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from fslab.catalog import entry
 from fslab.errors import ExitStatus, FslabError
 from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.integrity_words import OUTCOMES
 from fslab.metrics import (
-    APP_HEADLINE_OP,
-    APP_KINDS,
     APP_METRICS,
     APP_OP,
-    FILES_METRICS,
     JETSTRESS_METRICS,
     JETSTRESS_OP,
     METRICS,
     NOISE_METRIC,
-    PGBENCH_METRICS,
     TELEMETRY_METRICS,
     TELEMETRY_OP,
     VERDICT_UNIT,
     Direction,
     MetricKind,
     MetricSpec,
-    noise_op,
-    op_metrics,
     pseudo_metrics,
 )
 from fslab.params import (
@@ -95,12 +90,11 @@ from fslab.store.query import (
 from fslab.store.query import points as study_points
 
 __all__ = [
-    "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "FILES_METRICS", "HEADLINE_METRIC",
-    "JETSTRESS_METRICS",
-    "JETSTRESS_OP", "METRICS", "PGBENCH_METRICS", "TELEMETRY_METRICS", "TELEMETRY_OP",
+    "APP_METRICS", "APP_OP", "DEFAULT_RESULTS", "HEADLINE_METRIC", "JETSTRESS_METRICS",
+    "JETSTRESS_OP", "METRICS", "TELEMETRY_METRICS", "TELEMETRY_OP",
     "VERDICT_UNIT", "BadResultsError", "Cell", "CompareError", "Comparison", "Group",
     "IntegrityCell", "MetricSpec", "ResultsError", "Row", "build_comparison", "compare_results",
-    "is_headline", "keep_ops", "op_metrics", "parse_where", "pseudo_metrics", "row_numbers",
+    "is_headline", "keep_ops", "parse_where", "pseudo_metrics", "row_numbers",
 ]  # fmt: skip
 
 # Operations in the order people expect them; others follow in order of appearance.
@@ -1326,7 +1320,8 @@ def is_headline(kind: str, row: Row) -> bool:
     for the application models; not the devices' (telemetry) nor JetStress's verdict."""
     if row.metric.name != HEADLINE_METRIC or row.op.endswith(TELEMETRY_OP):
         return False
-    return row.op == APP_HEADLINE_OP if kind in APP_KINDS else row.op != JETSTRESS_OP
+    e = entry(kind)
+    return row.op == e.headline_op if e.headline_op is not None else row.op != JETSTRESS_OP
 
 
 _JUDGED = (MetricKind.RATE, MetricKind.LATENCY, MetricKind.EFFICIENCY)
@@ -1365,16 +1360,17 @@ def _row_plan(
     may have, in the order they are shown: ops as `_OP_ORDER` says, then as they
     appeared; each op's metrics in the catalog's order."""
     out: list[_Planned] = []
+    e = entry(kind)
     ordered = [o for o in _OP_ORDER if o in ops] + [o for o in ops if o not in _OP_ORDER]
     for op in ordered:
         pseudo = pseudo_metrics(op)
-        for metric in pseudo if pseudo is not None else op_metrics(kind, op):
+        for metric in pseudo if pseudo is not None else e.op_metrics(op):
             k = keys.get((op, metric.name))
             if k is None:
                 continue
             what = None
-            if metric.name == NOISE_METRIC and pseudo is None and noise_op(kind, op):
-                what = f"{op} {metric.label}" if kind == "files" else metric.label
+            if metric.name == NOISE_METRIC and pseudo is None and e.is_headline_op(op):
+                what = f"{op} {metric.label}" if e.ops_apart else metric.label
             out.append((op, metric, k, metric.unit == VERDICT_UNIT, what))
     return out
 

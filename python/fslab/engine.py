@@ -35,7 +35,6 @@ SCHEMA_VERSION = 1
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 EXIT_KILLED = 131
 
 # `--progress=jsonl` lines are JSON objects (`fslab-engine schema progress`); nothing else
@@ -1159,15 +1158,3 @@ def _signal_name(number: int) -> str:
         return signal.Signals(number).name
     except ValueError:
         return f"signal {number}"
-
-
-def engine_version(engine: Path | None = None) -> str:
-    """`fslab-engine --version`, e.g. `fslab-engine 0.1.0`."""
-    exe = engine or find_engine()
-    try:
-        done = subprocess.run(
-            [str(exe), "--version"], capture_output=True, text=True, check=True, timeout=30
-        )
-    except (OSError, subprocess.SubprocessError) as e:
-        raise EngineError(f"cannot run `{exe} --version`: {e}") from e
-    return done.stdout.strip()

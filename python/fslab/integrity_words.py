@@ -42,9 +42,6 @@ SEVERITY = ("silent_wrong", "silent_stale", "detected", "repaired", "unaffected"
 """Worst first: a fault whose repetitions disagree counts under its worst outcome in the
 summary (a file system that returned wrong data once can return it)."""
 
-REPAIRED_BY = ("read", "scrub")
-"""What repaired a `repaired` run: the read itself (from a good copy) or the check
-(btrfs scrub)."""
 
 REPAIRED_BY_WORDS = {"read": "on the read itself", "scrub": "by the scrub"}
 

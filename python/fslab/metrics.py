@@ -1,6 +1,7 @@
 """The metric catalog: every number `fslab compare` compares, its unit, which direction is
 better and what sort of number it is. Compare, the reports, export and the warnings read
-it; nothing else names a compared metric or parses a stored metric name.
+it; nothing else names a compared metric or parses a stored metric name. Which metrics
+each workload kind's operations have is the kind's catalog entry's (`fslab.catalog`).
 
 Where a compared number comes from:
 - an engine operation (`read`, `write`, `txn`, `copy`, `data_read`, ...): a column of the
@@ -11,17 +12,15 @@ Where a compared number comes from:
   and commit numbers): rows of `run_metric` under dotted names (`written_bytes`,
   `copy.written_bytes`, `jetstress.cpu_pct`, `verdict.pass`, `app.cache_hit_pct`).
 
-`compared(...)` turns one stored run into `(op, metric, value)` triples once, when the run
-is stored (`fslab.store.derive`); `compare` never parses a stored name again.
+`fslab.catalog.compared(...)` turns one stored run into `(op, metric, value)` triples
+once, when the run is stored (`fslab.store.derive`); `compare` never parses a stored name
+again.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
-
-from fslab.integrity_words import KIND as INTEGRITY_KIND
 
 
 class Direction(StrEnum):
@@ -104,50 +103,8 @@ FILES_PER_S = MetricSpec("iops", "files/s", "count", H, RATE)
 TPS = MetricSpec("iops", "tps", "count", H, RATE)
 
 METRICS: tuple[MetricSpec, ...] = (IOPS, BW, LAT_MEAN, LAT_P99)
-"""A block operation's metrics."""
-FILES_METRICS: tuple[MetricSpec, ...] = (FILES_PER_S, BW, LAT_MEAN, LAT_P99)
-"""A files operation's: `ios` counts files there."""
-PGBENCH_METRICS: tuple[MetricSpec, ...] = (TPS, LAT_MEAN, LAT_P95, LAT_P99)
-"""pgbench's transactions (op `txn`): tps and latency from its per-transaction log."""
-
-COLUMNS: tuple[str, ...] = tuple(
-    dict.fromkeys(m.name for m in (*METRICS, *FILES_METRICS, *PGBENCH_METRICS))
-)
-"""The `metric` table's columns that are compared."""
-
-# The application models' operations: transactions, then the data file's reads and
-# writes, the log's writes and the mailstore's maintenance reads.
-_APP_OP_METRICS: dict[str, tuple[MetricSpec, ...]] = {
-    "txn": (TPS, LAT_MEAN, LAT_P99),
-    "data_read": (IOPS, LAT_MEAN, LAT_P99),
-    "data_write": (IOPS, LAT_MEAN, LAT_P99),
-    "log_write": METRICS,
-    "maintenance_read": (BW, LAT_MEAN),
-}
-# The mailstore's data and log rates and means are in its JetStress rows: only the tail.
-_MAILSTORE_OP_METRICS = {**_APP_OP_METRICS, **dict.fromkeys(
-    ("data_read", "data_write", "log_write"), (LAT_P99,))}  # fmt: skip
-_KIND_METRICS = {"files": FILES_METRICS, "pgbench": PGBENCH_METRICS}
-UNCOMPARED_KINDS = frozenset({INTEGRITY_KIND})
-"""Kinds whose runs have no compared numbers: an integrity run's result is a word (what
-the file system did with a fault: table `integrity`, `fslab.integrity_words`), shown in
-tables of its own, never in a comparison's rows."""
-APP_KINDS = ("oltp", "mailstore")
-"""Workload kinds that are one of the engine's application models (here, on the read
-path, so that compare and the reports need not import the kinds)."""
-# The application models, whose operations each have their own metrics.
-_MODEL_OP_METRICS = {"oltp": _APP_OP_METRICS, "mailstore": _MAILSTORE_OP_METRICS}
-
-
-def op_metrics(kind: str, op: str) -> tuple[MetricSpec, ...]:
-    """The metrics compared for an engine operation of a point of this workload kind
-    (none for `UNCOMPARED_KINDS`)."""
-    if kind in UNCOMPARED_KINDS:
-        return ()
-    per_op = _MODEL_OP_METRICS.get(kind)
-    if per_op is not None:
-        return per_op.get(op, METRICS)
-    return _KIND_METRICS.get(kind, METRICS)
+"""A block operation's metrics, and the default of any engine operation (each kind's own
+are in `fslab.catalog`)."""
 
 
 # ------------------------------------------------------------------- pseudo-operations
@@ -209,32 +166,16 @@ RANKS_METRICS: tuple[MetricSpec, ...] = (
     # favours some clients shows here before it shows in the sum.
     MetricSpec("imbalance", "imbalance (fastest/slowest rank)", "ratio", L, EFF, min_abs=0.01),
 )
-_PSEUDO_OPS = {TELEMETRY_OP: TELEMETRY_METRICS, JETSTRESS_OP: JETSTRESS_METRICS,
-               APP_OP: APP_METRICS, RANKS_OP: RANKS_METRICS}  # fmt: skip
-_PSEUDO_NAMES = {op: frozenset(m.name for m in ms) for op, ms in _PSEUDO_OPS.items()}
-
-
-METRIC_NAMES: frozenset[str] = frozenset(
-    m.name
-    for ms in (METRICS, FILES_METRICS, PGBENCH_METRICS, *_APP_OP_METRICS.values(),
-               *_PSEUDO_OPS.values())
-    for m in ms
-)  # fmt: skip
-"""Every compared metric's name: what a study's `summary` key may name."""
+PSEUDO_METRICS = {TELEMETRY_OP: TELEMETRY_METRICS, JETSTRESS_OP: JETSTRESS_METRICS,
+                  APP_OP: APP_METRICS, RANKS_OP: RANKS_METRICS}  # fmt: skip
+"""The run-level pseudo-operations' metrics."""
+_PSEUDO_NAMES = {op: frozenset(m.name for m in ms) for op, ms in PSEUDO_METRICS.items()}
 
 
 def pseudo_metrics(op: str) -> tuple[MetricSpec, ...] | None:
     """The metrics of a run-level pseudo-operation (`device`, `copy device`, `jetstress`,
     `app`), or None for an engine operation."""
-    return _PSEUDO_OPS.get(op.rpartition(" ")[2])
-
-
-def metric_of(kind: str, op: str, name: str) -> MetricSpec:
-    """The catalog entry of one compared `(op, name)` of a point of this kind."""
-    for m in pseudo_metrics(op) or op_metrics(kind, op):
-        if m.name == name:
-            return m
-    raise KeyError((kind, op, name))
+    return PSEUDO_METRICS.get(op.rpartition(" ")[2])
 
 
 def stored_name(full: str) -> tuple[str, str] | None:
@@ -256,44 +197,5 @@ def stored_name(full: str) -> tuple[str, str] | None:
     return (op, name) if name in _PSEUDO_NAMES[op.rpartition(" ")[2]] else None
 
 
-APP_HEADLINE_OP = "txn"
-"""An application's transactions: what it is judged by, and its CPU per op is per one."""
-
-
-def compared(
-    kind: str,
-    op_rows: Iterable[tuple[str, dict[str, float]]],
-    run_metrics: Iterable[tuple[str, float]],
-) -> Iterator[tuple[str, str, float]]:
-    """Every compared `(op, metric, value)` of one run: from its `metric` rows (op, the
-    columns by name) and its `run_metric` rows (name, value); none for a kind of
-    `UNCOMPARED_KINDS`, whatever it stored."""
-    if kind in UNCOMPARED_KINDS:
-        return
-    rate: dict[str, float] = {}
-    for op, columns in op_rows:
-        for m in op_metrics(kind, op):
-            if m.name in columns:
-                yield op, m.name, float(columns[m.name])
-        if kind not in _MODEL_OP_METRICS or op == APP_HEADLINE_OP:
-            # The telemetry of a files op is its own (`copy device`); a block run's covers
-            # all its ops; an application's is per transaction.
-            pseudo = f"{op} {TELEMETRY_OP}" if kind == "files" else TELEMETRY_OP
-            rate[pseudo] = rate.get(pseudo, 0.0) + float(columns.get("iops") or 0.0)
-    for full, value in run_metrics:
-        named = stored_name(full)
-        if named is not None:
-            yield named[0], named[1], float(value)
-            ops_per_s = rate.get(named[0], 0.0)
-            if named[1] == CPU_SHARE and ops_per_s > 0:
-                yield named[0], CPU_PER_OP, value / 100.0 * 1e9 / ops_per_s
-
-
 NOISE_METRIC = "iops"
 """The rate whose spread over repetitions is judged (noisy, outlier)."""
-
-
-def noise_op(kind: str, op: str) -> bool:
-    """Whether the spread of this engine op's rate is worth a warning: an application
-    model's transactions stand for its operations (their reads and writes follow them)."""
-    return op == APP_HEADLINE_OP if kind in _MODEL_OP_METRICS else True

@@ -10,6 +10,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
+from fslab.catalog import DURATION_KEYS, SIZE_KEYS
 from fslab.units import format_bytes, parse_duration, parse_size
 
 # The study's words first, in the order people read a job; others follow as stored.
@@ -26,18 +27,12 @@ def param_order(keys: tuple[str, ...]) -> tuple[str, ...]:
     return (*first, *(k for k in keys if k not in first))
 
 
-@functools.cache
-def _unit_keys() -> tuple[frozenset[str], frozenset[str]]:
-    """The keys whose values are sizes and durations, as the kinds declare them. Imported
-    when first needed: the kinds bring the study's and the engine's models, which a JSON
-    comparison never needs (a tenth of a second)."""
-    from fslab.study.plan import DURATION_KEYS, SIZE_KEYS
-
-    return frozenset(SIZE_KEYS), frozenset(DURATION_KEYS)
+_SIZES = frozenset(SIZE_KEYS)
+_DURATIONS = frozenset(DURATION_KEYS)
 
 
 def _is_size_key(key: str) -> bool:
-    return key in _unit_keys()[0] or key.endswith("_size")
+    return key in _SIZES or key.endswith("_size")
 
 
 def format_param(key: str, value: Any) -> str:
@@ -49,7 +44,7 @@ def format_param(key: str, value: Any) -> str:
         return " ".join(f"{format_bytes(int(s))}:{w:g}" for s, w in value)
     if isinstance(value, int) and _is_size_key(key):
         return format_bytes(value)
-    if isinstance(value, int | float) and key in _unit_keys()[1]:
+    if isinstance(value, int | float) and key in _DURATIONS:
         # Below a millisecond (a `completion_spin`), microseconds read better than 5e-05s.
         return f"{value * 1e6:g}us" if 0 < value < 1e-3 else f"{value:g}s"
     if isinstance(value, list):
@@ -69,7 +64,7 @@ def param_matches(key: str, stored: Any, wanted: str) -> bool:
     a, b = _as_size(stored), _as_size(wanted)
     if a is not None and b is not None:
         return a == b
-    if key in _unit_keys()[1] and isinstance(stored, int | float):
+    if key in _DURATIONS and isinstance(stored, int | float):
         try:
             return math.isclose(parse_duration(wanted), stored, rel_tol=1e-9)
         except ValueError:

@@ -24,12 +24,12 @@ from types import FrameType
 from typing import Any
 
 from fslab import rank
+from fslab.catalog import entry
 from fslab.cleanup import undo_open
 from fslab.compare import CompareError, ResultsError, compare_results, disturbers_of
 from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, judge_steady, run_job
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
-from fslab.metrics import UNCOMPARED_KINDS
 from fslab.procs import handles_signals
 from fslab.ranks import with_steady
 from fslab.report.format import disturbed_by
@@ -428,7 +428,7 @@ class Runner:
         baseline one of whose targets is (`fslab.stats.sequential`). A point
                 of a kind with nothing to compare (an integrity run's outcome is a word) has its
                 `min` runs and nothing more to decide. Second: the points stopped as futile."""
-        every = {p.id for p in self.plan.points if p.kind not in UNCOMPARED_KINDS}
+        every = {p.id for p in self.plan.points if entry(p.kind).compared}
         try:
             results = study_results(self.db.con, self.study_id, self.db.path)
             comparison = compare_results(results, study=self.plan.study.name, alpha=level)

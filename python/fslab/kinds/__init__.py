@@ -4,7 +4,8 @@
 messages list them; `kind_of(name)` looks one up. The study model's workload union
 (`AnyWorkload`), the study reader's keys, the planner, the pre-flight checks and the
 runner all come from here: adding a kind is one module in this package plus one line in
-`_ALL` below (and its engine module when the engine runs it: docs/architecture.md).
+`_ALL` below, its read side in `fslab.catalog` (one module plus one line in `CATALOG`),
+and its engine module when the engine runs it (docs/architecture.md, "A workload kind").
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from fslab.kinds.files import FILES, FilesWorkloadSpec
 from fslab.kinds.fio import FIO, FioWorkloadSpec
 from fslab.kinds.integrity import INTEGRITY, IntegrityWorkloadSpec
 from fslab.kinds.pgbench import PGBENCH, PgbenchWorkloadSpec
-from fslab.metrics import APP_KINDS
 
 _ALL: tuple[Kind, ...] = (BLOCK, FILES, PGBENCH, OLTP, MAILSTORE, INTEGRITY, FIO)
 KINDS: dict[str, Kind] = {k.name: k for k in _ALL}
@@ -60,7 +60,6 @@ else:
     ]
 
 __all__ = [
-    "APP_KINDS",
     "DEFAULT_KIND",
     "KINDS",
     "AnySpec",

@@ -22,9 +22,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, field_validator
 
+from fslab.catalog import Entry
+from fslab.catalog.app import MAILSTORE as MAILSTORE_ENTRY
+from fslab.catalog.app import OLTP as OLTP_ENTRY
 from fslab.engine import App, Report
 from fslab.kinds.base import MIN_FILE_SIZE, EngineJobKind, scale_sizes_and_times
-from fslab.study.workload import NAME_PATTERN, STEADY_DURATION_KEYS, Param, SteadySpec, Value
+from fslab.study.workload import NAME_PATTERN, Param, SteadySpec, Value
 from fslab.units import format_bytes
 
 if TYPE_CHECKING:
@@ -146,23 +149,16 @@ class AppKind(EngineJobKind):
     their spec (and the engine's model)."""
 
     engine_keys: Mapping[str, str] = {"threads": "numjobs"}
-    size_keys: tuple[str, ...] = (
-        "data_size", "log_size", "page_size", "cache_size", "log_record_size"
-    )  # fmt: skip
-    duration_keys = (
-        "runtime", "ramp_time", "interval", "checkpoint_interval", *STEADY_DURATION_KEYS
-    )  # fmt: skip
-    count_keys = ("threads", "ranks")
+    duration_keys = OLTP_ENTRY.duration_keys
+    count_keys = OLTP_ENTRY.count_keys
     footprint_what = "the data and log files"
     footprint_key = "data_size"
     layout_keys = ("data_size", "log_size")
 
-    def __init__(
-        self, name: str, spec: type[AppWorkloadSpec], size_keys: tuple[str, ...] = ()
-    ) -> None:
-        self.name = name
+    def __init__(self, spec: type[AppWorkloadSpec], entry: Entry) -> None:
+        self.name = entry.name
         self.spec = spec
-        self.size_keys = (*AppKind.size_keys, *size_keys)
+        self.size_keys = entry.size_keys
 
     def normalize(self, key: str, value: Value) -> Value:
         if key == "op_mix" and isinstance(value, list):
@@ -221,5 +217,5 @@ class AppKind(EngineJobKind):
         return app_metrics(report.app) if report.app is not None else {}
 
 
-OLTP = AppKind("oltp", OltpWorkloadSpec, size_keys=("scan_size",))
-MAILSTORE = AppKind("mailstore", MailstoreWorkloadSpec, size_keys=("maintenance_rate",))
+OLTP = AppKind(OltpWorkloadSpec, OLTP_ENTRY)
+MAILSTORE = AppKind(MailstoreWorkloadSpec, MAILSTORE_ENTRY)

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, model_validator
 
+from fslab.catalog.block import ENTRY
 from fslab.kinds.base import EngineJobKind, scale_sizes_and_times
 from fslab.params import format_param
 from fslab.study.workload import (
     NAME_PATTERN,
-    STEADY_DURATION_KEYS,
     Param,
     Scalar,
     SteadySpec,
@@ -98,9 +98,9 @@ class BlockKind(EngineJobKind):
     spec = BlockWorkloadSpec
     aliases = FIO_WORDS
     engine_keys: Mapping[str, str] = {"threads": "numjobs", "file_size": "size"}
-    size_keys = ("bs", "file_size", "io_size")
-    duration_keys = ("runtime", "ramp_time", "interval", "completion_spin", *STEADY_DURATION_KEYS)
-    count_keys = ("threads", "iodepth", "ranks")
+    size_keys = ENTRY.size_keys
+    duration_keys = ENTRY.duration_keys
+    count_keys = ENTRY.count_keys
     footprint_what = "file_size"
     footprint_key = "file_size"
     layout_keys = ("file_size",)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, cast
 
 from pydantic import Field, field_validator, model_validator
 
+from fslab.catalog.files import ENTRY
 from fslab.engine import Report, run_job
 from fslab.environment import drop_caches
 from fslab.kinds.base import Kind, RunContext, RunStatus, run_status
@@ -194,8 +195,8 @@ class FilesKind(Kind):
     name = "files"
     spec = FilesWorkloadSpec
     engine_keys: Mapping[str, str] = {"threads": "numjobs"}
-    size_keys = ("file_size",)
-    count_keys = ("threads",)
+    size_keys = ENTRY.size_keys
+    count_keys = ENTRY.count_keys
     footprint_what = "the file set"
     footprint_key = "nr_files"
 

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from fslab.catalog.fio import ENTRY
 from fslab.engine import FioJobRun, IntervalOp, Report, check_fio, run_fio
 from fslab.environment import drop_caches
 from fslab.errors import FslabError, JobError
@@ -116,9 +117,9 @@ def _engine_sets(params: Mapping[str, Any]) -> dict[str, Any]:
 class FioKind(Kind):
     name = KIND
     spec = FioWorkloadSpec
-    size_keys = ("bs", "size", "io_size")
-    duration_keys = ("runtime", "ramp_time")
-    count_keys = ("numjobs", "iodepth")
+    size_keys = ENTRY.size_keys
+    duration_keys = ENTRY.duration_keys
+    count_keys = ENTRY.count_keys
     footprint_what = "the job file's files"
     footprint_key = "size"
 
@@ -228,11 +229,12 @@ class FioKind(Kind):
         except NotText as e:
             raise JobError(f"{path}: {e.message}", hint=e.hint) from e
         caches = drop_caches()
-        ctx.db.set_effective(run_id, {
+        effective = {
             **prov.effective, "caches": caches.as_dict(),
             "job_file": {"path": str(path), "sha256": hashlib.sha256(text.encode()).hexdigest(),
                          "text": text},
-        })  # fmt: skip
+        }  # fmt: skip
+        ctx.db.set_effective(run_id, effective)
         plan = self._plan(point)
         jobs = (plan or {}).get("jobs", [])
         shortest = min((float(j["job"].get("runtime") or 1.0) for j in jobs), default=1.0)
@@ -244,6 +246,9 @@ class FioKind(Kind):
             watch.stop()
         wanted = _measured(point)
         measured = [j for j in done.jobs if wanted is None or j.name in wanted]
+        # Every job's own numbers, the measured ones and the others, beside the job file.
+        jobs = [_job_line(j, wanted is None or j.name in wanted) for j in done.jobs]
+        ctx.db.set_effective(run_id, {**effective, "fio_jobs": jobs})
         report = merge_jobs(measured)
         watch.store_block(ctx.db, run_id, report)
         status = run_status(done.exit_code)
@@ -251,7 +256,10 @@ class FioKind(Kind):
         if status != "ok":
             errs = [f"[{j.name}] {j.error}" for j in done.jobs if j.error]
             err = "; ".join(errs) or done.stderr.strip() or report.status
-        ctx.db.finish_run(run_id, status, report=report, engine_json=done.stdout, error=err)
+        # The run's report is the measured jobs as one, in the engine's report shape (as a
+        # block run's): its warnings, series and steadiness are what the read side judges.
+        stored = report.model_dump_json(by_alias=True)
+        ctx.db.finish_run(run_id, status, report=report, engine_json=stored, error=err)
         return status, err
 
 
@@ -269,6 +277,20 @@ def _check(path: str, sets_json: str) -> dict[str, Any]:
         return {"ok": False, "problems": []}  # said by machine_problems
     # Files moved into a directory that is never made: check touches nothing.
     return check_fio(Path(path), within=Path("/fslab-plan"), sets=json.loads(sets_json))
+
+
+def _job_line(job: FioJobRun, measured: bool) -> dict[str, Any]:
+    """One job of the file as the run's `effective` keeps it: where it is, whether it is
+    measured, how it ended and its operations' rates."""
+    r = job.report
+    return {
+        "name": job.name, "place": job.place, "phase": job.phase, "group": job.group,
+        "measured": measured, "error": job.error,
+        "status": r.status if r else None, "runtime_s": r.runtime_s if r else None,
+        "ops": {x.op: {"iops": x.iops, "bw_bytes": x.bw_bytes, "lat_mean_ns": x.lat_ns.mean}
+                for x in (r.results if r else ())},
+        "warnings": [w.kind for w in r.warnings] if r else [],
+    }  # fmt: skip
 
 
 def merge_jobs(jobs: Sequence[FioJobRun]) -> Report:

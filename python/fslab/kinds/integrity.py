@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from fslab.catalog.integrity import ENTRY
 from fslab.engine import run_job
 from fslab.environment import drop_caches
 from fslab.errors import EngineError, FslabError, JobError, TargetError
@@ -127,8 +128,8 @@ class IntegrityKind(Kind):
     name = KIND
     spec = IntegrityWorkloadSpec
     aliases = ALIASES
-    size_keys = ("file_size", "bs")
-    count_keys = ("blocks",)
+    size_keys = ENTRY.size_keys
+    count_keys = ENTRY.count_keys
     footprint_what = "file_size"
     footprint_key = "file_size"
 

@@ -24,6 +24,7 @@ from fslab.apps.postgres import (
     run_pgbench,
     unreachable_parent,
 )
+from fslab.catalog.pgbench import ENTRY
 from fslab.environment import drop_caches
 from fslab.kinds.base import MIN_RUNTIME_S, Kind, RunContext, RunStatus
 from fslab.study.problems import Problem
@@ -97,7 +98,7 @@ class PgbenchWorkloadSpec(SweepSpec):
 class PgbenchKind(Kind):
     name = "pgbench"
     spec = PgbenchWorkloadSpec
-    duration_keys = ("duration",)
+    duration_keys = ENTRY.duration_keys
     footprint_what = "the database (pgbench scale) with its WAL"
     footprint_key = "scale"
 

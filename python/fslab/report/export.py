@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
+from fslab.catalog import entry
 from fslab.compare import DEFAULT_RESULTS, build_comparison, parse_where
-from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.params import param_matches, param_order
 from fslab.report.context import group_key
 from fslab.report.format import param_column
@@ -130,7 +130,7 @@ class ExportPlan:
     @property
     def integrity(self) -> bool:
         """Whether it exports integrity points (and has their columns)."""
-        return any(p.kind == INTEGRITY_KIND for p in self.points)
+        return any(entry(p.kind).outcome_rows for p in self.points)
 
     @property
     def columns(self) -> list[str]:
@@ -186,7 +186,7 @@ def plan_export(
     for p in compared:
         key = group_key(p.workload, p.params)
         first.setdefault(key, p)
-        if p.id in with_values or p.kind == INTEGRITY_KIND:
+        if p.id in with_values or entry(p.kind).outcome_rows:
             has_values.add(key)
     compared_keys = [
         k for key, p in first.items() if key in has_values for k in param_order(tuple(p.params))
@@ -316,7 +316,7 @@ INTEGRITY_SOURCE = "integrity"
 
 def _telemetry_op(kind: str, name: str) -> tuple[str, str]:
     """(op, metric) of a stored run metric: a files run's are `op.metric`."""
-    if kind == "files":
+    if entry(kind).ops_apart:
         op, _, metric = name.partition(".")
         return op, metric
     return "", name

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from fslab.catalog import APP_HEADLINE_OP, entry
 from fslab.compare import (
     HEADLINE_METRIC,
     JETSTRESS_OP,
@@ -38,7 +39,6 @@ from fslab.compare import (
     is_headline,
     log_ratios,
 )
-from fslab.metrics import APP_HEADLINE_OP, APP_KINDS
 from fslab.params import format_param, varying_keys
 from fslab.report.format import (
     FLAGGED_MARK,
@@ -525,13 +525,14 @@ _ORDER = (Decision.WORSE, Decision.BETTER, Decision.EQUIVALENT, Decision.INCONCL
 
 def _family(group: Group, op: str) -> str:
     rw = dict(group.params).get("rw")
-    if group.kind in APP_KINDS or op == APP_HEADLINE_OP:
+    kind = entry(group.kind)
+    if kind.model or op == APP_HEADLINE_OP:
         return "transactions"
     if not op:  # a block run's device
         return _RW_WORDS.get(str(rw), f"rw={rw}") if rw is not None else ""
     if rw is None:
         # A files op is its own family; a fio job file's reads and writes are too.
-        return op if group.kind == "files" else f"{op}s" if group.kind == "fio" else ""
+        return kind.family(op)
     words = _RW_WORDS.get(str(rw), f"rw={rw}")
     mixed = str(rw) in ("randrw", "rw", "readwrite")
     return f"{words}, {op}s" if mixed else words
@@ -573,7 +574,7 @@ def answers_by_metric(
             else:
                 continue
             family = _family(group, op)
-            if group.kind in APP_KINDS and op not in ("", APP_HEADLINE_OP):
+            if entry(group.kind).model and op not in ("", APP_HEADLINE_OP):
                 family = op.replace("_", " ")  # an application's own operation: log writes
             key = (group.workload, family, row.op)
             fams[metric].setdefault(key, []).append((group, row))

@@ -362,12 +362,6 @@ def legend(comparison: Comparison) -> str:
     )
 
 
-def warning_lines(group: Group) -> list[str]:
-    """The group's warnings, one line each: `ext4: noisy: IOPS: the 3 runs spread ...`."""
-    ordered = sorted(group.all_warnings(), key=lambda w: w.target)  # stable: kinds keep order
-    return [f"{w.target}: {w.kind.value}: {w.message}" for w in ordered]
-
-
 def warning_summary(comparison: Comparison, *, points: int = 3) -> list[str]:
     """The study's warnings, one line per kind: which targets at how many points, and
     the first `points` points: `cached: ext4 at 2 points, xfs at 2 (rw=read, rw=randread)`.

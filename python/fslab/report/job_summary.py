@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from fslab.catalog import APP_HEADLINE_OP, entry
 from fslab.engine import (
     App,
     Check,
@@ -222,13 +223,14 @@ def stored_summary(kind: str, rates: Sequence[tuple[str, float, float]]) -> str:
     """`read 52,000 IOPS 203 MiB/s`, `txn 9,120/s`, `copy 3,100 files/s`: what one run
     stored (its ops' rates over the whole measured time), for the run's log line."""
     parts: list[str] = []
+    e = entry(kind)
     for op, iops, bw in rates:
-        if op == "txn":
-            parts.append(f"txn {iops:,.0f}/s")
-        elif kind == "files":
-            parts.append(f"{op} {iops:,.0f} files/s {bw / (1 << 20):.0f} MiB/s")
+        if op == APP_HEADLINE_OP:
+            parts.append(f"{op} {iops:,.0f}/s")
         else:
-            parts.append(f"{op} {iops:,.0f} IOPS {bw / (1 << 20):.0f} MiB/s")
+            # The rate's own label: files/s of a files op, IOPS of the others.
+            label = next((m.label for m in e.op_metrics(op) if m.name == "iops"), "IOPS")
+            parts.append(f"{op} {iops:,.0f} {label} {bw / (1 << 20):.0f} MiB/s")
     return "  ".join(parts)
 
 

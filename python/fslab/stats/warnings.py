@@ -15,6 +15,8 @@ from typing import Any, NamedTuple
 
 from scipy import special as _special  # type: ignore[import-untyped]
 
+from fslab.catalog import entry
+
 
 class WarningKind(StrEnum):
     """What made a measurement doubtful."""
@@ -33,15 +35,19 @@ class WarningKind(StrEnum):
     mostly never reached the device: it measured memory."""
     COMPRESSIBLE = "compressible"
     """The data written was compressible: a compressing layer would flatter it."""
+    CORRUPT = "corrupt"
+    """The engine read back data other than what it wrote (its `verify_failed`): the
+    target did not work, so its speed is no answer."""
     STEAL = "steal"
     """The hypervisor took CPU time from the run (steal): noise, not a verdict's end."""
     ENGINE = "engine"
     """A warning of the engine's own (an ignored key, io_uring punting to workers, ...)."""
 
 
-SUPPRESSING = frozenset({WarningKind.CACHED, WarningKind.UNSTEADY})
+SUPPRESSING = frozenset({WarningKind.CACHED, WarningKind.UNSTEADY, WarningKind.CORRUPT})
 """The warnings that make a target's runs of a point unfit for a verdict: they measured
-memory, or a state still changing (`fslab.stats.decision`). A run other work disturbed
+memory, a state still changing, or a target that returned wrong data
+(`fslab.stats.decision`). A run other work disturbed
 is not counted at all (`RunFacts.disturbed`)."""
 
 
@@ -224,7 +230,8 @@ def run_warnings(
     target: str, kind: str, params: Mapping[str, Any], facts: Sequence[RunFacts]
 ) -> list[StatWarning]:
     """What one target's runs of one point say about themselves, one warning per kind."""
-    if kind != "block" and all(_quiet(f) for f in facts):
+    e = entry(kind)
+    if not (e.checks_short_run or e.checks_block_params) and all(_quiet(f) for f in facts):
         return []  # the common case, made cheap: a large study asks for every point
     out: list[StatWarning] = []
     n = len(facts)
@@ -239,10 +246,10 @@ def run_warnings(
     engine: dict[str, tuple[str, str | None, dict[int, None], dict[str, None]]] = {}
     for f in facts:
         for k, op, message, hint in f.engine_warnings:
-            entry = engine.setdefault(k, (message, hint, {}, {}))
-            entry[2][f.run_id] = None
+            said_so = engine.setdefault(k, (message, hint, {}, {}))
+            said_so[2][f.run_id] = None
             if op:
-                entry[3][op] = None
+                said_so[3][op] = None
     for k, (message, hint, run_set, op_set) in engine.items():
         ids_ = tuple(run_set)
         ops = f" ({', '.join(op_set)})" if op_set else ""
@@ -252,7 +259,7 @@ def run_warnings(
             said = f"{of_n(ids_)}{ops}: {message}"
         wk = _ENGINE_KINDS.get(k, WarningKind.ENGINE)
         out.append(StatWarning(wk, target, said, hint or "", runs=ids_))
-    if kind == "block" and "short_run" not in engine:
+    if e.checks_short_run and "short_run" not in engine:
         short = tuple(
             f.run_id
             for f in facts
@@ -306,6 +313,8 @@ def run_warnings(
             )
         )
 
+    said = params.get("direct")
+    direct = said if isinstance(said, bool) else e.direct_unless_said
     served = [
         (f.run_id, f.device_read_bytes / f.workload_read_bytes)
         for f in facts
@@ -317,7 +326,6 @@ def run_warnings(
     if served:
         ids = tuple(r for r, _ in served)
         most = max(share for _, share in served)
-        direct = params.get("direct") is not False
         out.append(
             StatWarning(
                 WarningKind.CACHED,
@@ -338,7 +346,7 @@ def run_warnings(
         )
 
     piled = [f for f in facts if _piled_up(f)]
-    if piled and params.get("direct") is not False:
+    if piled and direct:
         ids = tuple(f.run_id for f in piled)
         most = max(f.dirty_rise_bytes or 0.0 for f in piled)
         out.append(
@@ -356,7 +364,7 @@ def run_warnings(
             )
         )
 
-    if kind == "block":
+    if e.checks_block_params:
         rw = str(params.get("rw", ""))
         size = params.get("file_size")
         buffered = params.get("direct") is False
@@ -417,7 +425,8 @@ def _quiet(f: RunFacts) -> bool:
     )
 
 
-_ENGINE_KINDS = {"short_run": WarningKind.SHORT, "not_steady": WarningKind.UNSTEADY}
+_ENGINE_KINDS = {"short_run": WarningKind.SHORT, "not_steady": WarningKind.UNSTEADY,
+                 "verify_failed": WarningKind.CORRUPT}  # fmt: skip
 """The engine's warnings that are one of the lab's kinds; the others are `engine`. A
 `not_steady` run is `unsteady`: the engine judged it on its rounds (and the lab's own
 trend is not worked out for such a run, `fslab.store.derive`)."""

@@ -19,9 +19,9 @@ from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
+from fslab.catalog import entry
 from fslab.engine import Report
 from fslab.errors import ExitStatus, FslabError
-from fslab.metrics import APP_KINDS
 from fslab.stats.warnings import RunFacts
 from fslab.store.derive import derive
 from fslab.store.lock import WRITE_ELSEWHERE, unwritable
@@ -439,7 +439,7 @@ class Results:
 
     @staticmethod
     def _series(c: sqlite3.Connection, run_id: int, report: Report) -> None:
-        names = _APP_SERIES if report.job.kind in APP_KINDS else _BLOCK_SERIES
+        names = _APP_SERIES if entry(report.job.kind).model else _BLOCK_SERIES
         for p in report.series.points:
             for field, op in names:
                 o = getattr(p, field, None)

@@ -3,7 +3,7 @@
 Two tables (schema version 3, schema.sql), both derived from what a run stored elsewhere
 and rebuilt from it by the migration to version 3:
 
-- `run_value`: every compared number of the run (`fslab.metrics.compared`) as one row:
+- `run_value`: every compared number of the run (`fslab.catalog.compared`) as one row:
   a layout (the `(op, metric)` pairs, shared by all runs of one shape, in `value_layout`)
   and the values as packed little-endian doubles. Compare reads one row per run instead of
   thirty, and never parses a stored metric name or the engine's report again.
@@ -26,7 +26,7 @@ from array import array
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from fslab.metrics import COLUMNS, compared
+from fslab.catalog import COLUMNS, compared, entry
 from fslab.stats.warnings import trend
 from fslab.telemetry.series import FOREIGN_TOP
 
@@ -37,9 +37,6 @@ _ENGINE_READ_OPS = ("read", "data_read", "maintenance_read")
 """The engine operations whose bytes are what a block or application run read."""
 ENGINE_WRITE_OPS = ("write", "data_write", "log_write")
 """The engine operations whose bytes are what a block or application run wrote."""
-_MODEL_KINDS = ("oltp", "mailstore")
-"""Kinds whose IOPS trend is that of their transactions (checkpoints make their I/O
-bursty); their `series` ops are the model's."""
 
 
 REASON_KEYS = ("foreign_cpu", "steal", "memory_pressure")
@@ -98,11 +95,13 @@ def _derive_chunk(
     ):
         run_metrics.setdefault(run_id, []).append((str(name), float(value)))
     series: dict[int, dict[float, float]] = {}
-    kinds = {int(r[0]): str(r[1]) for r in runs}
+    kinds = {int(r[0]): entry(str(r[1])) for r in runs}
     for run_id, t_s, op, iops in con.execute(
         f"SELECT run_id, t_s, op, iops FROM series WHERE run_id IN ({marks}) AND ramp = 0", ok
     ):
-        if kinds[run_id] in _MODEL_KINDS and op != "txn":
+        # An application's IOPS trend is its transactions' (checkpoints make its I/O
+        # bursty): its `series` ops are the model's.
+        if not kinds[run_id].is_headline_op(op):
             continue
         per_t = series.setdefault(run_id, {})
         per_t[float(t_s)] = per_t.get(float(t_s), 0.0) + float(iops)
@@ -144,7 +143,7 @@ def _derive_chunk(
             names.append("foreign_cpu_pct")
         if "dirty_rise_bytes" in columns:
             written = _measured(docs, ("write", "log")) if _judged(docs) else write.get(run_id)
-            row += (written if kind == "block" or kind in _MODEL_KINDS else None,
+            row += (written if kinds[run_id].counts_bytes else None,
                     _dirty_rise(run_metrics.get(run_id, [])))  # fmt: skip
             names += ["workload_write_bytes", "dirty_rise_bytes"]
         con.execute(
@@ -258,8 +257,8 @@ def _facts(
         elif key.endswith("intervals"):
             got[key] = got.get(key, 0.0) + value
     reasons = ",".join(r for r in REASON_KEYS if got.get(f"contaminated_{r}_intervals"))
-    # What block and application runs read (a files run's ops are judged by their own).
-    workload_read = read if kind == "block" or kind in _MODEL_KINDS else None
+    # What one workload read over the run (a files run's ops are judged by their own).
+    workload_read = read if entry(kind).counts_bytes else None
     # What reached a disk: a loop device's reads may stop in the host's page cache over
     # its image (a buffered loop device), so the disk under it bounds them too. That disk
     # also carries the rest of the machine's reads: an upper bound, never too low.
@@ -279,15 +278,28 @@ def _facts(
 
 
 def reports(engine_json: str | None) -> list[dict[str, Any]]:
-    """A run's stored report(s): one document (block, application models) or a list of
-    them, one per op (files); what is not a report is left out."""
+    """A run's stored report(s): one document (block, application models, a fio job
+    file's measured jobs as one) or a list of them, one per op (files); what is not a
+    report is left out. A fio run stored before its jobs were stored as one kept the
+    engine's job-file document: each job's report, its warnings named by the job."""
     if not engine_json:
         return []
     try:
         doc = json.loads(engine_json)
     except json.JSONDecodeError:
         return []
+    if isinstance(doc, dict) and isinstance(doc.get("jobs"), list):
+        return [_named_by_job(j) for j in doc["jobs"] if isinstance(j, dict)
+                and isinstance(j.get("report"), dict)]  # fmt: skip
     return [d for d in (doc if isinstance(doc, list) else [doc]) if isinstance(d, dict)]
+
+
+def _named_by_job(job: dict[str, Any]) -> dict[str, Any]:
+    report: dict[str, Any] = job["report"]
+    name = job.get("name")
+    said = [{**w, "message": f"[{name}] {w.get('message', '')}"}
+            for w in report.get("warnings") or [] if isinstance(w, dict)]  # fmt: skip
+    return {**report, "warnings": said}
 
 
 def engine_warnings(

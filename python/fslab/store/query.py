@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 import orjson
 
+from fslab.catalog import entry
 from fslab.errors import ExitStatus, FslabError
 from fslab.integrity_words import KIND as INTEGRITY_KIND
 from fslab.stats.warnings import RunFacts
@@ -325,7 +326,7 @@ def integrity_rows(
     `pts`: the study's points when already read (`points`)."""
     if pts is None:
         pts = points(con, study_id, db)
-    mine = {p.id: p for p in pts if p.kind == INTEGRITY_KIND}
+    mine = {p.id: p for p in pts if entry(p.kind).outcome_rows}
     if not mine:
         return []
     order = {pid: i for i, pid in enumerate(mine)}

@@ -18,7 +18,8 @@ from typing import Literal
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
-from fslab.kinds import APP_KINDS, AnySpec, AnyWorkload
+from fslab.catalog import METRIC_NAMES
+from fslab.kinds import AnySpec, AnyWorkload
 from fslab.kinds.app import (
     AppWorkloadSpec,
     MailstoreWorkloadSpec,
@@ -28,7 +29,6 @@ from fslab.kinds.app import (
 from fslab.kinds.block import BlockWorkloadSpec
 from fslab.kinds.files import FILE_SETS, FileOp, FilesWorkloadSpec, bucket_sweep
 from fslab.kinds.pgbench import PGBENCH_BUILTINS, PgbenchWorkloadSpec
-from fslab.metrics import METRIC_NAMES
 from fslab.params import suggest
 from fslab.safe_text import safe_text
 from fslab.study.workload import Param, Scalar, Strict, SweepSpec, Value
@@ -47,7 +47,6 @@ WorkloadSpec = BlockWorkloadSpec
 """The block workload's spec (its old name)."""
 
 __all__ = [
-    "APP_KINDS",
     "BTRFS_MIN_DEVICES",
     "BTRFS_PROFILES",
     "ENCRYPTIONS",

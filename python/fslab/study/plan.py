@@ -19,18 +19,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from fslab.kinds import KINDS, AnySpec, Kind, kind_of
-from fslab.metrics import UNCOMPARED_KINDS
+from fslab.catalog import DURATION_KEYS, SIZE_KEYS, entry
+from fslab.kinds import AnySpec, Kind, kind_of
 from fslab.params import MISSING, param_order, select
 from fslab.study.model import Study, TargetSpec
 from fslab.study.problems import Problem, StudyError, where
 from fslab.study.workload import Value
 from fslab.units import parse_duration
 
-SIZE_KEYS = tuple(dict.fromkeys(k for kind in KINDS.values() for k in kind.size_keys))
-"""Every kind's keys that are sizes (in bytes once planned)."""
-DURATION_KEYS = tuple(dict.fromkeys(k for kind in KINDS.values() for k in kind.duration_keys))
-"""Every kind's keys that are durations (in seconds once planned)."""
 # Seconds a run costs besides its own time (`Kind.estimate_s`): dropping caches, starting
 # the engine; and what making and removing a file system adds (measured on loop devices).
 RUN_OVERHEAD_S = 0.5
@@ -108,7 +104,7 @@ class Plan:
         """The most runs `point` gets: `repeat` (an adaptive study's max), but only the
         `min` of an adaptive study for a kind with nothing to compare (an integrity
         run's outcome is a word: no look can want more of it)."""
-        return self.study.repeat_min if point.kind in UNCOMPARED_KINDS else self.repeat
+        return self.repeat if entry(point.kind).compared else self.study.repeat_min
 
     @property
     def blocked(self) -> bool:

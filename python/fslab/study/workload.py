@@ -56,8 +56,6 @@ class SweepSpec(Strict):
         return data
 
 
-STEADY_DURATION_KEYS = ("steady_round", "steady_measure")
-"""The steady-state keys that are durations (seconds once planned)."""
 STEADY_PERCENT_KEYS = ("steady_range", "steady_slope")
 """The steady-state keys that are percentages (a number of percent once planned)."""
 LAB_KEYS = ("ranks",)

@@ -82,7 +82,3 @@ def reason(said: Sequence[str]) -> str | None:
     just a pointer to somewhere else (mount's "dmesg(1) may have more information")."""
     lines = [line.strip() for line in said if line.strip() and not _POINTERS.match(line)]
     return lines[-1].rstrip(".") if lines else None
-
-
-def command_line(argv: Sequence[str]) -> str:
-    return shlex.join(argv)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from fslab.catalog import entry
 from fslab.compare import JETSTRESS_OP, TELEMETRY_OP, VERDICT_UNIT, Group, MetricSpec, Row
 from fslab.report.charts.model import _Unit, _unit
 from fslab.report.findings import limits
@@ -35,7 +36,7 @@ class AppChart:
         found = {
             (lim.max_ms, lim.default)
             for g in groups
-            if g.kind == "mailstore"
+            if entry(g.kind).jetstress
             for lim in limits(g)
             if self.op == JETSTRESS_OP and lim.metric == self.metric
         }

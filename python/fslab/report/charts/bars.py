@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from functools import partial
 
+from fslab.catalog import entry
 from fslab.compare import TELEMETRY_OP, Comparison, Group, MetricSpec, Row
-from fslab.metrics import APP_KINDS
 from fslab.report.charts.apps import APP_CHARTS, AppChart, _app_rows, _app_unit, _sentences
 from fslab.report.charts.layout import (
     MAX_POINT_CHARTS,
@@ -40,10 +40,10 @@ def _bars(c: Comparison, ids: _Ids) -> list[Chart]:
     for workload, groups in _by_workload(c.groups).items():
         if len(groups) > MAX_POINT_CHARTS:
             continue
-        if groups[0].kind in APP_KINDS:
+        if entry(groups[0].kind).model:
             charts += _app_bars(c, ids, workload, groups)
             continue
-        files = groups[0].kind == "files"
+        files = entry(groups[0].kind).ops_apart
         for name in _BAR_METRICS["files" if files else "block"]:
             metric = _metric_of(groups, name)
             if metric is None:
@@ -100,7 +100,7 @@ def _bar_charts(
     """Grouped bars: one panel per group for files workloads (a bar group per op), else
     one panel holding every (group, op) of the workload, split when there are too many.
     `app`: the one row per group of an application model's chart (its words, no op)."""
-    files = groups[0].kind == "files"
+    files = entry(groups[0].kind).ops_apart
     keys = _varying(groups)
     with_op = _needs_op(groups) and app is None
     values = [s.mean for g in groups for r in rows_of(g) for x in r.cells if (s := x.summary)]

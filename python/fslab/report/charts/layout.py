@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
+from fslab.catalog import entry
 from fslab.compare import TELEMETRY_OP, Group, MetricSpec, Row
 from fslab.params import format_param, varying_keys
 from fslab.report.format import format_ratio, format_stat, slug
@@ -73,7 +74,7 @@ def _engine_rows(group: Group, metric: str) -> list[Row]:
 
 def _needs_op(groups: Sequence[Group]) -> bool:
     """Whether the operation must be named: files workloads, or several ops in one group."""
-    return any(g.kind == "files" or len(_engine_ops(g)) > 1 for g in groups)
+    return any(entry(g.kind).ops_apart or len(_engine_ops(g)) > 1 for g in groups)
 
 
 def _engine_ops(group: Group) -> list[str]:

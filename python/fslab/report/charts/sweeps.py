@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
+from fslab.catalog import entry
 from fslab.compare import Comparison, Group, MetricSpec, Row
-from fslab.metrics import APP_KINDS
 from fslab.params import format_param
 from fslab.report.charts.apps import APP_CHARTS, _app_row, _app_unit, _sentences
 from fslab.report.charts.layout import (
@@ -34,7 +34,7 @@ from fslab.report.charts.model import Chart, Panel, Section, Trace, _Unit, _unit
 def _sweep_axis(groups: Sequence[Group]) -> str | None:
     """The parameter drawn on the x axis: iodepth for block I/O, else threads."""
     varying = _varying(groups)
-    files = groups[0].kind == "files"
+    files = entry(groups[0].kind).ops_apart
     for key in ("threads",) if files else ("iodepth", "threads"):
         if key in varying and all(isinstance(dict(g.params).get(key), int | float) for g in groups):
             return key
@@ -66,7 +66,7 @@ def _sweeps(c: Comparison, ids: _Ids) -> list[Chart]:
         axis = _sweep_axis(every)
         if axis is None:
             continue
-        if every[0].kind in APP_KINDS:
+        if entry(every[0].kind).model:
             charts += _app_sweeps(c, ids, workload, every, axis)
             continue
         parts = _split(every, partial(_facet_count, axis=axis), keep=axis)

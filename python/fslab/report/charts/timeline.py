@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from fslab.catalog import entry
 from fslab.report.charts.layout import (
     MAX_PANELS,
     MAX_POINT_CHARTS,
@@ -106,7 +107,7 @@ def _timelines(data: ReportData, ids: _Ids) -> list[Chart]:
                 "Summed over the target's own devices, per sampling interval, in the first "
                 "completed repetition"
                 + ("; the operations ran one after the other (hover names them)." if
-                   part[0].kind == "files" else ".")
+                   entry(part[0].kind).ops_apart else ".")
             )  # fmt: skip
             for what, panels, axis in (
                 ("device IOPS", iops_panels, "device IOPS"),
