@@ -18,6 +18,7 @@ import pytest
 from pydantic import BaseModel
 
 from fslab import engine
+from fslab.engine import report as engine_report
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "schemas"
 
@@ -137,10 +138,12 @@ def test_the_walk_reaches_every_model_of_the_reports() -> None:
         reached |= {m for _, _, m in _pairs(root, model)}
     models = {
         m
-        for m in vars(engine).values()
-        if isinstance(m, type) and issubclass(m, BaseModel) and m.__module__ == engine.__name__
+        for m in vars(engine_report).values()
+        if isinstance(m, type)
+        and issubclass(m, BaseModel)
+        and m.__module__ == engine_report.__name__
     }
-    models.discard(engine._Model)
+    models.discard(engine_report._Model)
     assert reached == models
 
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from fslab import engine as fe
 from fslab.engine import (
     SCHEMA_VERSION,
     EngineRun,
@@ -16,6 +15,7 @@ from fslab.engine import (
     SeriesPoint,
     check_job,
     decode_hist,
+    find,
     find_engine,
     hist_percentile,
     run_job,
@@ -57,7 +57,7 @@ def test_find_engine_lists_every_place_it_looked(
 ) -> None:
     monkeypatch.delenv("FSLAB_ENGINE", raising=False)
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(fe, "_candidate_dirs", lambda: iter([tmp_path / "a", tmp_path / "b"]))
+    monkeypatch.setattr(find, "_candidate_dirs", lambda: iter([tmp_path / "a", tmp_path / "b"]))
     with pytest.raises(EngineError) as err:
         find_engine()
     message = err.value.message
