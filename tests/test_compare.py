@@ -28,7 +28,6 @@ from fslab.cli.compare import command
 from fslab.compare import (
     CompareError,
     Comparison,
-    ResultsError,
     build_comparison,
     compare_results,
     keep_ops,
@@ -48,7 +47,7 @@ from fslab.stats.summary import summarize, t_quantile
 from fslab.stats.warnings import sample_warnings
 from fslab.store.db import SCHEMA_VERSION
 from fslab.store.derive import derive
-from fslab.store.query import PointRow, RunRow, RunValues, StudyResults
+from fslab.store.query import PointRow, ResultsError, RunRow, RunValues, StudyResults
 from fslab.study.load import StudyError, parse_study
 
 SCHEMA = Path(fslab.__file__).parent / "store" / "schema.sql"
@@ -412,7 +411,7 @@ def test_groups_keep_their_workload_apart(tmp_path: Path) -> None:
 
 
 def test_format_stat_units() -> None:
-    from fslab.compare import METRICS
+    from fslab.metrics import METRICS
 
     iops, bw, lat, _ = METRICS
     assert format_stat(iops, 72_000, 4968.3) == "72.0k ± 5.0k"

@@ -26,7 +26,7 @@ from typing import Any
 from fslab import rank
 from fslab.catalog import entry
 from fslab.cleanup import undo_open
-from fslab.compare import CompareError, ResultsError, compare_results, disturbers_of
+from fslab.compare import CompareError, compare_results, disturbers_of
 from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, judge_steady, run_job
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
@@ -40,7 +40,7 @@ from fslab.stats.sequential import look_level
 from fslab.stats.warnings import RunFacts
 from fslab.store.db import Results, StoreFull
 from fslab.store.derive import ENGINE_WRITE_OPS
-from fslab.store.query import study_results
+from fslab.store.query import ResultsError, study_results
 from fslab.study.plan import Plan, Point
 from fslab.targets.fstoken import Made
 from fslab.targets.journal import JournalRef, make_dir, undo_refs

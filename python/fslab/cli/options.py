@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from fslab.compare import DEFAULT_RESULTS
+from fslab.store.query import DEFAULT_RESULTS
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 

@@ -23,7 +23,6 @@ from datetime import datetime
 from pathlib import Path
 
 from fslab import __version__
-from fslab.compare import DEFAULT_RESULTS
 from fslab.report.charts import build_charts
 from fslab.report.context import load_report
 from fslab.report.export import plan_export, write_export_csv
@@ -32,7 +31,7 @@ from fslab.report.html import render_html
 from fslab.report.markdown import write_markdown_report
 from fslab.report.output import OutputError, staged
 from fslab.report.render.csv import render_csv
-from fslab.store.query import backup, open_readonly
+from fslab.store.query import DEFAULT_RESULTS, backup, open_readonly
 
 FORMATS = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".zip": "zip"}
 

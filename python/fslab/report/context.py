@@ -16,11 +16,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from fslab.compare import DEFAULT_RESULTS, Comparison, Group, build_comparison
+from fslab.compare import Comparison, Group, build_comparison
 from fslab.report.format import interval_level, margin_text
 from fslab.report.ranks import Ranks, rank_views
 from fslab.stats.summary import ALPHA, MIN_EFFECT_PCT
 from fslab.store.query import (
+    DEFAULT_RESULTS,
     completed_run_places,
     environment,
     open_readonly,

@@ -46,13 +46,14 @@ from pathlib import Path
 from typing import IO, Any, NoReturn
 
 from fslab.catalog import entry
-from fslab.compare import DEFAULT_RESULTS, build_comparison, parse_where
+from fslab.compare import build_comparison, parse_where
 from fslab.params import param_matches, param_order
 from fslab.report.context import group_key
 from fslab.report.format import param_column
 from fslab.report.ranks import rank_views
 from fslab.report.render.csv import csv_text
 from fslab.store.query import (
+    DEFAULT_RESULTS,
     ENGINE_METRICS,
     ExportRun,
     PointRow,

@@ -26,19 +26,8 @@ from typing import Any, Literal
 import numpy as np
 
 from fslab.catalog import APP_HEADLINE_OP, entry
-from fslab.compare import (
-    HEADLINE_METRIC,
-    JETSTRESS_OP,
-    TELEMETRY_OP,
-    VERDICT_UNIT,
-    Comparison,
-    Group,
-    MetricSpec,
-    Question,
-    Row,
-    is_headline,
-    log_ratios,
-)
+from fslab.compare import HEADLINE_METRIC, Comparison, Group, Question, Row, is_headline, log_ratios
+from fslab.metrics import JETSTRESS_OP, TELEMETRY_OP, VERDICT_UNIT, MetricSpec
 from fslab.params import format_param, varying_keys
 from fslab.report.format import (
     FLAGGED_MARK,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Collection, Iterable
 
-from fslab.compare import VERDICT_UNIT, Cell, Comparison, Disturber, Group, MetricSpec
+from fslab.compare import Cell, Comparison, Disturber, Group
+from fslab.metrics import VERDICT_UNIT, MetricSpec
 from fslab.params import format_param, varying_keys
 from fslab.safe_text import safe_text
 from fslab.stats.decision import Decision, Judgement, NoVerdict

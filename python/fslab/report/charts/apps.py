@@ -12,7 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from fslab.catalog import entry
-from fslab.compare import JETSTRESS_OP, TELEMETRY_OP, VERDICT_UNIT, Group, MetricSpec, Row
+from fslab.compare import Group, Row
+from fslab.metrics import JETSTRESS_OP, TELEMETRY_OP, VERDICT_UNIT, MetricSpec
 from fslab.report.charts.model import _Unit, _unit
 from fslab.report.findings import limits
 from fslab.report.format import ns_axis

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from fslab.catalog import entry
-from fslab.compare import TELEMETRY_OP, Comparison, Group, MetricSpec, Row
+from fslab.compare import Comparison, Group, Row
+from fslab.metrics import TELEMETRY_OP, MetricSpec
 from fslab.report.charts.apps import APP_CHARTS, AppChart, _app_rows, _app_unit, _sentences
 from fslab.report.charts.layout import (
     MAX_POINT_CHARTS,

@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from fslab.catalog import entry
-from fslab.compare import TELEMETRY_OP, Group, MetricSpec, Row
+from fslab.compare import Group, Row
+from fslab.metrics import TELEMETRY_OP, MetricSpec
 from fslab.params import format_param, varying_keys
 from fslab.report.format import format_ratio, format_stat, slug
 

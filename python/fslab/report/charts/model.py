@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-from fslab.compare import MetricSpec, Row
+from fslab.compare import Row
+from fslab.metrics import MetricSpec
 from fslab.report.format import ns_axis
 
 # Okabe & Ito's colour-blind safe palette (without its yellow, too pale on white), then

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from functools import partial
 
 from fslab.catalog import entry
-from fslab.compare import Comparison, Group, MetricSpec, Row
+from fslab.compare import Comparison, Group, Row
+from fslab.metrics import MetricSpec
 from fslab.params import format_param
 from fslab.report.charts.apps import APP_CHARTS, _app_row, _app_unit, _sentences
 from fslab.report.charts.layout import (

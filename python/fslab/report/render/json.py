@@ -34,14 +34,8 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from fslab.compare import (
-    Comparison,
-    Disturber,
-    Group,
-    MetricSpec,
-    planned_numbers,
-    row_numbers,
-)
+from fslab.compare import Comparison, Disturber, Group, planned_numbers, row_numbers
+from fslab.metrics import MetricSpec
 from fslab.report.findings import answers
 
 JSON_SCHEMA_VERSION = 3

@@ -15,8 +15,9 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from fslab.compare import Comparison, MetricSpec
+from fslab.compare import Comparison
 from fslab.compare import Group as CompareGroup
+from fslab.metrics import MetricSpec
 from fslab.report.findings import (
     GRID_LEGEND,
     MOVES_SHOWN,
