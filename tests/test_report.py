@@ -53,11 +53,12 @@ from fslab.report.export import (
     write_export_csv,
     write_export_json,
 )
-from fslab.report.findings import Answer, Grid, answers, summary, verdict_headlines, verdicts
+from fslab.report.findings import Answer, Grid, answers, summary
 from fslab.report.format import code, md
 from fslab.report.html import code_spans, figure, render_html
 from fslab.report.markdown import render_markdown_report, render_svg
 from fslab.report.render import render_table
+from fslab.report.verdicts import verdict_headlines, verdicts
 from fslab.stats.decision import Decision
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"

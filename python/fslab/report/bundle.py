@@ -31,7 +31,8 @@ from fslab.report.html import render_html
 from fslab.report.markdown import write_markdown_report
 from fslab.report.output import OutputError, staged
 from fslab.report.render.csv import render_csv
-from fslab.store.query import DEFAULT_RESULTS, backup, open_readonly
+from fslab.store.query import DEFAULT_RESULTS, open_readonly
+from fslab.store.records import backup
 
 FORMATS = {".tar.gz": "tar.gz", ".tgz": "tar.gz", ".zip": "zip"}
 

@@ -20,13 +20,11 @@ from fslab.compare import Comparison, Group, build_comparison
 from fslab.report.format import interval_level, margin_text
 from fslab.report.ranks import Ranks, rank_views
 from fslab.stats.summary import ALPHA, MIN_EFFECT_PCT
-from fslab.store.query import (
-    DEFAULT_RESULTS,
+from fslab.store.query import DEFAULT_RESULTS, open_readonly, rank_rows
+from fslab.store.records import (
     completed_run_places,
     environment,
-    open_readonly,
     point_specs,
-    rank_rows,
     study_file,
     telemetry_documents,
 )

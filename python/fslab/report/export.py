@@ -54,17 +54,14 @@ from fslab.report.ranks import rank_views
 from fslab.report.render.csv import csv_text
 from fslab.store.query import (
     DEFAULT_RESULTS,
-    ENGINE_METRICS,
-    ExportRun,
     PointRow,
-    export_runs,
     open_readonly,
     points,
     rank_rows,
-    runs_with_values,
     studies,
     study_runs,
 )
+from fslab.store.records import ENGINE_METRICS, ExportRun, export_runs, runs_with_values
 
 __all__ = [
     "ENGINE_METRICS", "EXPORT_SCHEMA_VERSION", "ExportPlan", "export_rows", "plan_export",

@@ -37,15 +37,7 @@ from fslab.report.charts import (
     target_styles,
 )
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import (
-    GRID_LEGEND,
-    Grid,
-    GridCell,
-    Span,
-    summary,
-    verdict_headlines,
-    verdicts,
-)
+from fslab.report.findings import GRID_LEGEND, Grid, GridCell, Span, summary
 from fslab.report.format import (
     FLAGGED_MARK,
     format_vs,
@@ -68,6 +60,7 @@ from fslab.report.integrity import (
 from fslab.report.ranks import INTRO as RANKS_INTRO
 from fslab.report.ranks import RANK_COLUMNS, rank_cells
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
+from fslab.report.verdicts import verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement
 from fslab.stats.warnings import StatWarning
 from fslab.units import short_count

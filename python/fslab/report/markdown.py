@@ -26,16 +26,7 @@ from matplotlib.ticker import EngFormatter
 from fslab.params import format_param
 from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import (
-    GRID_LEGEND,
-    Answer,
-    Grid,
-    Span,
-    VerdictRow,
-    summary,
-    verdict_headlines,
-    verdicts,
-)
+from fslab.report.findings import GRID_LEGEND, Answer, Grid, Span, summary
 from fslab.report.format import (
     against_text,
     baselines_text,
@@ -61,6 +52,7 @@ from fslab.report.output import staged_dir, write_text
 from fslab.report.ranks import INTRO as RANKS_INTRO
 from fslab.report.ranks import RANK_COLUMNS, rank_cells
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
+from fslab.report.verdicts import VerdictRow, verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement
 from fslab.units import short_count
 

@@ -15,8 +15,8 @@ from fslab.catalog import entry
 from fslab.compare import Group, Row
 from fslab.metrics import JETSTRESS_OP, TELEMETRY_OP, VERDICT_UNIT, MetricSpec
 from fslab.report.charts.model import _Unit, _unit
-from fslab.report.findings import limits
 from fslab.report.format import ns_axis
+from fslab.report.verdicts import limits
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,6 @@ from fslab.report.findings import (
     Sentence,
     moves,
     summary,
-    verdict_headlines,
-    verdicts,
 )
 from fslab.report.format import (
     against_text,
@@ -50,6 +48,7 @@ from fslab.report.integrity import (
     integrity_table,
     trade_off_lines,
 )
+from fslab.report.verdicts import verdict_headlines, verdicts
 from fslab.safe_text import safe_text
 from fslab.stats.decision import Decision, Judgement
 
