@@ -271,4 +271,5 @@ def test_a_fio_points_engine_warnings_reach_compare_and_a_failed_verify_takes_it
     iops = next(r for r in groups["scribbled"]["rows"] if r["metric"] == "iops")
     assert iops["verdict"][1] is None and iops["no_verdict"][1] == "flagged", iops
     text = fslab("compare", "--results", "r.db", cwd=tmp_path, env=fslab_env(COLUMNS="200"))
-    assert "corrupt" in text.stdout and "measured under a second" in text.stdout, text.stdout
+    assert "corrupt: a at 1 point, b at 1" in text.stdout, text.stdout
+    assert "short: a at 2 points, b at 2" in text.stdout, text.stdout
