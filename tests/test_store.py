@@ -52,6 +52,7 @@ def _make_v1(path: Path) -> None:
         "DROP TABLE run_fact; DROP TABLE run_value; DROP TABLE value_layout;"
         " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look; DROP TABLE integrity;"
         " DROP TABLE rank; ALTER TABLE study DROP COLUMN design;"
+        " ALTER TABLE run DROP COLUMN engine_shape;"
         " PRAGMA user_version = 1;"
     )
     con.close()
@@ -252,3 +253,68 @@ def test_a_files_runs_disturbers_are_summed_over_its_ops() -> None:
     assert _disturbers(con, 1) == [["sh", 3, 2.0, 20.0], ["cc1", 9, 1.5, 60.0]]
     assert _disturbers(con, 2) == [["x", 5, 1.0, 90.0]]
     assert _disturbers(con, 3) == []
+
+
+OLD_FIO_DOCUMENT = {
+    "files": ["j.fio"], "status": "ok", "groups": [], "inert": [],
+    "jobs": [{"name": "quick", "place": "j.fio:1", "phase": 0, "group": 0, "error": None,
+              "report": {"job": {"name": "quick"}, "series": {"points": []},
+                         "warnings": [{"kind": "short_run", "hint": None,
+                                       "message": "the measured part took 0.050 s"}]}}],
+}  # fmt: skip
+"""What a fio run stored before version 13: the engine's job-file document, each job's
+report (cut to what the warnings read) under `jobs`."""
+
+
+def _a_run(db: Results, kind: str, engine_json: str) -> int:
+    study = db.upsert_study("s", "s.toml", "name = 's'")
+    db.add_point(f"p-{kind}", study, 0, "t", "w", kind, {"name": "t"}, {})
+    run_id = db.start_run(f"p-{kind}", 0, db.environment_id({}))
+    db.finish_run(run_id, "ok", engine_json=engine_json, runtime_s=1.0)
+    return run_id
+
+
+def test_each_run_says_what_its_engine_json_holds(tmp_path: Path) -> None:
+    db = Results.open(tmp_path / "r.db")
+    try:
+        shapes = {
+            kind: _a_run(db, kind, "{}")
+            for kind in ("block", "files", "pgbench", "integrity", "fio", "oltp")
+        }
+        got = dict(db.con.execute(
+            "SELECT point.kind, run.engine_shape FROM run JOIN point ON point.id = run.point_id"
+        ).fetchall())  # fmt: skip
+    finally:
+        db.close()
+    assert set(got) == set(shapes)
+    assert got == {"block": "report", "files": "reports", "pgbench": "pgbench",
+                   "integrity": "integrity", "fio": "report", "oltp": "report"}  # fmt: skip
+
+
+def test_an_old_fio_run_is_named_for_its_document_and_its_jobs_warnings_reach_compare(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "r.db"
+    db = Results.open(path)
+    try:
+        run_id = _a_run(db, "fio", json.dumps(OLD_FIO_DOCUMENT))
+    finally:
+        db.close()
+    con = sqlite3.connect(path)
+    con.executescript(
+        "UPDATE run_fact SET engine_warnings = '[]';"  # as version 12 derived it
+        " ALTER TABLE run DROP COLUMN engine_shape; PRAGMA user_version = 12;"
+    )
+    con.close()
+    db = Results.open(path, create=False)  # migrates
+    try:
+        shape = db.con.execute("SELECT engine_shape FROM run WHERE id = ?", (run_id,)).fetchone()
+        said = db.con.execute(
+            "SELECT engine_warnings FROM run_fact WHERE run_id = ?", (run_id,)
+        ).fetchone()
+    finally:
+        db.close()
+    assert shape == ("fio_file",)
+    assert json.loads(said[0]) == [
+        ["short_run", None, "[quick] the measured part took 0.050 s", None]
+    ]

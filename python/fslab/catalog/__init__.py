@@ -48,6 +48,10 @@ class Entry:
     """... but for the operations that have their own."""
     compared: bool = True
     """False: its runs have no compared numbers, whatever they stored."""
+    stored: str = "report"
+    """What its runs store as `run.engine_json` (`run.engine_shape` names it): `report`,
+    one engine report (a fio job file's measured jobs as one); `reports`, a list of them,
+    one per op; `pgbench`, pgbench's own summary; `integrity`, what the fault did."""
     outcome_rows: bool = False
     """Its runs' result is a word in the `integrity` table (what the file system did
     with a fault), shown in tables of its own, never in a comparison's rows."""

@@ -10,5 +10,6 @@ ENTRY = Entry(
     count_keys=("threads",),
     metrics=(FILES_PER_S, BW, LAT_MEAN, LAT_P99),
     ops_apart=True,
+    stored="reports",
     op_family="{op}",
 )

@@ -6,5 +6,10 @@ from fslab.catalog import Entry
 from fslab.integrity_words import KIND
 
 ENTRY = Entry(
-    KIND, size_keys=("file_size", "bs"), count_keys=("blocks",), compared=False, outcome_rows=True
+    KIND,
+    size_keys=("file_size", "bs"),
+    count_keys=("blocks",),
+    compared=False,
+    outcome_rows=True,
+    stored="integrity",
 )

@@ -4,4 +4,9 @@ latency from pgbench's per-transaction log (`fslab.kinds.pgbench`)."""
 from fslab.catalog import Entry
 from fslab.metrics import LAT_MEAN, LAT_P95, LAT_P99, TPS
 
-ENTRY = Entry("pgbench", duration_keys=("duration",), metrics=(TPS, LAT_MEAN, LAT_P95, LAT_P99))
+ENTRY = Entry(
+    "pgbench",
+    duration_keys=("duration",),
+    metrics=(TPS, LAT_MEAN, LAT_P95, LAT_P99),
+    stored="pgbench",
+)

@@ -425,10 +425,18 @@ class Results:
             report.runtime_s if report else sum(r.runtime_s for r in reports or [])
         )
         with self.tx() as c:
+            shape = None
+            if engine_json is not None:
+                (kind,) = c.execute(
+                    "SELECT point.kind FROM run JOIN point ON point.id = run.point_id"
+                    " WHERE run.id = ?",
+                    (run_id,),
+                ).fetchone()
+                shape = entry(str(kind)).stored
             c.execute(
-                "UPDATE run SET status = ?, ended_at = ?, engine_json = ?, runtime_s = ?,"
-                " error = ? WHERE id = ?",
-                (status, time.time(), engine_json, runtime or None, error, run_id),
+                "UPDATE run SET status = ?, ended_at = ?, engine_json = ?, engine_shape = ?,"
+                " runtime_s = ?, error = ? WHERE id = ?",
+                (status, time.time(), engine_json, shape, runtime or None, error, run_id),
             )
             for r in reports or []:
                 self._metrics(c, run_id, r)

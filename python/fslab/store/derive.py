@@ -54,21 +54,28 @@ def derive(con: sqlite3.Connection, run_ids: Iterable[int] | None = None) -> int
     # A migration of an older file derives before `disturbers` (version 9), `rep` (version
     # 10) and `foreign_cpu_pct` (version 11) exist.
     columns = {str(r[1]) for r in con.execute("PRAGMA table_info(run_fact)")}
+    run_columns = {str(r[1]) for r in con.execute("PRAGMA table_info(run)")}
     written = 0
     for start in range(0, len(ids), _CHUNK):
         chunk = ids[start : start + _CHUNK]
-        written += _derive_chunk(con, chunk, layouts, columns)
+        written += _derive_chunk(con, chunk, layouts, columns, run_columns)
     return written
 
 
 def _derive_chunk(
-    con: sqlite3.Connection, ids: Sequence[int], layouts: dict[str, int], columns: set[str]
+    con: sqlite3.Connection,
+    ids: Sequence[int],
+    layouts: dict[str, int],
+    columns: set[str],
+    run_columns: set[str],
 ) -> int:
     marks = ",".join("?" * len(ids))
     con.execute(f"DELETE FROM run_value WHERE run_id IN ({marks})", ids)
     con.execute(f"DELETE FROM run_fact WHERE run_id IN ({marks})", ids)
+    # A migration of a file older than version 13 derives before `engine_shape` exists.
+    shape = "run.engine_shape" if "engine_shape" in run_columns else "NULL"
     runs = con.execute(
-        "SELECT run.id, point.kind, run.engine_json, run.runtime_s, run.rep FROM run"
+        f"SELECT run.id, point.kind, run.engine_json, {shape}, run.runtime_s, run.rep FROM run"
         " JOIN point ON point.id = run.point_id"
         f" WHERE run.id IN ({marks}) AND run.status = 'ok'",
         ids,
@@ -106,7 +113,7 @@ def _derive_chunk(
         per_t = series.setdefault(run_id, {})
         per_t[float(t_s)] = per_t.get(float(t_s), 0.0) + float(iops)
 
-    for run_id, kind, engine_json, runtime_s, rep in runs:
+    for run_id, kind, engine_json, stored, runtime_s, rep in runs:
         triples = list(compared(kind, op_rows.get(run_id, []), run_metrics.get(run_id, [])))
         keys = json.dumps([[op, name] for op, name, _ in triples], separators=(",", ":"))
         layout = layouts.get(keys)
@@ -117,7 +124,7 @@ def _derive_chunk(
         con.execute(
             "INSERT INTO run_value VALUES (?, ?, ?)", (run_id, layout, _little_endian(data))
         )
-        docs = reports(engine_json)
+        docs = reports(engine_json, stored or entry(kind).stored)
         # A steady-state run's results are its window's; the devices were watched over
         # the whole run, and so is what it read compared with them.
         workload_read = (
@@ -277,19 +284,21 @@ def _facts(
     )
 
 
-def reports(engine_json: str | None) -> list[dict[str, Any]]:
-    """A run's stored report(s): one document (block, application models, a fio job
-    file's measured jobs as one) or a list of them, one per op (files); what is not a
-    report is left out. A fio run stored before its jobs were stored as one kept the
-    engine's job-file document: each job's report, its warnings named by the job."""
-    if not engine_json:
+def reports(engine_json: str | None, shape: str) -> list[dict[str, Any]]:
+    """A run's stored engine report(s), by what `engine_json` holds (`run.engine_shape`):
+    one report (`report`: block, application models, a fio job file's measured jobs as
+    one) or a list, one per op (`reports`: files); an old fio run's job-file document
+    (`fio_file`): each job's report, its warnings named by the job; none for the shapes
+    that hold no engine report (pgbench's summary, an integrity run's detail)."""
+    if not engine_json or shape not in ("report", "reports", "fio_file"):
         return []
     try:
         doc = json.loads(engine_json)
     except json.JSONDecodeError:
         return []
-    if isinstance(doc, dict) and isinstance(doc.get("jobs"), list):
-        return [_named_by_job(j) for j in doc["jobs"] if isinstance(j, dict)
+    if shape == "fio_file":
+        jobs = doc.get("jobs") if isinstance(doc, dict) else None
+        return [_named_by_job(j) for j in jobs or [] if isinstance(j, dict)
                 and isinstance(j.get("report"), dict)]  # fmt: skip
     return [d for d in (doc if isinstance(doc, list) else [doc]) if isinstance(d, dict)]
 

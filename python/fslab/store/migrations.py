@@ -10,6 +10,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from fslab.catalog import entry
 from fslab.store.derive import derive, foreign_cpu_pct
 
 
@@ -177,9 +178,31 @@ def _to_12(con: sqlite3.Connection) -> None:
     con.execute("ALTER TABLE run_fact ADD COLUMN dirty_rise_bytes REAL")
 
 
+def _to_13(con: sqlite3.Connection) -> None:
+    """What `run.engine_json` holds, said (`run.engine_shape`) instead of guessed: its
+    kind's (`fslab.catalog.Entry.stored`), except a fio run stored before its measured
+    jobs were stored as one report, which kept the engine's job-file document
+    (`fio_file`: each job's report, under `jobs`)."""
+    con.execute("ALTER TABLE run ADD COLUMN engine_shape TEXT")
+    kinds = [str(k) for (k,) in con.execute("SELECT DISTINCT kind FROM point")]
+    for kind in kinds:
+        con.execute(
+            "UPDATE run SET engine_shape = ? WHERE engine_json IS NOT NULL"
+            " AND point_id IN (SELECT id FROM point WHERE kind = ?)",
+            (entry(kind).stored, kind),
+        )
+    con.execute(
+        "UPDATE run SET engine_shape = 'fio_file' WHERE engine_shape = 'report'"
+        " AND json_valid(engine_json) AND json_type(engine_json, '$.jobs') = 'array'"
+    )
+    # Their warnings were read from a top-level `warnings` they do not have: read again.
+    derive(con, [int(r) for (r,) in con.execute(
+        "SELECT id FROM run WHERE engine_shape = 'fio_file'")])  # fmt: skip
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7, 8: _to_8, 9: _to_9,
-    10: _to_10, 11: _to_11, 12: _to_12,
+    10: _to_10, 11: _to_11, 12: _to_12, 13: _to_13,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -1,8 +1,9 @@
--- fslab results database, schema version 12 (PRAGMA user_version; versions 4 and 5
+-- fslab results database, schema version 13 (PRAGMA user_version; versions 4 and 5
 -- changed no table: they re-derive run_value for metrics the catalog gained; version 6
 -- added `look`, version 7 `integrity`, version 8 `rank`, version 9 `run_fact.disturbers`,
 -- version 10 `study.design` and `run_fact.rep`, version 11 `run_fact.foreign_cpu_pct`,
--- version 12 `run_fact.workload_write_bytes` and `run_fact.dirty_rise_bytes`).
+-- version 12 `run_fact.workload_write_bytes` and `run_fact.dirty_rise_bytes`, version 13
+-- `run.engine_shape`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -50,9 +51,10 @@ CREATE TABLE run (
     ended_at    REAL,
     environment_id INTEGER REFERENCES environment(id),
     effective   TEXT,               -- JSON: mkfs/mount options in effect, tool output
-    engine_json TEXT,               -- the engine's report, as it printed it
+    engine_json TEXT,               -- what the run's kind stores of it: engine_shape says
     runtime_s   REAL,
     error       TEXT,
+    engine_shape TEXT,              -- report | reports | pgbench | integrity | fio_file (v13)
     UNIQUE (point_id, rep)
 ) STRICT;
 
