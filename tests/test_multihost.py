@@ -20,8 +20,8 @@ from conftest import fslab, fslab_env, loops_under, mounts_under, start_fslab
 from fslab.engine import Report, SeriesPoint, decode_hist, hist_percentile, judge_steady, run_job
 from fslab.errors import EngineError, FslabError
 from fslab.hosts import Host, parse_hosts
-from fslab.rank import rebase_job
-from fslab.ranks import RankReport, merge
+from fslab.mpi_rank import rebase_job
+from fslab.rank_merge import RankReport, merge
 
 
 def test_hosts_are_host_or_host_slots() -> None:
@@ -145,7 +145,7 @@ def test_two_ranks_on_this_machine_add_up_and_leave_nothing(lab: Path) -> None:
     assert all(x[0] in ("shared", "ext4", "1", "0", "study", "point") for x in lines if x)
     # the other rank's engine is this run's load, not foreign work on the machine
     assert "contaminated" not in shown.stdout + shown.stderr
-    left = subprocess.run(["pgrep", "-f", "fslab.rank"], capture_output=True, text=True)
+    left = subprocess.run(["pgrep", "-f", "fslab.mpi_rank"], capture_output=True, text=True)
     assert left.stdout.strip() == "", "no rank outlived the run"
 
 
@@ -331,9 +331,9 @@ ioengine = "sync"
 
 
 def _rank_pids(rank: int) -> list[int]:
-    """The `python -m fslab.rank` processes of MPI rank `rank`."""
+    """The `python -m fslab.mpi_rank` processes of MPI rank `rank`."""
     out = []
-    found = subprocess.run(["pgrep", "-f", "fslab.rank"], capture_output=True, text=True)
+    found = subprocess.run(["pgrep", "-f", "fslab.mpi_rank"], capture_output=True, text=True)
     for pid in found.stdout.split():
         try:
             env = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")

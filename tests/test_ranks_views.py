@@ -1,4 +1,4 @@
-"""The ranks of multi-host runs in every view (`fslab.report.ranks`): `fslab compare
+"""The ranks of multi-host runs in every view (`fslab.report.rank_views`): `fslab compare
 --ranks`, `fslab report --ranks` (HTML and Markdown) and `fslab export --ranks`. One
 study run once with two ranks on this machine serves every test that reads one; the
 views' numbers are checked against the run's aggregate."""
@@ -21,7 +21,7 @@ from report_fixture import make_fixture_db
 from fslab.report.context import load_report
 from fslab.report.html import render_html
 from fslab.report.markdown import render_markdown_report
-from fslab.report.ranks import rank_views, ranks_sentence, sentence_text
+from fslab.report.rank_views import rank_views, ranks_sentence, sentence_text
 from fslab.store.query import RankRow, ResultsError
 
 # -- the views of rank rows ------------------------------------------------------------------

@@ -58,7 +58,7 @@ def undo_open(
 
 RANK_JOURNALS = "rank*.journal.db"
 """The journals of a multi-host run's other ranks, in its work directory on each host
-(`fslab.rank`): results databases holding only their journal."""
+(`fslab.mpi_rank`): results databases holding only their journal."""
 
 
 def rank_journals(workdirs: Collection[Path]) -> list[Path]:

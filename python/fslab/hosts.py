@@ -3,7 +3,7 @@ command that starts them (docs/multihost.md).
 
 MPI is an optional extra (`pip install 'fslab[mpi]'`: mpi4py and the Open MPI runtime
 from PyPI); the engine stays MPI-free. `fslab run --hosts` re-runs itself under
-`mpiexec` as `python -m fslab.rank`: rank 0 is the `fslab run` that owns the results
+`mpiexec` as `python -m fslab.mpi_rank`: rank 0 is the `fslab run` that owns the results
 database, the others provision their own targets and run the same engine job in step.
 """
 
@@ -127,7 +127,7 @@ cluster's network interfaces, a launcher other than ssh; docs/multihost.md)."""
 
 
 def launch_argv(hosts: list[Host], fslab_args: list[str]) -> list[str]:
-    """`mpiexec` starting one `python -m fslab.rank` per slot, rank 0 on the first host;
+    """`mpiexec` starting one `python -m fslab.mpi_rank` per slot, rank 0 on the first host;
     not bound to cores (the engine runs threads of its own; and more ranks than cores on
     one host is a way to load a shared file system)."""
     ranks = sum(h.slots for h in hosts)
@@ -139,7 +139,7 @@ def launch_argv(hosts: list[Host], fslab_args: list[str]) -> list[str]:
             f"{MPIEXEC_ARGS}: {e}", hint="quote it as a shell would (it is split by shlex)"
         ) from None
     return [mpiexec(), "-n", str(ranks), "--host", spec, "--bind-to", "none", *extra,
-            sys.executable, "-m", "fslab.rank", *fslab_args]  # fmt: skip
+            sys.executable, "-m", "fslab.mpi_rank", *fslab_args]  # fmt: skip
 
 
 def launch_env() -> dict[str, str]:

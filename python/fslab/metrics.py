@@ -161,7 +161,7 @@ TELEMETRY_METRICS: tuple[MetricSpec, ...] = (
 )
 RANKS_OP = "ranks"
 RANKS_METRICS: tuple[MetricSpec, ...] = (
-    # A multi-host run's evenness (`fslab.ranks`, stored as `ranks.*` run metrics): the
+    # A multi-host run's evenness (`fslab.rank_merge`, stored as `ranks.*` run metrics): the
     # fastest rank's rate over the slowest's. 1 is even; a shared file system that
     # favours some clients shows here before it shows in the sum.
     MetricSpec("imbalance", "imbalance (fastest/slowest rank)", "ratio", L, EFF, min_abs=0.01),

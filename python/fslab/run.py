@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from fslab import rank
+from fslab import mpi_rank
 from fslab.catalog import entry
 from fslab.cleanup import undo_open
 from fslab.compare import CompareError, compare_results, disturbers_of
@@ -31,7 +31,7 @@ from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, judge_stea
 from fslab.environment import describe
 from fslab.errors import EngineError, ExitStatus, FslabError, JobError
 from fslab.procs import handles_signals
-from fslab.ranks import with_steady
+from fslab.rank_merge import with_steady
 from fslab.report.format import disturbed_by
 from fslab.report.job_summary import live_summary, stored_summary
 from fslab.stats import sequential
@@ -236,7 +236,7 @@ class Runner:
         self.engine = find_engine()
         self.env_id = db.environment_id(describe(self.engine))
         self.kept: dict[str, Provisioned] = {}
-        self.ranks = rank.active()
+        self.ranks = mpi_rank.active()
         """The other ranks of a multi-host run (`fslab run --hosts`), else None."""
         self.ran: dict[int, tuple[Point, int]] = {}
         """The runs this command completed: their point and repetition."""

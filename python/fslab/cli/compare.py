@@ -16,7 +16,7 @@ from rich.table import Table
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
 from fslab.report.format import not_counted, shared_note
-from fslab.report.ranks import RANK_COLUMNS, Ranks, rank_cells, rank_views, sentence_text
+from fslab.report.rank_views import RANK_COLUMNS, Ranks, rank_cells, rank_views, sentence_text
 from fslab.report.render import render_csv, render_markdown, render_table
 from fslab.report.render.json import write_json
 from fslab.report.render.terminal import DEFAULT_WIDTH

@@ -39,8 +39,8 @@ from fslab.hosts import (
     parse_hosts,
     plan_problems,
 )
+from fslab.mpi_rank import active
 from fslab.procs import DIE_WITH_US
-from fslab.rank import active
 from fslab.report.format import disturbed_by
 from fslab.run import Outcome, Runner
 from fslab.run import Progress as RunProgress
@@ -151,7 +151,7 @@ def _launch(
     only: tuple[tuple[str, str], ...],
 ) -> ExitStatus:
     """`--hosts`: checks what can be checked here, then runs this same `fslab run` as
-    rank 0 of `mpiexec` (`fslab.rank`), the other ranks beside it."""
+    rank 0 of `mpiexec` (`fslab.mpi_rank`), the other ranks beside it."""
     hosts = parse_hosts(hosts_text)
     checked = checked_plan(
         study, scale, results=results, force=force, confirmed=confirmed, workdir=workdir,

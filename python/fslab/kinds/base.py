@@ -100,7 +100,7 @@ class RunContext(Protocol):
         progress_cb: Callable[[SeriesPoint], None] | None = None,
     ) -> EngineRun:
         """Runs the engine job `job` (its files inside `prov`): here, or on every rank of
-        a multi-host run at once (`fslab.rank`), the ranks stored and merged into one
+        a multi-host run at once (`fslab.mpi_rank`), the ranks stored and merged into one
         report."""
         ...
 

@@ -36,7 +36,7 @@ from fslab.kinds.base import (
     run_status,
 )
 from fslab.params import format_param
-from fslab.ranks import SERIES_OPS, summed_interval, summed_results
+from fslab.rank_merge import SERIES_OPS, summed_interval, summed_results
 from fslab.study.problems import Problem, where
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
 from fslab.telemetry.sampler import interval_for

@@ -18,7 +18,7 @@ from typing import Any
 
 from fslab.compare import Comparison, Group, build_comparison
 from fslab.report.format import interval_level, margin_text
-from fslab.report.ranks import Ranks, rank_views
+from fslab.report.rank_views import Ranks, rank_views
 from fslab.stats.summary import ALPHA, MIN_EFFECT_PCT
 from fslab.store.query import DEFAULT_RESULTS, open_readonly, rank_rows
 from fslab.store.records import (

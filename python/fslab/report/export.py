@@ -22,7 +22,7 @@ multi-host runs instead (`fslab run --hosts`; the same `study`, `workload`, `kin
 rank's engine's), `start_unix_s` (its measured start by its host's clock), `start_offset_s`
 (after its run's earliest), `runtime_s`, `ios`, `bytes`, `iops` and `bw_bytes` (over its
 own runtime) and `share` (of its run's I/Os, 0 to 1): the numbers `fslab compare --ranks`
-and `fslab report --ranks` show (`fslab.report.ranks`). A run's ranks' `ios` add up to
+and `fslab report --ranks` show (`fslab.report.rank_views`). A run's ranks' `ios` add up to
 its own.
 
 With pandas: `pd.read_csv("runs.csv").pivot_table(index=["target", "iodepth"],
@@ -50,7 +50,7 @@ from fslab.compare import build_comparison, parse_where
 from fslab.params import param_matches, param_order
 from fslab.report.context import group_key
 from fslab.report.format import param_column
-from fslab.report.ranks import rank_views
+from fslab.report.rank_views import rank_views
 from fslab.report.render.csv import csv_text
 from fslab.store.query import (
     DEFAULT_RESULTS,

@@ -57,8 +57,8 @@ from fslab.report.integrity import (
     integrity_table,
     trade_off_lines,
 )
-from fslab.report.ranks import INTRO as RANKS_INTRO
-from fslab.report.ranks import RANK_COLUMNS, rank_cells
+from fslab.report.rank_views import INTRO as RANKS_INTRO
+from fslab.report.rank_views import RANK_COLUMNS, rank_cells
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.report.verdicts import verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement

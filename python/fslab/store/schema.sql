@@ -191,7 +191,7 @@ CREATE TABLE integrity (
 ) STRICT;
 
 -- Multi-host runs (version 8, `fslab run --hosts`): each rank's own results beside the
--- aggregate the run's rows hold (fslab.ranks; docs/multihost.md). The ranks' evenness
+-- aggregate the run's rows hold (fslab.rank_merge; docs/multihost.md). The ranks' evenness
 -- (start skew, span, imbalance, first and last done) is in run_metric as `ranks.*`.
 CREATE TABLE rank (
     run_id      INTEGER NOT NULL REFERENCES run(id) ON DELETE CASCADE,

@@ -5,7 +5,7 @@ them from here, so a rank's numbers are the same everywhere.
 
 Per rank: its rate over its own runtime, its share of its run's I/Os and when its
 measured start came after the run's first rank's; per run, how even its ranks were as
-`fslab.ranks` stored it (imbalance, start skew); per point, one sentence of that.
+`fslab.rank_merge` stored it (imbalance, start skew); per point, one sentence of that.
 """
 
 from __future__ import annotations

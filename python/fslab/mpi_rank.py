@@ -1,4 +1,4 @@
-"""`python -m fslab.rank ARGS`: one rank of a multi-host run (`fslab run --hosts`),
+"""`python -m fslab.mpi_rank ARGS`: one rank of a multi-host run (`fslab run --hosts`),
 started by `mpiexec` (docs/multihost.md).
 
 Rank 0 is `fslab run ARGS` itself: it owns the results database and drives the run. The
@@ -10,7 +10,7 @@ other ranks wait for its orders, one point at a time, in the IOR pattern:
 2. `job`: rank 0 sends its engine job; each rank rebases its paths into its own target,
    drops its page cache, waits at a barrier, and runs it; a time-based job stops after
    the same duration everywhere (the stonewall). The reports are gathered and merged
-   (`fslab.ranks`).
+   (`fslab.rank_merge`).
 3. `teardown`, and at the end `stop`.
 
 MPI carries only these orders and the reports: the engine itself knows nothing of it.
@@ -34,7 +34,7 @@ from fslab.engine import EngineRun, Report, SeriesPoint, find_engine, run_job
 from fslab.environment import drop_caches
 from fslab.errors import FslabError
 from fslab.procs import end_at_once_on_signals
-from fslab.ranks import RankFacts, RankReport, merge
+from fslab.rank_merge import RankFacts, RankReport, merge
 
 _ACTIVE: Ranks | None = None
 
@@ -263,8 +263,8 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    # Run as `python -m fslab.rank`, this module is `__main__`; the runner asks
-    # `fslab.rank.active()`, which must be the same module's state.
-    from fslab import rank as _imported
+    # Run as `python -m fslab.mpi_rank`, this module is `__main__`; the runner asks
+    # `fslab.mpi_rank.active()`, which must be the same module's state.
+    from fslab import mpi_rank as _imported
 
     sys.exit(_imported.main(sys.argv[1:]))
