@@ -19,7 +19,7 @@ import pytest
 
 from fslab.engine import find_engine
 from fslab.errors import EngineError
-from fslab.store.db import Results
+from fslab.store.db import ResultsWriter
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -188,7 +188,7 @@ def undisturbed(path: Path) -> Path:
     written on a busy machine (31 of its 36 runs shared it with about one CPU of other
     work), whose runs compare now leaves out (`RunFacts.disturbed`); what compares them
     otherwise is what these tests are about."""
-    Results.open(path, create=False).close()
+    ResultsWriter.open(path, create=False).close()
     con = sqlite3.connect(path)
     with con:
         con.execute("UPDATE run_fact SET contaminated_intervals = 0, reasons = ''")

@@ -1,5 +1,5 @@
 """Results databases of integrity studies (`kind = "integrity"`), written through the
-real store (`Results`): points with the kind's parameters, runs finished `ok` with a
+real store (`ResultsWriter`): points with the kind's parameters, runs finished `ok` with a
 detail document and no metrics, one `integrity` row each, as the kind stores them.
 
 `make_integrity_db`: four targets, six data faults and two inode hits:
@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fslab.store.db import Results
+from fslab.store.db import ResultsWriter
 
 STUDY = "integrity fixture"
 TARGETS = ("ext4", "xfs", "btrfs", "btrfs-raid1")
@@ -110,9 +110,9 @@ def params(fault: str, region: str = "data", **more: Any) -> dict[str, Any]:
 
 
 class IntegrityWriter:
-    """Writes integrity points and runs into a study through `Results`."""
+    """Writes integrity points and runs into a study through `ResultsWriter`."""
 
-    def __init__(self, results: Results, study_id: int, prefix: str = "i") -> None:
+    def __init__(self, results: ResultsWriter, study_id: int, prefix: str = "i") -> None:
         self.db = results
         self.study_id = study_id
         self.prefix = prefix
@@ -161,7 +161,7 @@ class IntegrityWriter:
 
 
 def add_integrity_points(
-    results: Results,
+    results: ResultsWriter,
     study_id: int,
     targets: Sequence[str] = TARGETS,
     effective: Mapping[str, Mapping[str, Any]] = EFFECTIVE,
@@ -188,7 +188,7 @@ def add_integrity_points(
 
 def make_integrity_db(path: Path) -> Path:
     """An integrity-only study (see the module docstring) at `path`."""
-    results = Results.open(path)
+    results = ResultsWriter.open(path)
     try:
         sid = results.upsert_study(STUDY, "examples/integrity.toml", STUDY_TOML)
         results.con.execute("UPDATE study SET created_at = 1700000000.0")

@@ -1,5 +1,5 @@
 """A small results database with fixed numbers, made through the real schema
-(`Results.open`), for the report tests: a block workload swept over iodepth and a files
+(`ResultsWriter.open`), for the report tests: a block workload swept over iodepth and a files
 workload swept over threads, three targets (one with markup in its name), telemetry with
 a peak, write and space amplification, one failed run. Same input, same bytes out.
 
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fslab.store.db import Results
+from fslab.store.db import ResultsWriter
 from fslab.store.derive import derive
 
 EVIL = 'btrfs<script>alert("x")</script>'
@@ -118,7 +118,7 @@ class _Db:
         toml: str = STUDY_TOML,
         fs_of: Mapping[str, str] = _FS,
     ) -> None:
-        self.results = Results.open(path)
+        self.results = ResultsWriter.open(path)
         self.con = self.results.con
         self.seq = 0
         self.run_seq = 0

@@ -382,14 +382,14 @@ def test_a_database_damaged_in_the_middle_is_named_with_a_way_out(
 
 
 def test_integrity_check_names_the_damage(fixture_db: Path, tmp_path: Path) -> None:
-    from fslab.store.db import Results, StoreError
+    from fslab.store.db import ResultsWriter, StoreError
 
-    good = Results.open(fixture_db)
+    good = ResultsWriter.open(fixture_db)
     try:
         good.check_integrity()
     finally:
         good.close()
-    db = Results.open(_damaged(fixture_db, tmp_path))
+    db = ResultsWriter.open(_damaged(fixture_db, tmp_path))
     try:
         with pytest.raises(StoreError, match="the results database is damaged") as e:
             db.check_integrity()

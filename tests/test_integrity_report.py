@@ -49,7 +49,7 @@ from fslab.report.html import render_html
 from fslab.report.integrity import integrity_lines, integrity_table, trade_off_lines
 from fslab.report.markdown import render_markdown_report
 from fslab.report.render import render_csv, render_json, render_markdown, render_table
-from fslab.store.db import Results
+from fslab.store.db import ResultsWriter
 from fslab.store.query import integrity_rows, open_readonly
 
 WHEN = datetime(2024, 1, 2, 3, 4, tzinfo=UTC)
@@ -72,7 +72,7 @@ def mixed_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The report fixture's block and files runs, and integrity points of its targets
     (and of `btrfs-raid1`) in the same study."""
     path = make_fixture_db(tmp_path_factory.mktemp("mixed") / "mixed.db")
-    results = Results.open(path)
+    results = ResultsWriter.open(path)
     try:
         sid = results.upsert_study(BLOCK_STUDY, "examples/report-fixture.toml", "x = 1\n")
         add_integrity_points(results, sid, targets=MIXED_TARGETS)
@@ -110,7 +110,7 @@ def test_the_read_path_leaves_out_runs_that_did_not_complete(
 ) -> None:
     path = tmp_path / "failed.db"
     shutil.copyfile(integrity_db, path)
-    results = Results.open(path)
+    results = ResultsWriter.open(path)
     try:
         w = IntegrityWriter(results, 1)
         p = params("bitflip")
@@ -194,7 +194,7 @@ def test_one_sentence_per_target(integrity_db: Path) -> None:
 
 def test_a_target_that_caught_nothing_says_so(tmp_path: Path) -> None:
     path = tmp_path / "ext4-only.db"
-    results = Results.open(path)
+    results = ResultsWriter.open(path)
     try:
         sid = results.upsert_study("only data", None, "x = 1\n")
         data_only = {k: v for k, v in OUTCOMES["ext4"].items() if k[0] == "data"}
@@ -352,7 +352,7 @@ def test_where_target_keeps_that_targets_cells(integrity_db: Path) -> None:
 
 def test_swept_axes_and_workloads_tell_rows_apart(tmp_path: Path) -> None:
     path = tmp_path / "sweep.db"
-    results = Results.open(path)
+    results = ResultsWriter.open(path)
     try:
         sid = results.upsert_study("sweep", None, "x = 1\n")
         w = IntegrityWriter(results, sid)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from conftest import fslab, sh
 
-from fslab.store.db import Results
+from fslab.store.db import ResultsWriter
 from fslab.targets.owner import MARKER, Owned
 
 pytestmark = pytest.mark.root
@@ -93,7 +93,7 @@ def victims() -> Iterator[Victims]:
 
 
 def empty_db(path: Path) -> Path:
-    Results.open(path).close()
+    ResultsWriter.open(path).close()
     return path
 
 

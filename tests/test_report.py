@@ -781,9 +781,9 @@ def test_report_errors_name_what_is_wrong(
 
 
 def test_report_of_an_empty_database(tmp_path: Path) -> None:
-    from fslab.store.db import Results
+    from fslab.store.db import ResultsWriter
 
-    Results.open(tmp_path / "empty.db").close()
+    ResultsWriter.open(tmp_path / "empty.db").close()
     done = run_fslab("report", "--results", tmp_path / "empty.db", "-o", tmp_path / "r.html")
     assert done.returncode == 1
     assert "no studies in this results database" in done.stderr

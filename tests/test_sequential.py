@@ -9,8 +9,8 @@ import pytest
 
 from fslab.stats.decision import Decision, Judgement, NoVerdict, decide
 from fslab.stats.sequential import (
+    CellLook,
     State,
-    Verdict,
     combined_state,
     comparison_state,
     futile,
@@ -136,8 +136,8 @@ def test_a_group_settles_when_every_comparison_is_decided_or_cannot_be() -> None
     assert settled(_j(Decision.NONE, NoVerdict.SINGLE_RUN)) is False
     assert settled(_j(Decision.NONE, NoVerdict.FLAGGED)) is None
 
-    def v(target: str, j: Judgement | None) -> Verdict:
-        return Verdict(target, "read", 3, j)
+    def v(target: str, j: Judgement | None) -> CellLook:
+        return CellLook(target, "read", 3, j)
 
     base = v("ext4", None)
     assert group_state([base]) == State.ALONE

@@ -16,7 +16,7 @@ from conftest import REPO
 
 from fslab.engine import Report, check_job, decode_hist, run_job
 from fslab.report.job_summary import render_summary
-from fslab.store.db import Results
+from fslab.store.db import ResultsWriter
 from fslab.study.check import param_problems
 from fslab.study.load import StudyError, parse_study
 from fslab.study.plan import expand
@@ -144,7 +144,7 @@ def _report(steady: bool) -> Report:
 
 
 def test_a_run_the_engine_judged_has_no_drift_estimate_of_the_labs(tmp_path: Path) -> None:
-    db = Results.open(tmp_path / "r.db")
+    db = ResultsWriter.open(tmp_path / "r.db")
     try:
         study = db.upsert_study("s", None, "")
         env = db.environment_id(

@@ -16,12 +16,12 @@ from fslab.catalog import compared
 from fslab.compare import build_comparison
 from fslab.metrics import CPU_PER_OP, CPU_SHARE
 from fslab.report.render import render_csv
-from fslab.store.db import SCHEMA_VERSION, Results, StoreError
+from fslab.store.db import SCHEMA_VERSION, ResultsWriter, StoreError
 from fslab.store.derive import derive
 
 
 def test_a_new_database_has_the_current_schema(tmp_path: Path) -> None:
-    db = Results.open(tmp_path / "r.db")
+    db = ResultsWriter.open(tmp_path / "r.db")
     db.close()
     con = sqlite3.connect(tmp_path / "r.db")
     assert con.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
@@ -44,7 +44,7 @@ def test_a_new_database_has_the_current_schema(tmp_path: Path) -> None:
 
 def _make_v1(path: Path) -> None:
     """A version-1 file: today's schema without what version 2 added."""
-    db = Results.open(path)
+    db = ResultsWriter.open(path)
     db.upsert_study("old study", "s.toml", "name = 'old study'")
     db.close()
     con = sqlite3.connect(path)
@@ -61,7 +61,7 @@ def _make_v1(path: Path) -> None:
 def test_a_version_1_file_is_migrated_forward_intact(tmp_path: Path) -> None:
     path = tmp_path / "v1.db"
     _make_v1(path)
-    db = Results.open(path)
+    db = ResultsWriter.open(path)
     try:
         version = db.con.execute("PRAGMA user_version").fetchone()[0]
         assert version == SCHEMA_VERSION
@@ -73,12 +73,12 @@ def test_a_version_1_file_is_migrated_forward_intact(tmp_path: Path) -> None:
 
 def test_a_newer_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
-    Results.open(path).close()
+    ResultsWriter.open(path).close()
     con = sqlite3.connect(path)
     con.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     con.close()
     with pytest.raises(StoreError, match="newer fslab") as e:
-        Results.open(path)
+        ResultsWriter.open(path)
     assert e.value.hint == "upgrade fslab to read it"
 
 
@@ -88,17 +88,17 @@ def test_a_foreign_sqlite_file_is_refused(tmp_path: Path) -> None:
     con.execute("CREATE TABLE t (x)")
     con.close()
     with pytest.raises(StoreError, match="not a fslab results database"):
-        Results.open(path)
+        ResultsWriter.open(path)
 
 
 def test_missing_database_without_create(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="no results database"):
-        Results.open(tmp_path / "none.db", create=False)
+        ResultsWriter.open(tmp_path / "none.db", create=False)
     assert not (tmp_path / "none.db").exists()
 
 
 def test_journal_entries_are_open_until_undone(tmp_path: Path) -> None:
-    db = Results.open(tmp_path / "r.db")
+    db = ResultsWriter.open(tmp_path / "r.db")
     try:
         j = db.journal(None)
         a = j.record("image", "/x/img", {"size": 1})
@@ -167,8 +167,8 @@ def test_the_runs_of_a_busy_machine_are_not_counted_and_say_so(tmp_path: Path) -
 
 def test_a_migrated_file_has_the_tables_of_a_new_one(tmp_path: Path) -> None:
     old = _copy_of("results-v2.db", tmp_path)
-    Results.open(old, create=False).close()
-    Results.open(tmp_path / "new.db").close()
+    ResultsWriter.open(old, create=False).close()
+    ResultsWriter.open(tmp_path / "new.db").close()
 
     def layout(path: Path) -> dict[str, list[tuple[str, str, int, int]]]:
         con = sqlite3.connect(path)
@@ -187,7 +187,7 @@ def test_a_migration_derives_what_compare_reads_for_every_completed_run(
     tmp_path: Path,
 ) -> None:
     path = _copy_of("results-v2.db", tmp_path)
-    db = Results.open(path, create=False)
+    db = ResultsWriter.open(path, create=False)
     try:
         ok = db.con.execute("SELECT count(*) FROM run WHERE status = 'ok'").fetchone()[0]
         values = db.con.execute("SELECT count(*) FROM run_value").fetchone()[0]
@@ -266,7 +266,7 @@ OLD_FIO_DOCUMENT = {
 report (cut to what the warnings read) under `jobs`."""
 
 
-def _a_run(db: Results, kind: str, engine_json: str) -> int:
+def _a_run(db: ResultsWriter, kind: str, engine_json: str) -> int:
     study = db.upsert_study("s", "s.toml", "name = 's'")
     db.add_point(f"p-{kind}", study, 0, "t", "w", kind, {"name": "t"}, {})
     run_id = db.start_run(f"p-{kind}", 0, db.environment_id({}))
@@ -275,7 +275,7 @@ def _a_run(db: Results, kind: str, engine_json: str) -> int:
 
 
 def test_each_run_says_what_its_engine_json_holds(tmp_path: Path) -> None:
-    db = Results.open(tmp_path / "r.db")
+    db = ResultsWriter.open(tmp_path / "r.db")
     try:
         shapes = {
             kind: _a_run(db, kind, "{}")
@@ -295,7 +295,7 @@ def test_an_old_fio_run_is_named_for_its_document_and_its_jobs_warnings_reach_co
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "r.db"
-    db = Results.open(path)
+    db = ResultsWriter.open(path)
     try:
         run_id = _a_run(db, "fio", json.dumps(OLD_FIO_DOCUMENT))
     finally:
@@ -306,7 +306,7 @@ def test_an_old_fio_run_is_named_for_its_document_and_its_jobs_warnings_reach_co
         " ALTER TABLE run DROP COLUMN engine_shape; PRAGMA user_version = 12;"
     )
     con.close()
-    db = Results.open(path, create=False)  # migrates
+    db = ResultsWriter.open(path, create=False)  # migrates
     try:
         shape = db.con.execute("SELECT engine_shape FROM run WHERE id = ?", (run_id,)).fetchone()
         said = db.con.execute(

@@ -12,7 +12,7 @@ from pathlib import Path
 # Imported for the undo it registers with the journal (action `postgres`): cleanup must
 # know every action a run may have journaled.
 import fslab.apps.postgres  # noqa: F401
-from fslab.store.db import Results
+from fslab.store.db import ResultsWriter
 from fslab.store.lock import exclusive
 from fslab.targets.journal import undo
 from fslab.targets.owner import NotOurs
@@ -30,7 +30,7 @@ class CleanupReport:
 
 
 def undo_open(
-    db: Results, run_id: int | None = None, only: Collection[int] | None = None
+    db: ResultsWriter, run_id: int | None = None, only: Collection[int] | None = None
 ) -> CleanupReport:
     """Undoes every side effect not yet undone (only `run_id`'s, and only the entries
     `only`, when given), newest first, and marks each undone. Idempotent: a thing
@@ -82,7 +82,7 @@ def undo_rank_journals(paths: Collection[Path]) -> CleanupReport:
         with exclusive(path, "cleanup", wait=True):
             if not path.exists():
                 continue  # its guard undid everything and removed it
-            db = Results.open(path, create=False)
+            db = ResultsWriter.open(path, create=False)
             try:
                 got = undo_open(db)
                 left = db.open_journal_entries()
@@ -96,7 +96,7 @@ def undo_rank_journals(paths: Collection[Path]) -> CleanupReport:
     return report
 
 
-def workdirs_of(db: Results) -> set[Path]:
+def workdirs_of(db: ResultsWriter) -> set[Path]:
     """The work directories a database's open journal entries lie in (where a
     multi-host run's other ranks keep their journals)."""
     out: set[Path] = set()

@@ -161,7 +161,7 @@ def _host() -> str:
 
 def _worker(comm: Any) -> int:
     """A rank other than 0: carry out rank 0's orders until `stop`."""
-    from fslab.store.db import Results
+    from fslab.store.db import ResultsWriter
     from fslab.store.lock import exclusive
     from fslab.study.load import parse_study
     from fslab.study.plan import Plan, expand
@@ -171,7 +171,7 @@ def _worker(comm: Any) -> int:
     rank, host = comm.Get_rank(), _host()
     hosts = [h for h, _ in comm.allgather((host, os.getpid()))]
     local = hosts[:rank].count(host)  # this rank's index among its host's ranks
-    store: Results | None = None
+    store: ResultsWriter | None = None
     plan: Plan | None = None
     workdir: Path | None = None
     made: Any = None
@@ -209,7 +209,7 @@ def _worker(comm: Any) -> int:
                 # A journal that outlives this process: when a rank is killed, Open MPI
                 # ends them all, and `fslab cleanup` (run by `fslab run --hosts` itself
                 # after a failure) undoes what it says.
-                store = Results.open(workdir.parent / f"rank{rank}.journal.db")
+                store = ResultsWriter.open(workdir.parent / f"rank{rank}.journal.db")
                 # Held while this rank lives; whatever ends it (Open MPI's SIGKILL too),
                 # its guard then undoes what the journal says is still there.
                 held.enter_context(exclusive(store.path, f"rank {rank}"))

@@ -38,7 +38,7 @@ from fslab.stats import sequential
 from fslab.stats.disturbance import disturbed_in_block
 from fslab.stats.sequential import look_level
 from fslab.stats.warnings import RunFacts
-from fslab.store.db import Results, StoreFull
+from fslab.store.db import ResultsWriter, StoreFull
 from fslab.store.derive import ENGINE_WRITE_OPS
 from fslab.store.query import ResultsError, study_results
 from fslab.study.plan import Plan, Point
@@ -198,7 +198,7 @@ class Watch:
     def data(self) -> dict[str, Any]:
         return self.telemetry.to_dict() if self.telemetry else {}
 
-    def store_block(self, db: Results, run_id: int, report: Report) -> None:
+    def store_block(self, db: ResultsWriter, run_id: int, report: Report) -> None:
         # Space amplification is about data newly stored: the file(s) laid out now.
         layout = report.layout.bytes if report.layout else 0
         if report.steady_state is None:
@@ -215,7 +215,7 @@ class Runner:
     def __init__(
         self,
         plan: Plan,
-        db: Results,
+        db: ResultsWriter,
         study_id: int,
         workdir: Path,
         progress: Progress | None = None,

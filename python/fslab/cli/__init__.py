@@ -95,7 +95,7 @@ def _report(e: FslabError) -> None:
 # Where `FslabGroup.resolve_command` leaves (name, command, arguments) in `ctx.meta`.
 _COMMAND = "fslab.command"
 # SQLite's words for a file that is damaged, or is no database at all, past the header
-# that `Results.open` and the readers check when they open it.
+# that `ResultsWriter.open` and the readers check when they open it.
 _DAMAGED = ("SQLITE_CORRUPT", "SQLITE_NOTADB")
 
 
@@ -116,11 +116,11 @@ def _results_path(ctx: click.Context) -> Path | None:
 
 
 def _damaged(ctx: click.Context, e: sqlite3.DatabaseError) -> None:
-    from fslab.store.db import Results
+    from fslab.store.db import ResultsWriter
 
     db = _results_path(ctx)
     if db is not None:
-        _report(Results.damaged(db, str(e)))
+        _report(ResultsWriter.damaged(db, str(e)))
     else:
         print_error(
             f"a results database is damaged ({e})",

@@ -12,7 +12,7 @@ from fslab.cleanup import rank_journals, undo_open, undo_rank_journals, workdirs
 from fslab.cli.plan import results_option
 from fslab.errors import ExitStatus
 from fslab.safe_text import safe_text
-from fslab.store.db import Results, StoreFull
+from fslab.store.db import ResultsWriter, StoreFull
 from fslab.store.lock import exclusive
 from fslab.study.preflight import default_workdir
 
@@ -33,7 +33,7 @@ def clean(
     """`fslab cleanup`, also after a multi-host run whose ranks were killed (by the
     launcher, and by rank 0's guard: `wait` for whoever holds the database first; the
     guard leaves the runs' status to the launcher, which knows why they ended)."""
-    db = Results.open(results, create=False)
+    db = ResultsWriter.open(results, create=False)
     full: StoreFull | None = None
     try:
         db.check_integrity()

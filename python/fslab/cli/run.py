@@ -45,7 +45,7 @@ from fslab.report.format import disturbed_by
 from fslab.run import Outcome, Runner
 from fslab.run import Progress as RunProgress
 from fslab.safe_text import safe_markup
-from fslab.store.db import Results
+from fslab.store.db import ResultsWriter
 from fslab.store.lock import exclusive, waiting_for
 from fslab.study.load import load_study
 from fslab.study.plan import Plan
@@ -181,7 +181,7 @@ def _launch(
             ("interrupted", None) if stopped
             else ("failed", f"a rank ended the multi-host run (mpiexec status {code})")
         )  # fmt: skip
-        db = Results.open(results, create=False)
+        db = ResultsWriter.open(results, create=False)
         try:
             with exclusive(results, "cleanup", wait=True):
                 db.mark_stale_runs(status, why)
@@ -239,7 +239,7 @@ def _run(
     err: Console,
 ) -> ExitStatus:
     plan, text, workdir = checked.plan, checked.text, checked.workdir
-    db = Results.open(results)
+    db = ResultsWriter.open(results)
     if active() is not None:
         # Rank 0 of a multi-host run: whatever ends it, its guard undoes what it made.
         guard.start(results, rank_journal=False)

@@ -36,7 +36,7 @@ from fslab.units import parse_duration, parse_size
 
 if TYPE_CHECKING:
     from fslab.run import Watch
-    from fslab.store.db import Results
+    from fslab.store.db import ResultsWriter
     from fslab.study.model import Study
     from fslab.study.plan import Plan, Point
     from fslab.study.problems import Problem
@@ -67,7 +67,7 @@ class RunContext(Protocol):
     targets a point touches (a files point's `source`)."""
 
     @property
-    def db(self) -> Results: ...
+    def db(self) -> ResultsWriter: ...
 
     @property
     def engine(self) -> Path: ...

@@ -149,7 +149,7 @@ def combined_state(states: Iterable[State]) -> State:
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CellLook:
     """One target of a group against its baseline at a look, by one headline row."""
 
     target: str
@@ -169,7 +169,7 @@ class GroupLook:
     """Each target's point id."""
     state: State
     """The group's: OPEN while some target of it runs on."""
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[CellLook, ...]
     targets: dict[str, State] = field(default_factory=dict)
     """Each target's state: its comparisons' together, a baseline's its targets'; a target
     not OPEN runs no more."""
@@ -180,7 +180,7 @@ class GroupLook:
         return {p for t, p in self.points.items() if self.targets.get(t, State.OPEN) is State.OPEN}
 
 
-def group_state(verdicts: Iterable[Verdict], repeat_max: int | None = None) -> State:
+def group_state(verdicts: Iterable[CellLook], repeat_max: int | None = None) -> State:
     """The group's state from its comparisons (the baseline's own rows aside)."""
     return combined_state(
         comparison_state(v.judgement, v.runs, repeat_max)
@@ -189,8 +189,8 @@ def group_state(verdicts: Iterable[Verdict], repeat_max: int | None = None) -> S
     )
 
 
-def _verdicts(group: Group, repeat_max: int | None) -> tuple[Verdict, ...]:
-    out: list[Verdict] = []
+def _verdicts(group: Group, repeat_max: int | None) -> tuple[CellLook, ...]:
+    out: list[CellLook] = []
     for row in group.headline_rows():
         for cell in row.cells:
             if cell.target not in group.points:
@@ -198,12 +198,12 @@ def _verdicts(group: Group, repeat_max: int | None) -> tuple[Verdict, ...]:
             if cell.summary is not None:
                 n, j = cell.summary.n, cell.vs
                 state = State.ALONE if j is None else comparison_state(j, n, repeat_max)
-                out.append(Verdict(cell.target, row.op, n, j, state))
+                out.append(CellLook(cell.target, row.op, n, j, state))
     return tuple(out)
 
 
 def _target_states(
-    group: Group, verdicts: tuple[Verdict, ...], baseline_of: Callable[[str], str]
+    group: Group, verdicts: tuple[CellLook, ...], baseline_of: Callable[[str], str]
 ) -> dict[str, State]:
     """Each target's state: its comparisons' (OPEN where it has no summary yet); each
     baseline's, OPEN while one of its targets is, else theirs together."""

@@ -75,7 +75,7 @@ def _schema_sql() -> str:
     return files("fslab.store").joinpath("schema.sql").read_text()
 
 
-class Results:
+class ResultsWriter:
     """An open results database."""
 
     def __init__(self, con: sqlite3.Connection, path: Path) -> None:
@@ -89,7 +89,7 @@ class Results:
         once it can (undo is idempotent)."""
 
     @classmethod
-    def open(cls, path: Path, *, create: bool = True) -> Results:
+    def open(cls, path: Path, *, create: bool = True) -> ResultsWriter:
         """Opens (with `create`, makes) the results database at `path`, migrating an older
         one forward. Raises StoreError for every file it cannot use as one: missing
         (without `create`), not SQLite, another program's SQLite, a newer fslab's, or
@@ -153,7 +153,7 @@ class Results:
                         con.execute(f"PRAGMA user_version = {to}")
         except sqlite3.DatabaseError as e:
             con.close()
-            raise Results.damaged(path, str(e)) from e
+            raise ResultsWriter.damaged(path, str(e)) from e
         return db
 
     @staticmethod
@@ -173,11 +173,11 @@ class Results:
         try:
             rows = [str(r[0]) for r in self.con.execute("PRAGMA quick_check(3)")]
         except sqlite3.DatabaseError as e:
-            raise Results.damaged(self.path, str(e)) from e
+            raise ResultsWriter.damaged(self.path, str(e)) from e
         if rows != ["ok"]:
             # A row may hold several lines, under a `*** in database main ***` heading.
             said = [s for r in rows for s in r.splitlines() if s and not s.startswith("***")]
-            raise Results.damaged(self.path, "; ".join(said[:3]))
+            raise ResultsWriter.damaged(self.path, "; ".join(said[:3]))
 
     def close(self) -> None:
         self.con.close()
@@ -546,7 +546,7 @@ class Results:
 class SQLiteJournal:
     """`fslab.targets.journal.Journal` backed by the results database."""
 
-    def __init__(self, db: Results, run_id: int | None) -> None:
+    def __init__(self, db: ResultsWriter, run_id: int | None) -> None:
         self.db = db
         self.run_id = run_id
 
@@ -587,7 +587,7 @@ def made_filesystems(path: Path) -> dict[str, str | None]:
     without a token prove nothing and are left out. Reads only."""
     if not path.exists():
         return {}
-    db = Results.open(path, create=False)
+    db = ResultsWriter.open(path, create=False)
     try:
         rows = db.con.execute(
             "SELECT json_extract(details, '$.uuid'), json_extract(details, '$.token_sha256')"

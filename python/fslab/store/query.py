@@ -2,7 +2,7 @@
 bundle read through here (`fslab.store.db` writes).
 
 A reader opens the file read-only (`open_readonly`); a file of an older fslab is first
-migrated forward by the writer (`Results.open`), which needs write access to it.
+migrated forward by the writer (`ResultsWriter.open`), which needs write access to it.
 """
 
 from __future__ import annotations
@@ -126,10 +126,10 @@ def _unwritable_dir(db_path: Path) -> bool:
 
 def _migrate(db_path: Path, version: int) -> None:
     # The writer imports the engine's models and the study's: only here, not to read.
-    from fslab.store.db import Results, StoreError
+    from fslab.store.db import ResultsWriter, StoreError
 
     try:
-        Results.open(db_path, create=False).close()
+        ResultsWriter.open(db_path, create=False).close()
     except StoreError as e:
         raise BadResultsError(e.message, hint=e.hint) from e
     except sqlite3.OperationalError as e:

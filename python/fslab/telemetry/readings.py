@@ -34,8 +34,8 @@ PSI_RESOURCES = ("cpu", "io", "memory")
 _PROC = Path("/proc")
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 
-Group = Literal["self", "workload", "kernel", "foreign"]
-GROUPS: tuple[Group, ...] = ("self", "workload", "kernel", "foreign")
+ProcessGroup = Literal["self", "workload", "kernel", "foreign"]
+GROUPS: tuple[ProcessGroup, ...] = ("self", "workload", "kernel", "foreign")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,17 +45,19 @@ class ProcSnapshot:
     boot_ticks: int
     """CLOCK_BOOTTIME in clock ticks when the scan began, comparable with `starttime`."""
     procs: Mapping[int, ProcStat]
-    group: Mapping[int, Group]
+    group: Mapping[int, ProcessGroup]
 
 
-def classify(procs: Mapping[int, ProcStat], self_pid: int, workload: set[int]) -> dict[int, Group]:
+def classify(
+    procs: Mapping[int, ProcStat], self_pid: int, workload: set[int]
+) -> dict[int, ProcessGroup]:
     """Kernel threads, this process (all its threads), the workload (the given pids and
     all their descendants, so an engine's or a database's children count as the
     workload even when they are not named) and everything else: foreign."""
     children: dict[int, list[int]] = {}
     for p in procs.values():
         children.setdefault(p.ppid, []).append(p.pid)
-    group: dict[int, Group] = {}
+    group: dict[int, ProcessGroup] = {}
     # This process named as the workload means its children (the engine it started):
     # it stays `self` itself.
     queue = [c for pid in workload if pid == self_pid for c in children.get(pid, [])]
@@ -106,7 +108,7 @@ def cpu_ticks_named(
 
 def cpu_ticks_by_group(
     prev: ProcSnapshot, cur: ProcSnapshot, by_process: Mapping[int, int] | None = None
-) -> dict[Group, int]:
+) -> dict[ProcessGroup, int]:
     """CPU ticks each group used between two snapshots (`by_process`: the snapshots'
     `cpu_ticks_by_process`, when the caller has it already).
 
@@ -119,7 +121,7 @@ def cpu_ticks_by_group(
     (the kernel then adds nothing to the parent, as for every kernel thread: kthreadd
     ignores it); a group's sum never goes below zero.
     """
-    ticks: dict[Group, int] = dict.fromkeys(GROUPS, 0)
+    ticks: dict[ProcessGroup, int] = dict.fromkeys(GROUPS, 0)
     if by_process is None:
         by_process = cpu_ticks_by_process(prev, cur)
     for pid, n in by_process.items():

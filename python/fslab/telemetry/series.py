@@ -17,7 +17,7 @@ from fslab.telemetry.procfs import SECTOR_BYTES, DiskCounters, MemInfo, Pressure
 from fslab.telemetry.readings import (
     _CLK_TCK,
     PSI_RESOURCES,
-    Group,
+    ProcessGroup,
     Sample,
     cpu_ticks_by_group,
     cpu_ticks_by_process,
@@ -256,7 +256,7 @@ def make_point(prev: Sample, cur: Sample, t0_s: float, thresholds: Thresholds) -
         # The scans' own tick-resolution clock, not t_s: their ticks are what is divided.
         return 100.0 * _rate(n / _CLK_TCK, proc_dt_s or dt_s)
 
-    def one_cpu_pct(group: Group) -> float:
+    def one_cpu_pct(group: ProcessGroup) -> float:
         return pct(ticks[group])
 
     named = cpu_ticks_named(prev.procs, cur.procs, by_process)
@@ -313,7 +313,7 @@ _REASON_TEXT = {
     "memory_pressure": "memory pressure",
 }
 
-Summary = dict[str, float | int | None]
+TelemetrySummary = dict[str, float | int | None]
 
 SINCE_SLACK_S = 0.05
 """`Telemetry.since` keeps an interval that began this little before the time asked (or a
@@ -407,7 +407,7 @@ class Telemetry:
         space_used_before: int | None = None,
         space_used_after: int | None = None,
         logical_bytes: int | None = None,
-    ) -> Summary:
+    ) -> TelemetrySummary:
         """The derived metrics, flat, with units in the names. Device figures without a
         prefix are summed over the target's members (`roles.members`); `backing_*` over
         the disks holding loop images (which also carry the rest of the machine's I/O);
@@ -415,7 +415,7 @@ class Telemetry:
         whole run, peaks are the highest interval (so they depend on `interval_s`).
         A metric that cannot be computed (nothing written, no baseline given) is None.
         """
-        out: Summary = {
+        out: TelemetrySummary = {
             "interval_s": self.interval_s,
             "duration_s": self.duration_s,
             "intervals": len(self.series),
