@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hdr import decode_hist, hist_percentile
 
 from fslab.engine import (
     SCHEMA_VERSION,
@@ -14,10 +15,8 @@ from fslab.engine import (
     Report,
     SeriesPoint,
     check_job,
-    decode_hist,
     find,
     find_engine,
-    hist_percentile,
     run_job,
 )
 from fslab.errors import EngineError, ExitStatus, JobError

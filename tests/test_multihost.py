@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 from conftest import fslab, fslab_env, loops_under, mounts_under, start_fslab
+from hdr import decode_hist, hist_percentile
 
-from fslab.engine import Report, SeriesPoint, decode_hist, hist_percentile, judge_steady, run_job
+from fslab.engine import Report, SeriesPoint, judge_steady, run_job
 from fslab.errors import EngineError, FslabError
 from fslab.hosts import Host, parse_hosts
 from fslab.mpi_rank import rebase_job

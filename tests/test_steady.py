@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 from conftest import REPO
+from hdr import decode_hist
 
-from fslab.engine import Report, check_job, decode_hist, run_job
+from fslab.engine import Report, check_job, run_job
 from fslab.report.job_summary import render_summary
 from fslab.store.db import ResultsWriter
 from fslab.study.check import param_problems

@@ -3,10 +3,10 @@
 //! ignores) and must not depend on the output types.
 
 use schemars::JsonSchema;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What a warning is about: a stable identifier the lab can match on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WarningKind {
     /// The job sets a key that has no effect (e.g. `rwmixread` without a mixed `rw`).
@@ -21,7 +21,7 @@ pub enum WarningKind {
 }
 
 /// A typed warning with advice.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema, Deserialize)]
 pub struct Warning {
     /// Stable identifier: `ignored_key`, `short_run`, `not_steady`, `verify_failed`.
     pub kind: WarningKind,

@@ -2,7 +2,8 @@
 //!
 //! `spec` reads the job; one module per kind runs it (`block`, `files`, `app`) through
 //! the shared `harness`; `record` + `series` measure it; `report` is the JSON that comes
-//! out, and `diagnostics` the warnings in it; `steady` says when a job may stop early.
+//! out, and `diagnostics` the warnings in it; `steady` says when a job may stop early;
+//! `merge` makes several reports one.
 
 pub mod app;
 pub mod beneath;
@@ -18,6 +19,7 @@ pub mod harness;
 pub mod input;
 pub mod io;
 pub mod layout;
+pub mod merge;
 pub mod record;
 pub mod report;
 pub mod series;

@@ -76,6 +76,15 @@ enum Command {
         /// The input file (`.json`) or `-`.
         input: PathBuf,
     },
+    /// Merge several reports of one job into one report: counts summed, latency
+    /// histograms added, rates over the span from the earliest measured start to the
+    /// latest measured end, the worst status. Reads `{"how": "jobs" | "ranks", "parts":
+    /// [{"label", "report"}]}` (`schema merge`) and prints the merged report. fslab uses
+    /// it for a fio job file's measured jobs and for the ranks of a multi-host run.
+    Merge {
+        /// The input file (`.json`) or `-`.
+        input: PathBuf,
+    },
     /// Print the JSON Schema of a job or of the report.
     Schema {
         #[arg(value_enum)]
@@ -121,6 +130,8 @@ enum SchemaKind {
     Steady,
     /// The output of `run` for fio job files.
     FioReport,
+    /// The input of `merge` (its output is a report).
+    Merge,
 }
 
 /// How `run` shows progress on stderr.
@@ -157,6 +168,7 @@ fn main() -> ExitCode {
                 SchemaKind::Check => report::check_schema(),
                 SchemaKind::Steady => report::steady_schema(),
                 SchemaKind::FioReport => fslab_engine::fio::run::report_schema(),
+                SchemaKind::Merge => fslab_engine::merge::input_schema(),
             };
             println!(
                 "{}",
@@ -177,6 +189,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Steady { input } => steady(&input),
+        Command::Merge { input } => merge(&input),
         Command::Check { job, fio, format } if fio.applies(&job) => fio_check(&job, &fio, format),
         Command::Check {
             job,
@@ -383,6 +396,29 @@ fn steady(path: &Path) -> ExitCode {
         serde_json::to_string(&answer).expect("an answer serializes")
     );
     ExitCode::SUCCESS
+}
+
+/// `merge`: the parts as one report, or exit 2 saying why not.
+fn merge(path: &Path) -> ExitCode {
+    let place = place_of(path);
+    let input = read_text_capped(path, STEADY_INPUT_BYTES).and_then(|text| {
+        serde_json::from_str::<fslab_engine::merge::MergeInput>(&text).map_err(|e| {
+            JobError::whole(format!("not a merge input: {e}"))
+                .hint("give `{\"how\": \"jobs\" or \"ranks\", \"parts\": [{\"label\": ..., \"report\": {...}}]}` (`fslab-engine schema merge`)")
+                .into()
+        })
+    });
+    let merged = match input {
+        Ok(input) => fslab_engine::merge::merge(input),
+        Err(errors) => return usage_error(&place, &errors),
+    };
+    match merged {
+        Ok(report) => {
+            println!("{report}");
+            ExitCode::SUCCESS
+        }
+        Err(why) => usage_error(&place, &JobError::whole(why).into()),
+    }
 }
 
 /// The plan of fio job files with `--set` applied, or exit 2 with every problem.

@@ -368,7 +368,7 @@ pub struct ScanTotal {
     pub files: u64,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
@@ -429,7 +429,7 @@ pub struct Layout {
 }
 
 /// Latency summary in nanoseconds, from an HDR histogram (3 significant digits).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema, Deserialize)]
 pub struct LatNs {
     pub min: u64,
     pub mean: f64,
@@ -444,7 +444,7 @@ pub struct LatNs {
 }
 
 /// One direction's totals over the measured time.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema, Deserialize)]
 pub struct OpResult {
     /// `read` or `write`; in a files job the operation (`create`, `copy`...; `ios` are
     /// files), and for `dupes` also `hash` (the files read to compare them); in an
@@ -463,7 +463,7 @@ pub struct OpResult {
 
 /// What one `results` entry counts: an I/O direction or model operation, or a files
 /// job's operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, Deserialize)]
 #[serde(untagged)]
 pub enum ResultOp {
     Io(IoOp),
@@ -471,7 +471,7 @@ pub enum ResultOp {
 }
 
 /// The operations of block jobs, application models and the `dupes` hash pass.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum IoOp {
     /// A block job's reads.
@@ -504,14 +504,14 @@ impl From<FileOp> for ResultOp {
     }
 }
 
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema, Deserialize)]
 pub struct FsyncResult {
     pub count: u64,
     pub lat_ns: LatNs,
 }
 
 /// The job over time, one point per `interval`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema, Deserialize)]
 pub struct Series {
     pub interval_s: f64,
     pub points: Vec<SeriesPoint>,
@@ -554,7 +554,7 @@ pub struct IntervalOp {
 }
 
 /// CPU the engine itself used, all threads, for the whole job (layout excluded).
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Default, Serialize, JsonSchema, Deserialize)]
 pub struct Cpu {
     pub user_s: f64,
     pub sys_s: f64,
@@ -564,7 +564,7 @@ pub struct Cpu {
     pub ctx_involuntary: u64,
 }
 
-#[derive(Debug, Clone, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema, Deserialize)]
 pub struct IoErrorEntry {
     pub op: String,
     pub thread: u32,

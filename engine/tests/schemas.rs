@@ -54,6 +54,11 @@ fn steady_schema_is_current() {
 }
 
 #[test]
+fn merge_schema_is_current() {
+    check("merge.schema.json", fslab_engine::merge::input_schema());
+}
+
+#[test]
 fn fio_report_schema_is_current() {
     check(
         "fio-report.schema.json",

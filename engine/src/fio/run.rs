@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::{Inert, JobPlace, Plan};
 use crate::harness::Flags;
-use crate::record::{deserialize, serialize, summarize, total_hist};
+use crate::merge::summed_results;
 use crate::report::{OpResult, Report, SeriesPoint, Status};
 
 /// What `fslab-engine run FILE.fio` prints.
@@ -165,32 +165,7 @@ fn group(g: u32, jobs: &[FioJobResult]) -> GroupResult {
     } else {
         (end - start).max(1e-9)
     };
-    let mut results: Vec<OpResult> = Vec::new();
-    for r in &reports {
-        for res in &r.results {
-            let mut hist = deserialize(&res.hist).unwrap_or_else(total_hist);
-            match results.iter_mut().find(|o| o.op == res.op) {
-                Some(o) => {
-                    let mut sum = deserialize(&o.hist).unwrap_or_else(total_hist);
-                    let _ = sum.add(&hist);
-                    hist = sum;
-                    o.ios += res.ios;
-                    o.bytes += res.bytes;
-                    o.hist = serialize(&hist);
-                    o.lat_ns = summarize(&hist);
-                }
-                None => results.push(OpResult {
-                    hist: serialize(&hist),
-                    lat_ns: summarize(&hist),
-                    ..res.clone()
-                }),
-            }
-        }
-    }
-    for o in &mut results {
-        o.iops = o.ios as f64 / span;
-        o.bw_bytes = o.bytes as f64 / span;
-    }
+    let results = summed_results(reports.iter().map(|r| r.results.as_slice()), span);
     GroupResult {
         group: g,
         jobs: members.iter().map(|j| j.at.name.clone()).collect(),

@@ -54,8 +54,6 @@ from fslab.engine.report import (
     Verify,
     VerifyBad,
     VerifyClass,
-    decode_hist,
-    hist_percentile,
 )
 from fslab.engine.run import (
     EXIT_FAILED,
@@ -64,8 +62,10 @@ from fslab.engine.run import (
     EXIT_USAGE,
     EngineRun,
     JobProblem,
+    MergeHow,
     check_job,
     judge_steady,
+    merge_reports,
     run_job,
 )
 
@@ -100,6 +100,7 @@ __all__ = [
     "JobProblem",
     "LatNs",
     "Layout",
+    "MergeHow",
     "OpResult",
     "Report",
     "ScanTotal",
@@ -117,11 +118,10 @@ __all__ = [
     "VerifyClass",
     "check_fio",
     "check_job",
-    "decode_hist",
     "find_engine",
     "fio_args",
-    "hist_percentile",
     "judge_steady",
+    "merge_reports",
     "run_fio",
     "run_job",
 ]

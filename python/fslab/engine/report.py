@@ -5,7 +5,6 @@ Also what `fslab-engine steady` prints, and the HDR histograms a report carries.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -167,7 +166,8 @@ class OpResult(_Model):
     lat_ns: LatNs
     """Submission to completion."""
     hist: str
-    """The latency histogram: HdrHistogram V2 + DEFLATE, base64 (see `decode_hist`)."""
+    """The latency histogram: HdrHistogram V2 + DEFLATE, base64; the engine merges them
+    (`merge_reports`)."""
 
 
 class Fsync(_Model):
@@ -606,48 +606,3 @@ class SteadyAnswer(_Model):
 
     steady_state: SteadyState
     warnings: _Items[EngineWarning]
-
-
-def decode_hist(b64: str) -> Any:
-    """Decodes a report's `hist` (HdrHistogram V2 + DEFLATE, base64) into an
-    `hdrh.histogram.HdrHistogram`, e.g. to merge repeats or threads.
-
-    Its percentiles equal the engine's when read with `hist_percentile`; the package's
-    own `get_value_at_percentile` rounds the rank differently and may land one bucket lower.
-    """
-    try:
-        from hdrh.histogram import HdrHistogram
-    except ImportError as e:
-        raise EngineError(
-            "decoding latency histograms needs the `hdrhistogram` package",
-            hint="install it with `pip install hdrhistogram` (fslab depends on it)",
-        ) from e
-    try:
-        return HdrHistogram.decode(b64)
-    except Exception as e:  # the package raises bare exceptions of several kinds
-        raise EngineError(
-            f"the engine's latency histogram does not decode: {e}",
-            hint=f"the lab and `{ENGINE_NAME}` disagree on the histogram; rebuild both",
-        ) from e
-
-
-def hist_percentile(hist: Any, percentile: float) -> int:
-    """The value at `percentile` (0-100) of a decoded histogram, ranked as the engine
-    ranks it (Rust `hdrhistogram` and Java HdrHistogram: the rank is ceil(q x count)),
-    so that the lab's percentiles of merged histograms agree with the engine's."""
-    total = int(hist.get_total_count())
-    if total == 0:
-        return 0
-    # 99.9 / 100 is 0.9990000000000001, not the 0.999 the engine ranks by: at a total
-    # where 0.999 x total is whole, the rank would be one higher than the engine's.
-    quantile = min(max(round(percentile / 100.0, 12), 0.0), 1.0)
-    rank = max(math.ceil(quantile * total), 1)
-    seen = 0
-    for index in range(int(hist.counts_len)):
-        seen += int(hist.get_count_at_index(index))
-        if seen >= rank:
-            value = hist.get_value_from_index(index)
-            if quantile == 0.0:
-                return int(hist.get_lowest_equivalent_value(value))
-            return int(hist.get_highest_equivalent_value(value))
-    return int(hist.get_max_value())

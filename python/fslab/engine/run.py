@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import ValidationError
 
@@ -211,6 +211,49 @@ def judge_steady(
     except ValidationError as e:
         err = e.errors()[0]
         raise malformed(field_path(err["loc"]), problem_words(err), err.get("input")) from e
+
+
+MergeHow = Literal["jobs", "ranks"]
+"""How the parts of a merge ran: `jobs` in one process on one clock (a fio job file's
+jobs), `ranks` on several hosts after a common barrier (docs/engine.md, "Several reports
+as one")."""
+
+
+def merge_reports(
+    how: MergeHow, parts: Sequence[tuple[str, Report | None]], *, engine: Path | None = None
+) -> Report:
+    """`parts` (a label for each part's warnings, its report or None when it ended without
+    one) as one report, by the engine's one rule (`fslab-engine merge`): counts summed,
+    latency histograms added, rates over the span, the worst status. The lab decodes no
+    histogram itself.
+
+    Raises `EngineError` when the engine refuses (no part has a report) or cannot answer."""
+    exe = engine or find_engine()
+    doc = {
+        "how": how,
+        "parts": [
+            {"label": label, "report": None if r is None else r.model_dump(mode="json",
+                                                                          by_alias=True)}
+            for label, r in parts
+        ],
+    }  # fmt: skip
+    try:
+        done = subprocess.run(
+            [str(exe), "merge", "-"], input=json.dumps(doc), capture_output=True,
+            text=True, check=False,
+        )  # fmt: skip
+    except OSError as e:
+        raise EngineError(
+            f"cannot start `{exe}`: {e.strerror or e}",
+            hint=f"check that it is a `{ENGINE_NAME}` built for this machine (`make setup`)",
+        ) from e
+    if done.returncode != EXIT_OK:
+        raise EngineError(
+            f"{exe}: the engine could not merge the reports (exit {done.returncode}): "
+            f"{done.stderr.strip()[-500:]}",
+            hint="rebuild the engine (`make setup`): this lab needs `fslab-engine merge`",
+        )
+    return Report.from_json(json.loads(done.stdout))
 
 
 def check_failed(exe: Path, done: subprocess.CompletedProcess[str], what: str) -> EngineError:

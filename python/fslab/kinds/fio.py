@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import Field, ValidationInfo, field_validator
 
 from fslab.catalog.fio import ENTRY
-from fslab.engine import FioJobRun, IntervalOp, Report, check_fio, run_fio
+from fslab.engine import FioJobRun, Report, check_fio, merge_reports, run_fio
 from fslab.environment import drop_caches
 from fslab.errors import FslabError, JobError
 from fslab.kinds.base import (
@@ -36,7 +36,6 @@ from fslab.kinds.base import (
     run_status,
 )
 from fslab.params import format_param
-from fslab.rank_merge import SERIES_OPS, summed_interval, summed_results
 from fslab.study.problems import Problem, where
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
 from fslab.telemetry.sampler import interval_for
@@ -249,7 +248,7 @@ class FioKind(Kind):
         # Every job's own numbers, the measured ones and the others, beside the job file.
         jobs = [_job_line(j, wanted is None or j.name in wanted) for j in done.jobs]
         ctx.db.set_effective(run_id, {**effective, "fio_jobs": jobs})
-        report = merge_jobs(measured)
+        report = merge_jobs(measured, engine=ctx.engine)
         watch.store_block(ctx.db, run_id, report)
         status = run_status(done.exit_code)
         err = None
@@ -293,63 +292,16 @@ def _job_line(job: FioJobRun, measured: bool) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def merge_jobs(jobs: Sequence[FioJobRun]) -> Report:
-    """The measured jobs of a job file as one report: per operation, counts summed and
-    histograms added; rates over the span from the earliest measured start to the latest
-    measured end; the series summed per interval of wall-clock time. Raises JobError
-    when no measured job reported."""
-    reports = [(j.name, j.report) for j in jobs if j.report is not None]
-    if not reports:
+def merge_jobs(jobs: Sequence[FioJobRun], *, engine: Path | None = None) -> Report:
+    """The measured jobs of a job file as one report, by the engine's one rule
+    (`fslab-engine merge`, `how = "jobs"`): per operation, counts summed and histograms
+    added; rates over the span from the earliest measured start to the latest measured
+    end; the series summed per interval of wall-clock time; each job's warnings named by
+    it. Raises JobError when no measured job reported."""
+    if not any(j.report is not None for j in jobs):
         failed = "; ".join(f"[{j.name}] {j.error}" for j in jobs if j.error)
         raise JobError(f"no job of the file reported{': ' + failed if failed else ''}")
-    starts = [r.start_unix_s + r.ramp_s for _, r in reports]
-    ends = [s + r.runtime_s for s, (_, r) in zip(starts, reports, strict=True)]
-    t0, span = min(starts), max(max(ends) - min(starts), 1e-9)
-    first = reports[0][1]
-    doc = first.model_dump(mode="json", by_alias=True)
-    results = summed_results([r for _, r in reports], span)
-    doc["results"] = results
-    doc["start_unix_s"], doc["ramp_s"], doc["runtime_s"] = t0, 0.0, span
-    doc["series"]["points"] = _series(reports, t0, first.job.interval)
-    doc["fsync"]["count"] = sum(r.fsync.count for _, r in reports)
-    # One process ran them all: each job's CPU is the process's over its own span; the
-    # longest job's is the closest to the whole run's.
-    longest = max(reports, key=lambda nr: nr[1].runtime_s)[1]
-    doc["cpu"] = longest.cpu.model_dump(mode="json")
-    doc["warnings"] = [
-        {**w.model_dump(mode="json"), "message": f"[{n}] {w.message}"}
-        for n, r in reports for w in r.warnings
-    ]  # fmt: skip
-    doc["errors"] = [e.model_dump(mode="json") for _, r in reports for e in r.errors]
-    statuses = [r.status for _, r in reports] + (["failed"] if len(reports) < len(jobs) else [])
-    doc["status"] = next((s for s in ("failed", "interrupted") if s in statuses), "ok")
-    doc["interrupted"] = any(r.interrupted for _, r in reports)
-    doc["steady_state"] = None
-    doc["layout"] = None
-    return Report.model_validate(doc)
-
-
-def _series(
-    reports: list[tuple[str, Report]], t0: float, interval_s: float
-) -> list[dict[str, Any]]:
-    """The jobs' measured intervals summed into wall-clock bins of `interval_s` from `t0`
-    (each interval in the bin its end falls in)."""
-    bins: dict[int, dict[str, list[IntervalOp]]] = {}
-    for _, r in reports:
-        for p in r.series.points:
-            if p.ramp:
-                continue
-            k = max(0, round((r.start_unix_s + p.t_s - t0) / interval_s))
-            slot = bins.setdefault(k, {})
-            for field in SERIES_OPS:
-                op = getattr(p, field)
-                if op is not None:
-                    slot.setdefault(field, []).append(op)
-    return [
-        {"t_s": k * interval_s, "dur_s": interval_s, "ramp": False,
-         **{f: summed_interval(bins[k][f]) if f in bins[k] else None for f in SERIES_OPS}}
-        for k in sorted(bins)
-    ]  # fmt: skip
+    return merge_reports("jobs", [(f"[{j.name}]", j.report) for j in jobs], engine=engine)
 
 
 FIO = FioKind()
