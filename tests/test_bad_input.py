@@ -1,5 +1,5 @@
 """Malformed input, as users and accidents write it: each row of the reliability audit's
-"3. Malformed input" matrices (../shared/notes/audit-reliability.md, studies 01-52 and
+"3. Malformed input" matrices (the project's reliability audit: studies 01-52 and
 engine jobs j01-j15) run through the real `fslab` command. Each must be refused with
 its exit status, say what is wrong and where (the line, when the key has one), show no
 Python trace, and leave nothing behind: no results database, no work directory, no

@@ -1,5 +1,5 @@
-"""The results database on a disk that fills up, and on a read-only mount (audit N5 and
-N6, ../shared/notes/audit-reliability-2.md, 2f and 2g): a full disk ends the study with a
+"""The results database on a disk that fills up, and on a read-only mount (the second
+reliability audit's N5 and N6, 2f and 2g): a full disk ends the study with a
 located message after its targets are torn down, and `fslab cleanup` undoes what it can
 read even while nothing can be written; a database on a read-only file system is read
 where it lies and never written. Needs root (a small file system of its own)."""

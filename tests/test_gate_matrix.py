@@ -1,5 +1,5 @@
 """The safety gate through the real CLI: the refusal matrix of the reliability audit
-(../shared/notes/audit-reliability.md, section 1), each case through `fslab plan` and
+(the project's reliability audit, section 1), each case through `fslab plan` and
 `fslab run`, with and without `--force --device`. A refused device keeps its first 4 MiB
 and signature, and nothing is created (no results database, no work directory). Needs
 root (loop devices, mkfs, mount, swap)."""

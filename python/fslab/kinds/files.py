@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from fslab.targets.spec import TargetSpec
 
 FileOp = Literal["copy", "sync", "scan", "dupes", "touch", "chmod", "xattr", "stat", "delete"]
-# The named file sets of the file-management study (DiskBoss in ../shared/seeds):
+# The named file sets of the file-management seed study (DiskBoss's):
 # (number of files, size of each).
 FILE_SETS = {
     "small": (250_000, "16KiB"),

@@ -13,8 +13,8 @@ another round, until `max`.
 
 Looking after every round and stopping at the first decision inflates the chance of
 calling equal targets different: with a 95% interval at each of 8 looks, 17% of studies
-of identical targets end "different" (../shared/notes/research-next-capabilities.md
-§1.4, 20,000 simulated studies). So each look uses the level `alpha / L`, with `L = max -
+of identical targets end "different" (20,000 simulated studies, in the research that
+preceded this module). So each look uses the level `alpha / L`, with `L = max -
 min + 1` the looks planned (Bonferroni's split: 0.05 over 8 looks is a 99.375% interval
 per look); tests/test_sequential.py checks by simulation that identical targets are called
 different in at most 5% of studies, and `fslab compare` judges an adaptive study's runs
