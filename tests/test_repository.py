@@ -23,7 +23,8 @@ def test_no_file_points_outside_the_repository() -> None:
                 text = path.read_text()
             except (UnicodeDecodeError, OSError):
                 continue
-            found += [f"{rel}:{i}" for i, line in enumerate(text.splitlines(), 1) if outside in line]
+            lines = enumerate(text.splitlines(), 1)
+            found += [f"{rel}:{i}" for i, line in lines if outside in line]
     for name in ("README.md", "Makefile", "pyproject.toml"):
         if outside in (REPO / name).read_text():
             found.append(name)
