@@ -12,7 +12,8 @@ baseline, its groups). CSV and JSON keep the stored base units under the stored 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from fslab.compare import Cell, Comparison, Disturber, Group
 from fslab.metrics import VERDICT_UNIT, MetricSpec
@@ -21,6 +22,9 @@ from fslab.safe_text import safe_text
 from fslab.stats.decision import Decision, Judgement, NoVerdict
 from fslab.stats.summary import MIN_EFFECT_PCT
 from fslab.units import sig3
+
+if TYPE_CHECKING:
+    from fslab.report.findings import Span
 
 NONE = "—"
 """A cell with nothing to show (no run, no baseline to compare with)."""
@@ -444,3 +448,21 @@ def code(text: str) -> str:
     fence = "`" * (max(runs, default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def markdown_sentence(
+    spans: Sequence[Span], text: Callable[[str], str] = md, name: Callable[[str], str] = code
+) -> str:
+    """A sentence in Markdown: targets through `name` (code), emphasis in bold, the rest
+    through `text` (escaped)."""
+    out: list[str] = []
+    for s in spans:
+        if s.style == "target":
+            out.append(name(s.text))
+        elif s.style == "strong":
+            lead = " " if s.text.startswith(" ") else ""
+            trail = " " if s.text.endswith(" ") else ""
+            out.append(f"{lead}**{text(s.text.strip())}**{trail}")
+        else:
+            out.append(text(s.text))
+    return "".join(out)

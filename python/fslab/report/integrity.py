@@ -29,7 +29,7 @@ from fslab.integrity_words import (
 )
 from fslab.params import format_param, varying_keys
 from fslab.report.findings import Answer, Sentence, Span, answers
-from fslab.report.format import NONE, code, format_range, format_ratio, md
+from fslab.report.format import NONE, code, format_range, format_ratio, markdown_sentence, md
 from fslab.stats.decision import Decision
 
 TITLE = "Integrity: what each target returned after each fault"
@@ -414,24 +414,6 @@ def markdown_cell(cell: OutcomeCell, text: Callable[[str], str] = md) -> str:
     if len(parts) == 1:
         return word(parts[0][0], parts[0][0])
     return ", ".join(word(o, f"{o} {n}") for o, n in parts)
-
-
-def markdown_sentence(
-    spans: Sentence, text: Callable[[str], str] = md, name: Callable[[str], str] = code
-) -> str:
-    """A sentence in Markdown: targets through `name` (code), emphasis in bold, the rest
-    through `text` (escaped)."""
-    out: list[str] = []
-    for s in spans:
-        if s.style == "target":
-            out.append(name(s.text))
-        elif s.style == "strong":
-            lead = " " if s.text.startswith(" ") else ""
-            trail = " " if s.text.endswith(" ") else ""
-            out.append(f"{lead}**{text(s.text.strip())}**{trail}")
-        else:
-            out.append(text(s.text))
-    return "".join(out)
 
 
 def markdown_lines(

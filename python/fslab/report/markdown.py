@@ -26,7 +26,7 @@ from matplotlib.ticker import EngFormatter
 from fslab.params import format_param
 from fslab.report.charts import Chart, Section, TargetStyle, dodge, target_styles
 from fslab.report.context import ReportData, methodology, target_facts
-from fslab.report.findings import GRID_LEGEND, Answer, Grid, Span, summary
+from fslab.report.findings import GRID_LEGEND, Answer, Grid, summary
 from fslab.report.format import (
     against_text,
     baselines_text,
@@ -34,6 +34,7 @@ from fslab.report.format import (
     interval_level,
     legend,
     mark,
+    markdown_sentence,
     md,
     not_counted,
     shared_note,
@@ -45,7 +46,6 @@ from fslab.report.integrity import (
     integrity_facts,
     integrity_lines,
     integrity_table,
-    markdown_sentence,
 )
 from fslab.report.integrity import markdown_lines as integrity_markdown
 from fslab.report.output import staged_dir, write_text
@@ -86,20 +86,6 @@ def _fenced(text: str, lang: str = "") -> str:
     runs = [len(m) for m in re.findall(r"`{3,}", text)]
     fence = "`" * max(3, max(runs, default=0) + 1)
     return f"{fence}{lang}\n{text.rstrip()}\n{fence}"
-
-
-def _spans(spans: Sequence[Span]) -> str:
-    out: list[str] = []
-    for s in spans:
-        if s.style == "target":
-            out.append(code(s.text))
-        elif s.style == "strong":
-            lead = " " if s.text.startswith(" ") else ""
-            trail = " " if s.text.endswith(" ") else ""
-            out.append(f"{lead}**{md(s.text.strip())}**{trail}")
-        else:
-            out.append(md(s.text))
-    return "".join(out)
 
 
 def _row(cells: Sequence[str]) -> str:
@@ -228,7 +214,7 @@ def _summary(data: ReportData) -> list[str]:
         lines += _verdict_table(data, rows)
     failed = verdict_headlines(c)
     for v in failed:
-        lines.append(f"- **{md(v.row.title)}**: {_spans(v.sentence())}")
+        lines.append(f"- **{md(v.row.title)}**: {markdown_sentence(v.sentence())}")
     if failed:
         lines.append("")
     found = summary(c)
@@ -296,8 +282,9 @@ def _integrity(data: ReportData) -> list[str]:
 
 def _answer(a: Answer) -> list[str]:
     n = f"{a.points} point{'s' if a.points != 1 else ''}"
-    head = f"- **{md(a.title)}** ({n}, {md(a.op)} {md(a.metric.label)}): {_spans(a.headline())}"
-    return [head, *(f"  - {_spans(line)}" for line in a.lines())]
+    said = markdown_sentence(a.headline())
+    head = f"- **{md(a.title)}** ({n}, {md(a.op)} {md(a.metric.label)}): {said}"
+    return [head, *(f"  - {markdown_sentence(line)}" for line in a.lines())]
 
 
 def _grid(g: Grid) -> list[str]:
@@ -350,7 +337,7 @@ def _ranks(data: ReportData) -> list[str]:
     if ranks is None:
         return []
     lines = ["## Ranks", "", f"_{_inline_code(RANKS_INTRO)}_", ""]
-    lines += [f"- {_spans(s)}" for s in ranks.sentences()]
+    lines += [f"- {markdown_sentence(s)}" for s in ranks.sentences()]
     lines += ["", _row(["target", "point", "run", *RANK_COLUMNS])]
     lines.append("|:---|:---|---:|" + "".join(":---|" if c == "host" else "---:|"
                                               for c in RANK_COLUMNS))  # fmt: skip
