@@ -24,12 +24,12 @@ Which charts a study gets depends on its data:
 from __future__ import annotations
 
 from fslab.report.charts.apps import APP_CHARTS, AppChart
-from fslab.report.charts.bars import _amplification, _bars
+from fslab.report.charts.bars import amplification_charts, bar_charts
 from fslab.report.charts.layout import (
     MAX_PANELS,
     MAX_POINT_CHARTS,
-    _by_workload,
-    _Ids,
+    Ids,
+    groups_by_workload,
     per_point_note,
 )
 from fslab.report.charts.model import (
@@ -43,8 +43,8 @@ from fslab.report.charts.model import (
     dodge,
     target_styles,
 )
-from fslab.report.charts.sweeps import _sweeps
-from fslab.report.charts.timeline import _timelines
+from fslab.report.charts.sweeps import sweep_charts
+from fslab.report.charts.timeline import timeline_charts
 from fslab.report.context import ReportData
 
 __all__ = [
@@ -69,16 +69,16 @@ __all__ = [
 def build_charts(data: ReportData) -> tuple[Chart, ...]:
     """Every chart the study's data supports, in report order."""
     c = data.comparison
-    ids = _Ids()
+    ids = Ids()
     charts: list[Chart] = []
-    charts += _sweeps(c, ids)
-    charts += _bars(c, ids)
-    charts += _timelines(data, ids)
-    charts += _amplification(c, ids)
+    charts += sweep_charts(c, ids)
+    charts += bar_charts(c, ids)
+    charts += timeline_charts(data, ids)
+    charts += amplification_charts(c, ids)
     return tuple(ch for ch in charts if ch.points())
 
 
 def chart_notes(data: ReportData) -> tuple[str, ...]:
     """What the charts leave out, per workload too large for per-point charts."""
-    notes = (per_point_note(w, gs) for w, gs in _by_workload(data.comparison.groups).items())
+    notes = (per_point_note(w, gs) for w, gs in groups_by_workload(data.comparison.groups).items())
     return tuple(n for n in notes if n)

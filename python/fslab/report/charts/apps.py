@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from fslab.catalog import entry
 from fslab.compare import Group, Row
 from fslab.metrics import JETSTRESS_OP, TELEMETRY_OP, VERDICT_UNIT, MetricSpec
-from fslab.report.charts.model import _Unit, _unit
+from fslab.report.charts.model import Unit, unit_for
 from fslab.report.format import ns_axis
 from fslab.report.verdicts import limits
 
@@ -45,11 +45,11 @@ class AppChart:
         if len(found) == 1:
             value, default = next(iter(found))
             said = " (the default)." if default else "."
-            text = _sentences(text, f"The verdict's limit: under {value:g} ms{said}")
+            text = sentences_of(text, f"The verdict's limit: under {value:g} ms{said}")
         return text
 
 
-def _sentences(*parts: str) -> str:
+def sentences_of(*parts: str) -> str:
     return " ".join(p for p in parts if p)
 
 
@@ -90,20 +90,20 @@ operation's rate by metric name (a mailstore's maintenance reads are no headline
 never the verdict (a pass or fail per run: the summary's table)."""
 
 
-def _app_unit(app: AppChart, metric: MetricSpec, values: Iterable[float]) -> _Unit:
+def app_unit(app: AppChart, metric: MetricSpec, values: Iterable[float]) -> Unit:
     if metric.unit == "ns":
         scale, suffix = ns_axis(values)
-        return _Unit(scale, f"{app.axis} ({suffix})")
-    return _Unit(_unit(metric, values).scale, app.axis)
+        return Unit(scale, f"{app.axis} ({suffix})")
+    return Unit(unit_for(metric, values).scale, app.axis)
 
 
-def _app_row(group: Group, app: AppChart) -> Row | None:
+def app_row(group: Group, app: AppChart) -> Row | None:
     for r in group.rows:
         if r.op == app.op and r.metric.name == app.metric and r.metric.unit != VERDICT_UNIT:
             return r
     return None
 
 
-def _app_rows(group: Group, app: AppChart) -> list[Row]:
-    row = _app_row(group, app)
+def app_rows(group: Group, app: AppChart) -> list[Row]:
+    row = app_row(group, app)
     return [row] if row is not None else []

@@ -39,7 +39,7 @@ def per_point_note(workload: str, groups: Sequence[Group]) -> str | None:
 # -- ids and labels --------------------------------------------------------------------------
 
 
-class _Ids:
+class Ids:
     def __init__(self) -> None:
         self.seen: set[str] = set()
 
@@ -52,48 +52,48 @@ class _Ids:
         return out
 
 
-def _by_workload(groups: Iterable[Group]) -> dict[str, list[Group]]:
+def groups_by_workload(groups: Iterable[Group]) -> dict[str, list[Group]]:
     out: dict[str, list[Group]] = {}
     for g in groups:
         out.setdefault(g.workload, []).append(g)
     return out
 
 
-def _varying(groups: Sequence[Group]) -> list[str]:
+def varied_params(groups: Sequence[Group]) -> list[str]:
     """The parameters with more than one value among `groups`, in order of appearance."""
     return varying_keys(g.params for g in groups)
 
 
-def _label(group: Group, keys: Sequence[str]) -> str:
+def point_label(group: Group, keys: Sequence[str]) -> str:
     params = dict(group.params)
     return " ".join(f"{k}={format_param(k, params[k])}" for k in keys if k in params)
 
 
-def _engine_rows(group: Group, metric: str) -> list[Row]:
+def engine_rows(group: Group, metric: str) -> list[Row]:
     return [r for r in group.rows if r.metric.name == metric and not r.op.endswith(TELEMETRY_OP)]
 
 
-def _needs_op(groups: Sequence[Group]) -> bool:
+def needs_op(groups: Sequence[Group]) -> bool:
     """Whether the operation must be named: files workloads, or several ops in one group."""
-    return any(entry(g.kind).ops_apart or len(_engine_ops(g)) > 1 for g in groups)
+    return any(entry(g.kind).ops_apart or len(engine_ops(g)) > 1 for g in groups)
 
 
-def _engine_ops(group: Group) -> list[str]:
+def engine_ops(group: Group) -> list[str]:
     return [op for op in group.ops if not op.endswith(TELEMETRY_OP)]
 
 
-def _join(*parts: str) -> str:
+def join_labels(*parts: str) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def _split(
+def split_panels(
     groups: Sequence[Group], size: Callable[[Sequence[Group]], int], keep: str = ""
 ) -> list[list[Group]]:
     """`groups` as is when `size` of them is at most MAX_PANELS, else split by the values
     of the first parameter that varies, `keep` excepted (recursively)."""
     if size(groups) <= MAX_PANELS:
         return [list(groups)]
-    keys = [k for k in _varying(groups) if k != keep]
+    keys = [k for k in varied_params(groups) if k != keep]
     if not keys:
         return [list(groups)]
     parts: dict[str, list[Group]] = {}
@@ -101,16 +101,16 @@ def _split(
         parts.setdefault(repr(dict(g.params).get(keys[0])), []).append(g)
     if len(parts) == 1:
         return [list(groups)]
-    return [piece for part in parts.values() for piece in _split(part, size, keep)]
+    return [piece for part in parts.values() for piece in split_panels(part, size, keep)]
 
 
-def _common_label(groups: Sequence[Group], within: Sequence[Group]) -> str:
+def common_label(groups: Sequence[Group], within: Sequence[Group]) -> str:
     """What a split-off part has in common that the whole workload does not (its title)."""
-    keys = [k for k in _varying(within) if k not in _varying(groups)]
-    return _label(groups[0], keys) if groups else ""
+    keys = [k for k in varied_params(within) if k not in varied_params(groups)]
+    return point_label(groups[0], keys) if groups else ""
 
 
-def _stat_hover(metric: MetricSpec, target: str, where: str, row: Row) -> str:
+def stat_hover(metric: MetricSpec, target: str, where: str, row: Row) -> str:
     cell = row.cell(target)
     s = cell.summary
     if s is None:
@@ -123,7 +123,7 @@ def _stat_hover(metric: MetricSpec, target: str, where: str, row: Row) -> str:
     return text
 
 
-def _metric_of(groups: Sequence[Group], name: str) -> MetricSpec | None:
+def metric_of(groups: Sequence[Group], name: str) -> MetricSpec | None:
     for g in groups:
         for r in g.rows:
             if r.metric.name == name and not r.op.endswith(TELEMETRY_OP):

@@ -139,27 +139,27 @@ class Chart:
 
 
 @dataclass(frozen=True)
-class _Unit:
+class Unit:
     scale: float
     """Stored value / scale = the value drawn."""
     axis: str
     """The axis label, with its unit."""
 
 
-def _unit(metric: MetricSpec, values: Iterable[float]) -> _Unit:
+def unit_for(metric: MetricSpec, values: Iterable[float]) -> Unit:
     if metric.unit == "bytes_per_s":
-        return _Unit(float(1 << 20), "MiB/s")
+        return Unit(float(1 << 20), "MiB/s")
     if metric.unit == "bytes":
-        return _Unit(float(1 << 20), f"{metric.label}" if "MiB" in metric.label else "MiB")
+        return Unit(float(1 << 20), f"{metric.label}" if "MiB" in metric.label else "MiB")
     if metric.unit == "ratio":
-        return _Unit(1.0, f"{_METRIC_WORDS.get(metric.name, metric.label)} (x)")
+        return Unit(1.0, f"{_METRIC_WORDS.get(metric.name, metric.label)} (x)")
     if metric.unit == "pct":
-        return _Unit(1.0, f"{metric.label} (%)")
+        return Unit(1.0, f"{metric.label} (%)")
     if metric.unit == "ns":
         scale, suffix = ns_axis(values)
         what = "mean latency" if metric.name == "lat_mean_ns" else "p99 latency"
-        return _Unit(scale, f"{what} ({suffix})")
-    return _Unit(1.0, metric.label)
+        return Unit(scale, f"{what} ({suffix})")
+    return Unit(1.0, metric.label)
 
 
 _METRIC_WORDS = {
@@ -172,13 +172,13 @@ _METRIC_WORDS = {
 }
 
 
-def _words(metric: MetricSpec) -> str:
+def words_of(metric: MetricSpec) -> str:
     if metric.name == "iops":
         return metric.label  # IOPS, or files/s for file operations
     return _METRIC_WORDS.get(metric.name, metric.label)
 
 
-def _value(row: Row, target: str, unit: _Unit) -> tuple[float | None, float | None]:
+def value_in(row: Row, target: str, unit: Unit) -> tuple[float | None, float | None]:
     s = row.cell(target).summary
     if s is None:
         return None, None

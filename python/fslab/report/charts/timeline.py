@@ -15,13 +15,13 @@ from fslab.catalog import entry
 from fslab.report.charts.layout import (
     MAX_PANELS,
     MAX_POINT_CHARTS,
-    _by_workload,
-    _common_label,
-    _Ids,
-    _join,
-    _label,
-    _split,
-    _varying,
+    Ids,
+    common_label,
+    groups_by_workload,
+    join_labels,
+    point_label,
+    split_panels,
+    varied_params,
 )
 from fslab.report.charts.model import Chart, Panel, Section, Trace
 from fslab.report.context import ReportData, key_of
@@ -48,21 +48,21 @@ def _members_series(doc: Mapping[str, Any]) -> list[tuple[float, float, float, f
     return out
 
 
-def _timelines(data: ReportData, ids: _Ids) -> list[Chart]:
+def timeline_charts(data: ReportData, ids: Ids) -> list[Chart]:
     c = data.comparison
     charts: list[Chart] = []
     mib = float(1 << 20)
-    for workload, groups in _by_workload(c.groups).items():
+    for workload, groups in groups_by_workload(c.groups).items():
         groups = [g for g in groups if data.telemetry.get(key_of(g))]
         if not groups:
             continue
         # A large workload: its first points only (`per_point_note` says so).
         groups = groups[:MAX_PANELS] if len(groups) > MAX_POINT_CHARTS else groups
-        keys = _varying(groups)
-        parts = _split(groups, len)
+        keys = varied_params(groups)
+        parts = split_panels(groups, len)
         for part in parts:
-            sub = _common_label(part, groups) if len(parts) > 1 else ""
-            inner = [k for k in keys if k in _varying(part)] if len(parts) > 1 else keys
+            sub = common_label(part, groups) if len(parts) > 1 else ""
+            inner = [k for k in keys if k in varied_params(part)] if len(parts) > 1 else keys
             iops_panels: list[Panel] = []
             bytes_panels: list[Panel] = []
             for g in part:
@@ -98,7 +98,7 @@ def _timelines(data: ReportData, ids: _Ids) -> list[Chart]:
                                 peak=_peak(vals),
                             )
                         )  # fmt: skip
-                title = _label(g, inner) or g.workload
+                title = point_label(g, inner) or g.workload
                 if iops_traces:
                     iops_panels.append(Panel(title, _notable_peaks(iops_traces)))
                 if bytes_traces:
@@ -119,7 +119,7 @@ def _timelines(data: ReportData, ids: _Ids) -> list[Chart]:
                             id=ids(workload, what, "time", sub),
                             section=Section.TIMELINE,
                             kind="time",
-                            title=_join(f"{workload}: {what} over time", sub),
+                            title=join_labels(f"{workload}: {what} over time", sub),
                             x_label="seconds",
                             y_label=axis,
                             panels=tuple(panels),
@@ -137,7 +137,7 @@ def _time_hover(
     fmt: Callable[[float], str],
 ) -> tuple[str, ...]:
     return tuple(
-        f"{target} · {_join(p[4], f't={p[0]:.1f}s')}: {fmt(v)} {what}"
+        f"{target} · {join_labels(p[4], f't={p[0]:.1f}s')}: {fmt(v)} {what}"
         for p, v in zip(pts, values, strict=True)
     )
 
