@@ -24,7 +24,7 @@ _DURATION_KEYS = ("runtime", "ramp_time", "interval", "checkpoint_interval",
                   *STEADY_DURATION_KEYS)  # fmt: skip
 _COUNT_KEYS = ("threads", "ranks")
 
-OLTP = Entry(
+OLTP: Entry = Entry(
     "oltp",
     size_keys=(*_SIZE_KEYS, "scan_size"),
     duration_keys=_DURATION_KEYS,
@@ -35,7 +35,7 @@ OLTP = Entry(
     counts_bytes=True,
     direct_unless_said=True,
 )
-MAILSTORE = Entry(
+MAILSTORE: Entry = Entry(
     "mailstore",
     size_keys=(*_SIZE_KEYS, "maintenance_rate"),
     duration_keys=_DURATION_KEYS,

@@ -2,7 +2,7 @@
 
 from fslab.catalog import STEADY_DURATION_KEYS, Entry
 
-ENTRY = Entry(
+ENTRY: Entry = Entry(
     "block",
     size_keys=("bs", "file_size", "io_size"),
     duration_keys=("runtime", "ramp_time", "interval", "completion_spin", *STEADY_DURATION_KEYS),

@@ -4,7 +4,7 @@ after the other (`fslab.kinds.files`), each its own measurement: `ios` counts fi
 from fslab.catalog import Entry
 from fslab.metrics import BW, FILES_PER_S, LAT_MEAN, LAT_P99
 
-ENTRY = Entry(
+ENTRY: Entry = Entry(
     "files",
     size_keys=("file_size",),
     count_keys=("threads",),

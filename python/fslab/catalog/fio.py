@@ -7,7 +7,7 @@ writes piled up in the page cache) only where the workload sets `direct = true`.
 
 from fslab.catalog import Entry
 
-ENTRY = Entry(
+ENTRY: Entry = Entry(
     "fio",
     size_keys=("bs", "size", "io_size"),
     duration_keys=("runtime", "ramp_time"),

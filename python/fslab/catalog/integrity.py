@@ -5,7 +5,7 @@ never in a comparison's rows."""
 from fslab.catalog import Entry
 from fslab.integrity_words import KIND
 
-ENTRY = Entry(
+ENTRY: Entry = Entry(
     KIND,
     size_keys=("file_size", "bs"),
     count_keys=("blocks",),

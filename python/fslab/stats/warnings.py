@@ -313,8 +313,8 @@ def run_warnings(
             )
         )
 
-    said = params.get("direct")
-    direct = said if isinstance(said, bool) else e.direct_unless_said
+    asked = params.get("direct")
+    direct = asked if isinstance(asked, bool) else e.direct_unless_said
     served = [
         (f.run_id, f.device_read_bytes / f.workload_read_bytes)
         for f in facts
