@@ -306,8 +306,8 @@ def test_a_kind_the_catalog_lacks_reads_as_plain_engine_operations() -> None:
 
 
 def _kind_comparisons(tree: ast.AST) -> list[int]:
-    """Lines that compare something to a kind: a kind's name as a string, or a `kind`
-    (a name or attribute called so) set against anything."""
+    """Lines that compare something to a workload kind: a kind's name as a string, or a
+    constant naming kinds (`INTEGRITY_KIND`, `APP_KINDS`)."""
     names = set(KINDS)
 
     def kindish(node: ast.expr) -> bool:
@@ -317,7 +317,7 @@ def _kind_comparisons(tree: ast.AST) -> list[int]:
             return any(kindish(e) for e in node.elts)
         ident = node.id if isinstance(node, ast.Name) else (
             node.attr if isinstance(node, ast.Attribute) else "")  # fmt: skip
-        return ident == "kind" or ident.upper().endswith("_KIND") or ident.endswith("KINDS")
+        return ident.endswith("_KIND") or ident.endswith("KINDS")
 
     return [
         node.lineno

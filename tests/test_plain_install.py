@@ -49,7 +49,7 @@ nr_files = 20
 file_size = "16KiB"
 """
 
-JOB_FILE = """\\
+JOB_FILE = """\
 [j]
 rw=randwrite
 bs=4k

@@ -269,7 +269,8 @@ report (cut to what the warnings read) under `jobs`."""
 def _a_run(db: ResultsWriter, kind: str, engine_json: str) -> int:
     study = db.upsert_study("s", "s.toml", "name = 's'")
     db.add_point(f"p-{kind}", study, 0, "t", "w", kind, {"name": "t"}, {})
-    run_id = db.start_run(f"p-{kind}", 0, db.environment_id({}))
+    env = {"kernel": "6.18", "cpu_model": "test", "cores": 2, "mem_bytes": 1 << 30}
+    run_id = db.start_run(f"p-{kind}", 0, db.environment_id(env))
     db.finish_run(run_id, "ok", engine_json=engine_json, runtime_s=1.0)
     return run_id
 

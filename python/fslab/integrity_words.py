@@ -12,6 +12,8 @@ from __future__ import annotations
 
 KIND = "integrity"
 """The workload kind whose runs have an `integrity` row and no compared metrics."""
+OP = KIND
+"""The operation its outcomes show under (`fslab compare --op integrity`, export's `op`)."""
 
 FAULTS = ("bitflip", "zero_block", "random_block", "lost_write", "misdirected", "torn")
 """The fault models, in the order tables list them."""

@@ -15,7 +15,7 @@ from fslab.compare.model import (
     Comparison,
 )
 from fslab.compare.where import CompareError, filter_points, parse_where
-from fslab.integrity_words import KIND as INTEGRITY_KIND
+from fslab.integrity_words import OP as INTEGRITY_OP
 from fslab.metrics import (
     TELEMETRY_OP,
 )
@@ -109,7 +109,7 @@ def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
         return comparison
     present = tuple(dict.fromkeys(op for g in comparison.groups for op in g.ops))
     if comparison.integrity:
-        present = (*present, INTEGRITY_KIND)
+        present = (*present, INTEGRITY_OP)
 
     def kept(op: str) -> bool:
         return op in wanted or (TELEMETRY_OP in wanted and op.endswith(TELEMETRY_OP))
@@ -125,7 +125,7 @@ def keep_ops(comparison: Comparison, ops: Iterable[str]) -> Comparison:
         rows = tuple(r for r in g.rows if kept(r.op))
         if rows:
             groups.append(replace(g, rows=rows))
-    integrity = comparison.integrity if INTEGRITY_KIND in wanted else ()
+    integrity = comparison.integrity if INTEGRITY_OP in wanted else ()
     return replace(comparison, groups=tuple(groups), integrity=integrity)
 
 

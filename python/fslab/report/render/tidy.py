@@ -12,6 +12,7 @@ from typing import Any
 
 from fslab.compare import Comparison
 from fslab.integrity_words import KIND as INTEGRITY_KIND
+from fslab.integrity_words import OP as INTEGRITY_OP
 from fslab.report.format import param_column
 
 FIXED = ("study", "workload", "kind", "target", "baseline", "op", "metric")
@@ -95,7 +96,7 @@ def integrity_rows(comparison: Comparison) -> list[dict[str, Any]]:
             }  # fmt: skip
             out.update({param_column(k, _RESERVED): params.get(k) for k in keys})
             out.update(dict.fromkeys(FIXED[3:] + VALUES))
-            out.update(target=cell.target, op=INTEGRITY_KIND, metric="outcome", n=n,
+            out.update(target=cell.target, op=INTEGRITY_OP, metric="outcome", n=n,
                        outcome=outcome)  # fmt: skip
             rows.append(out)
     return rows

@@ -1,0 +1,137 @@
+"""`fslab compare`: a study's targets side by side, with the statistics to say which
+differences are real. The tables (or Markdown, CSV, JSON) go to stdout; notes to stderr."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
+from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
+from fslab.report.format import not_counted, shared_note
+from fslab.report.rank_views import RANK_COLUMNS, Ranks, rank_cells, rank_views, sentence_text
+from fslab.report.render import render_csv, render_markdown, render_table
+from fslab.report.render.json import write_json
+from fslab.report.render.terminal import DEFAULT_WIDTH
+from fslab.safe_text import safe_text
+
+
+@click.command("compare")
+@results_db_option
+@study_option("compare")
+@baseline_option
+@where_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "md", "csv", "json"]),
+    default="table",
+    show_default=True,
+    help="table for people; md (the tables), csv (one row per group, target, op and "
+    "metric), json (every group with its rows: indented at a terminal, one line otherwise).",
+)
+@click.option(
+    "--ranks", "show_ranks", is_flag=True,
+    help="Show each rank of the study's multi-host runs instead (`fslab run --hosts`): its "
+    "host, rate and start, and its share of the run; then how even each point's ranks "
+    "were. Exit 1 where the study has none.",
+)  # fmt: skip
+@click.option(
+    "--op", "ops", multiple=True, metavar="OP",
+    help="Show only the rows of this operation (txn, read, copy, jetstress, device, ...); "
+    "repeat for several.",
+)  # fmt: skip
+def compare(
+    results: Path,
+    study: str | None,
+    baseline: str | None,
+    where: tuple[str, ...],
+    fmt: str,
+    ops: tuple[str, ...],
+    show_ranks: bool,
+) -> None:
+    """Compare the targets of a study: one table per workload point, one column per target.
+
+    The summary comes first: per workload and sweep family, each target's geometric mean
+    ratio to the baseline over the family's points, with its 95% interval and how many
+    points were better, worse, equivalent (within 5%) or inconclusive; then the best
+    target. Then the tables: each cell is the mean over the completed runs ± the half-width
+    of its 95% confidence interval (Student's t), and for each target but the baseline its
+    ratio to the baseline, judged by the decision rule (docs/statistics.md). Runs flagged
+    as cached or unsteady get no verdict; runs other work disturbed are not counted.
+    """
+    if show_ranks:
+        name, rows = build_ranks(results, study=study, where=where)
+        ranks = rank_views(name, rows, filtered=bool(where))
+        click.echo(_ranks_table(ranks, where), nl=False)
+        return
+    comparison = keep_ops(
+        build_comparison(results, study=study, baseline=baseline, where=where), ops
+    )
+    _notes(comparison, study_given=study is not None)
+    if fmt == "md":
+        text = render_markdown(comparison)
+    elif fmt == "csv":
+        text = render_csv(comparison)
+    elif fmt == "json":
+        # Streamed as bytes: hundreds of MB for a large study. Indented for people at a
+        # terminal, one line for programs (as `gh --json` does): half the bytes.
+        sys.stdout.flush()
+        write_json(comparison, sys.stdout.buffer, indent=sys.stdout.isatty())
+        sys.stdout.buffer.flush()
+        return
+    else:
+        tty = sys.stdout.isatty()
+        # A terminal's width; COLUMNS where set (for a pipe too), else 100 for a pipe.
+        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+        text = render_table(comparison, width=width, color=tty and not os.environ.get("NO_COLOR"))
+    click.echo(text, nl=False)
+
+
+def _notes(c: Comparison, *, study_given: bool) -> None:
+    """What people should know about what was (not) compared, on stderr."""
+    if len(c.studies) > 1 and not study_given:
+        others = len(c.studies) - 1
+        click.echo(
+            f"note: comparing `{safe_text(c.study)}`, the most recent of {len(c.studies)} "
+            f"studies in {safe_text(c.db_path)} ({others} other{'s' if others > 1 else ''}: "
+            "choose with --study)",
+            err=True,
+        )
+    if (left_out := not_counted(c)) is not None:
+        click.echo(f"note: {left_out}", err=True)
+    if (shared := shared_note(c)) is not None:
+        click.echo(f"note: {shared}", err=True)
+
+
+command = compare
+
+
+def _ranks_table(ranks: Ranks, where: tuple[str, ...]) -> str:
+    """Each rank of each multi-host run: where it ran, its rate over its own runtime, its
+    share of the run's I/Os, and when it started after the run's first rank; then a
+    sentence per point on how even its ranks were."""
+    table = Table(box=None)
+    for col in ("point", "run", *RANK_COLUMNS):
+        table.add_column(col, justify="left" if col in ("point", "host") else "right")
+    for point in ranks.points:
+        for run in point.runs:
+            for i, r in enumerate(run.ranks):
+                head = (f"{point.target} {point.title}", str(run.rep + 1)) if i == 0 else ("", "")
+                table.add_row(*(safe_text(x) for x in (*head, *rank_cells(r))))
+    console = Console(width=shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns,
+                      highlight=False, markup=False, record=True, file=io.StringIO())  # fmt: skip
+    filtered = f" (where {' '.join(where)})" if where else ""
+    console.print(safe_text(f"study `{ranks.study}`: the ranks of its multi-host runs{filtered}"))
+    console.print(table)
+    console.print()
+    for sentence in ranks.sentences():
+        console.print(safe_text(sentence_text(sentence)))
+    return console.export_text()

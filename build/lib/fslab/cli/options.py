@@ -1,0 +1,61 @@
+"""Options the commands that read a results database share (compare, report, export,
+bundle): one spelling, one help text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from fslab.store.query import DEFAULT_RESULTS
+
+Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+results_db_option: Decorator = click.option(
+    "--results",
+    "results",
+    metavar="DB",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=DEFAULT_RESULTS,
+    show_default=True,
+    help="The results database `fslab run` wrote.",
+)
+
+baseline_option: Decorator = click.option(
+    "--baseline",
+    metavar="NAME",
+    help="The target the others are compared with; default: the study's first.",
+)
+
+where_option: Decorator = click.option(
+    "--where",
+    "where",
+    metavar="KEY=VALUE",
+    multiple=True,
+    help="Keep the points whose parameter KEY is VALUE (sizes compare in bytes: 8k = 8KiB; "
+    "`workload=NAME` keeps a workload, `target=NAME` a target: compare those alone); repeat "
+    "for several keys (all must match) or values (any may match).",
+)
+
+
+def study_option(verb: str) -> Decorator:
+    """`--study NAME`: which study to `verb`."""
+    return click.option(
+        "--study", metavar="NAME", help=f"The study to {verb}; default: the most recent."
+    )
+
+
+def output_option(help: str, default: Path | None = None) -> Decorator:
+    """`-o/--output FILE`: where a command writes (its default shown when it has one)."""
+    return click.option(
+        "-o",
+        "--output",
+        "output",
+        metavar="FILE",
+        type=click.Path(path_type=Path),
+        default=default,
+        show_default=default is not None,
+        help=help,
+    )

@@ -1,0 +1,81 @@
+"""What the spec of every workload kind shares: parameter values and sweep axes.
+
+A workload's keys are its kind's (`fslab.kinds`); any key given as a list is a sweep axis
+(`SweepSpec.params`), unless the kind says it is one structured value (`STRUCTURED`) or no
+axis at all (`NOT_AXES`). A leaf of `fslab.study`: the kinds build on it, and the study
+model imports the kinds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+Scalar = str | int | float | bool
+Param = Scalar | list[Scalar]
+Value = Scalar | list[Any]
+"""A point's parameter value: a scalar, or a structured one such as `size_buckets`."""
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
+"""What a workload's (and a target's) `name` may be: it becomes part of paths."""
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SweepSpec(Strict):
+    """A workload whose list-valued keys are sweep axes; `name`, `kind` and `targets`
+    are not, and a key in `STRUCTURED` holds a list as one value (a list of those is
+    the sweep)."""
+
+    NOT_AXES: ClassVar[frozenset[str]] = frozenset({"kind", "name", "targets"})
+    STRUCTURED: ClassVar[dict[str, Callable[[list[Any]], list[list[Any]]]]] = {}
+
+    def params(self) -> dict[str, list[Any]]:
+        """Every parameter as a list of values (a sweep axis of length 1 when scalar);
+        unset ones (None) are left to the engine's defaults."""
+        out: dict[str, list[Any]] = {}
+        for key, value in self.model_dump(exclude=set(self.NOT_AXES)).items():
+            if value is None:
+                continue
+            if key in self.STRUCTURED:
+                out[key] = list(self.STRUCTURED[key](value))
+            else:
+                out[key] = list(value) if isinstance(value, list) else [value]
+        return out
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_empty_axes(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for k, v in data.items():
+                if isinstance(v, list) and not v and k not in cls.NOT_AXES:
+                    raise ValueError(f"`{k}` is an empty list: a sweep axis needs a value")
+        return data
+
+
+STEADY_PERCENT_KEYS = ("steady_range", "steady_slope")
+"""The steady-state keys that are percentages (a number of percent once planned)."""
+LAB_KEYS = ("ranks",)
+"""Keys of an engine workload the lab acts on itself and never passes to the engine."""
+
+
+class SteadySpec(SweepSpec):
+    """The engine's steady-state keys (docs/engine.md, "Steady state"), which every
+    workload the engine runs for a time takes (block, oltp, mailstore): the run stops
+    once its rate is steady, `runtime` is only the cap, and the results cover the steady
+    window. Left unset, steady state is on wherever the runtime can hold a window
+    (`fslab.kinds.base.EngineJobKind.steady_params`); unset keys take the engine's
+    defaults. Like any key, a list is a sweep axis (`steady_state = [false, true]`)."""
+
+    steady_state: Param | None = None
+    ranks: Param | None = None
+    """Ranks (clients) per host in a multi-host run (`fslab run --hosts`,
+    docs/multihost.md): a sweep axis like `threads`; the lab's, never the engine's."""
+    steady_round: Param | None = None
+    steady_window: Param | None = None
+    steady_range: Param | None = None
+    steady_slope: Param | None = None
+    steady_measure: Param | None = None

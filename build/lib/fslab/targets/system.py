@@ -1,0 +1,364 @@
+"""What this machine can provision: a `System` snapshot, and `check`, which says every
+reason a target cannot be made here. Neither has side effects (probing runs only
+`--version` style commands and reads /proc and /sys)."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fslab.targets import gate
+from fslab.targets._proc import run, which
+from fslab.targets.args import mkfs_problems, mount_problems
+from fslab.targets.mkfs import (
+    EXT4_MAX_CLUSTER_RATIO,
+    MIN_DEVICE_BYTES,
+    MKFS_BLOCK_SIZES,
+    MKFS_TOOL,
+    is_power_of_two,
+    loop_image_size,
+)
+from fslab.targets.mount import block_rdev
+from fslab.targets.spec import TargetSpec
+from fslab.units import format_bytes, parse_size
+
+# tool -> (Debian package, command printing its version or None)
+TOOLS: dict[str, tuple[str, tuple[str, ...] | None]] = {
+    "mkfs.ext4": ("e2fsprogs", ("mkfs.ext4", "-V")),
+    "tune2fs": ("e2fsprogs", None),
+    "e4crypt": ("e2fsprogs", None),
+    "mkfs.xfs": ("xfsprogs", ("mkfs.xfs", "-V")),
+    "xfs_info": ("xfsprogs", None),
+    "mkfs.btrfs": ("btrfs-progs", ("mkfs.btrfs", "--version")),
+    "btrfs": ("btrfs-progs", ("btrfs", "--version")),
+    "losetup": ("util-linux", ("losetup", "--version")),
+    "mount": ("mount", ("mount", "--version")),
+    "umount": ("mount", None),
+    "blkid": ("util-linux", ("blkid", "--version")),
+    "wipefs": ("util-linux", ("wipefs", "--version")),
+    "fscrypt": ("fscrypt", ("fscrypt", "--version")),
+    "fio": ("fio", ("fio", "--version")),
+}
+# What reading the results back needs, per file system (`effective`).
+INSPECT_TOOL = {"ext4": "tune2fs", "xfs": "xfs_info", "btrfs": "btrfs"}
+
+# Kernel options that decide what works; read from /proc/config.gz when the kernel has it.
+CONFIG_KEYS = (
+    "XFS_SUPPORT_V4",
+    "BTRFS_EXPERIMENTAL",
+    "FS_ENCRYPTION",
+    "BLK_INLINE_ENCRYPTION",
+    "BLK_DEV_WRITE_MOUNTED",
+    "BLK_DEV_MD",
+    "BLK_DEV_DM",
+)
+
+# xfs mounts blocks larger than the page size from Linux 6.12 on ("large block size"
+# support). Measured here on 6.18 with a 4 KiB page: 8, 16 and 64 KiB blocks mount.
+XFS_LARGE_BLOCKS_SINCE = (6, 12)
+
+_VERSION_RE = re.compile(r"\d+(?:\.\d+)+")
+
+
+@dataclass(frozen=True)
+class System:
+    """The machine as provisioning sees it, probed once (`System.probe()`)."""
+
+    kernel: str
+    page_size: int
+    filesystems: frozenset[str]
+    """File systems the kernel has: listed in /proc/filesystems or built as a module."""
+    has_md: bool
+    has_device_mapper: bool
+    has_loop: bool
+    is_root: bool
+    tools: Mapping[str, str | None] = field(hash=False)
+    """tool -> full path, or None when missing."""
+    versions: Mapping[str, str | None] = field(hash=False)
+    """tool -> version (`1.47.0`), or None when missing or unknown."""
+    kernel_config: Mapping[str, bool] | None = field(hash=False, default=None)
+    """Selected CONFIG_ options (`CONFIG_KEYS`), or None when the config is unreadable."""
+    ext4_encryption: bool = False
+    """ext4 can encrypt (/sys/fs/ext4/features/encryption)."""
+    btrfs_sectorsizes: tuple[int, ...] | None = None
+    """Sector sizes this kernel's btrfs mounts (/sys/fs/btrfs/features), None if unknown."""
+
+    @classmethod
+    def probe(cls) -> System:
+        release = os.uname().release
+        tools = {name: which(name) for name in TOOLS}
+        versions = {name: _version(name, path) for name, path in tools.items()}
+        # Tools without a version flag have their package's version (tune2fs: e2fsprogs).
+        by_package = {TOOLS[n][0]: v for n, v in versions.items() if v is not None}
+        for name, path in tools.items():
+            if path is not None and versions[name] is None:
+                versions[name] = by_package.get(TOOLS[name][0])
+        return cls(
+            kernel=release,
+            page_size=os.sysconf("SC_PAGE_SIZE"),
+            filesystems=_filesystems(release),
+            has_md=Path("/proc/mdstat").exists(),
+            has_device_mapper=Path("/dev/mapper/control").exists(),
+            has_loop=Path("/dev/loop-control").exists(),
+            is_root=os.geteuid() == 0,
+            tools=tools,
+            versions=versions,
+            kernel_config=_kernel_config(release),
+            ext4_encryption=Path("/sys/fs/ext4/features/encryption").exists(),
+            btrfs_sectorsizes=_btrfs_sectorsizes(),
+        )
+
+    @property
+    def kernel_version(self) -> tuple[int, int]:
+        m = re.match(r"(\d+)\.(\d+)", self.kernel)
+        return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+    def has_tool(self, name: str) -> bool:
+        return self.tools.get(name) is not None
+
+    def config(self, key: str) -> bool | None:
+        """CONFIG_`key` is set (True), not set (False) or unknown (None)."""
+        return None if self.kernel_config is None else self.kernel_config.get(key, False)
+
+    def tool_versions(self) -> dict[str, str]:
+        """Installed tools with their versions, for the record."""
+        return {
+            name: self.versions.get(name) or "unknown"
+            for name, path in sorted(self.tools.items())
+            if path is not None
+        }
+
+
+def _version(name: str, path: str | None) -> str | None:
+    argv = TOOLS[name][1]
+    if path is None or argv is None:
+        return None
+    try:
+        proc = run([path, *argv[1:]], check=False, timeout=10)
+    except Exception:
+        return None
+    m = _VERSION_RE.search(proc.stdout + proc.stderr)
+    return m.group(0) if m else None
+
+
+def _filesystems(release: str) -> frozenset[str]:
+    names: set[str] = set()
+    try:
+        for line in Path("/proc/filesystems").read_text().splitlines():
+            if line.strip():
+                names.add(line.split()[-1])
+    except OSError:
+        pass
+    modules = Path("/lib/modules") / release / "kernel" / "fs"
+    for fs in ("ext4", "xfs", "btrfs"):
+        if (modules / fs).is_dir():
+            names.add(fs)
+    return frozenset(names)
+
+
+def _kernel_config(release: str) -> dict[str, bool] | None:
+    text: str | None = None
+    try:
+        with gzip.open("/proc/config.gz", "rt") as f:
+            text = f.read()
+    except OSError:
+        try:
+            text = (Path("/boot") / f"config-{release}").read_text()
+        except OSError:
+            return None
+    found = {k: False for k in CONFIG_KEYS}
+    for line in text.splitlines():
+        m = re.match(r"CONFIG_(\w+)=([ym])", line)
+        if m and m.group(1) in found:
+            found[m.group(1)] = True
+    return found
+
+
+def _btrfs_sectorsizes() -> tuple[int, ...] | None:
+    try:
+        text = Path("/sys/fs/btrfs/features/supported_sectorsizes").read_text()
+    except OSError:
+        return None
+    return tuple(int(x) for x in text.split() if x.isdigit())
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def block_size_problem(fs: str, size: int, system: System, *, checksums: bool | None) -> str | None:
+    """Why `size` cannot be `fs`'s block size here (mkfs's range, then what the kernel
+    mounts), or None."""
+    low, high = MKFS_BLOCK_SIZES[fs]
+    if fs == "xfs" and checksums is not False:
+        low = 1024  # V5 (crc=1) needs 1 KiB blocks at least
+    if not is_power_of_two(size) or not low <= size <= high:
+        return f"{fs} takes a power of two from {format_bytes(low)} to {format_bytes(high)}" + (
+            " (512 B only without checksums, V4)" if fs == "xfs" and low == 1024 else ""
+        )
+    page = system.page_size
+    if fs == "ext4" and size > page:
+        # Measured on 6.18: mke2fs makes a 64 KiB-block ext4, the kernel refuses to
+        # mount it ("bad block size"). ext4 blocks above the page size are newer.
+        return (
+            f"this kernel mounts ext4 only with blocks up to the page size ({format_bytes(page)})"
+        )
+    if fs == "xfs" and size > page and system.kernel_version < XFS_LARGE_BLOCKS_SINCE:
+        return (
+            f"xfs blocks above the page size ({format_bytes(page)}) need Linux 6.12 or "
+            f"newer; this is {system.kernel}"
+        )
+    if fs == "btrfs":
+        sizes = system.btrfs_sectorsizes or (page,)
+        if size not in sizes:
+            return (
+                f"this kernel's btrfs mounts sector sizes {', '.join(map(format_bytes, sizes))} "
+                f"only (/sys/fs/btrfs/features/supported_sectorsizes; larger ones need "
+                f"CONFIG_BTRFS_EXPERIMENTAL)"
+            )
+    return None
+
+
+def check(spec: TargetSpec, system: System, scale: float = 1.0) -> list[str]:
+    """Every reason `spec` cannot be provisioned on `system`, as sentences naming the key
+    at fault; empty when it can. No side effects. What the safety gate says about a
+    `device` target's devices is apart: `gate.refusals`."""
+    return [msg for _, msg in keyed_check(spec, system, scale)]
+
+
+def keyed_check(
+    spec: TargetSpec, system: System, scale: float = 1.0
+) -> list[tuple[str | None, str]]:
+    """`check`, each problem with the target's key at fault (`loop.size`, `block_size`,
+    ...; None when it is about this machine), so that a study can say at which line."""
+    who = f"target `{spec.name}`"
+    problems: list[tuple[str | None, str]] = []
+
+    def add(key: str | None, msg: str) -> None:
+        problems.append((key, msg))
+
+    if spec.dir is not None:
+        path = Path(spec.dir)
+        if not path.exists():
+            add("dir", f"{who}: `dir = {spec.dir!r}` does not exist; create it first")
+        elif not path.is_dir():
+            add("dir", f"{who}: `dir = {spec.dir!r}` is not a directory")
+        elif not os.access(path, os.W_OK | os.X_OK):
+            add("dir", f"{who}: `dir = {spec.dir!r}` is not writable by this user")
+        return problems
+
+    fs = spec.fs
+    assert fs is not None  # the model requires `fs` unless `dir` is given
+    if not system.is_root:
+        add(
+            None,
+            f"{who}: making a file system needs root (losetup, mkfs, mount); run fslab as "
+            f"root, or use a `dir` target",
+        )
+    if fs not in system.filesystems:
+        add("fs", f"{who}: the kernel has no {fs} (not in /proc/filesystems)")
+    for tool in (MKFS_TOOL[fs], INSPECT_TOOL[fs], "mount", "umount"):
+        if not system.has_tool(tool):
+            add(
+                None,
+                f"{who}: `{tool}` is not installed; install {TOOLS[tool][0]} (`make setup` does)",
+            )
+
+    loop = spec.effective_loop
+    if loop is not None:
+        if not system.has_loop:
+            add(
+                "loop",
+                f"{who}: loop devices are not available (no /dev/loop-control); load the "
+                f"`loop` module or name real devices with `device`",
+            )
+        if not system.has_tool("losetup"):
+            add(None, f"{who}: `losetup` is not installed; install util-linux")
+        minimum = MIN_DEVICE_BYTES[fs]
+        size = loop_image_size(spec, scale)
+        if size < minimum:
+            add(
+                "loop.size",
+                f"{who}: `loop.size = {loop.size!r}` is below the {format_bytes(minimum)} "
+                f"{fs} needs per device",
+            )
+
+    if spec.block_size is not None:
+        size = parse_size(spec.block_size)
+        why = block_size_problem(fs, size, system, checksums=spec.checksums)
+        if why:
+            add("block_size", f"{who}: `block_size = {spec.block_size!r}` cannot be used: {why}")
+    if spec.cluster_size is not None:
+        cluster = parse_size(spec.cluster_size)
+        block = parse_size(spec.block_size) if spec.block_size is not None else 4096
+        if not is_power_of_two(cluster) or cluster <= block:
+            add(
+                "cluster_size",
+                f"{who}: `cluster_size = {spec.cluster_size!r}` must be a power of two larger "
+                f"than the block size ({format_bytes(block)})",
+            )
+        elif cluster > block * EXT4_MAX_CLUSTER_RATIO:
+            add(
+                "cluster_size",
+                f"{who}: `cluster_size = {spec.cluster_size!r}` is above {EXT4_MAX_CLUSTER_RATIO}"
+                f" blocks, the most mke2fs takes",
+            )
+
+    if fs == "xfs" and spec.checksums is False and system.config("XFS_SUPPORT_V4") is False:
+        add(
+            "checksums",
+            f"{who}: `checksums = false` on xfs means the old V4 format (`-m crc=0`), which "
+            f"this kernel cannot mount (CONFIG_XFS_SUPPORT_V4 is off); xfs V5 always "
+            f"checksums its metadata: leave `checksums` out, or compare checksums on ext4 "
+            f"(metadata_csum) or btrfs (nodatasum)",
+        )
+
+    if spec.encryption == "dm-crypt":
+        if not system.has_device_mapper:
+            add(
+                "encryption",
+                f'{who}: `encryption = "dm-crypt"` needs device-mapper, which this kernel '
+                f'lacks (no /dev/mapper/control); use `encryption = "fscrypt"` on ext4',
+            )
+        else:
+            add(
+                "encryption",
+                f'{who}: `encryption = "dm-crypt"` is not supported by fslab yet; use '
+                f'`encryption = "fscrypt"` on ext4',
+            )
+    elif spec.encryption == "fscrypt" and (
+        not system.ext4_encryption or system.config("FS_ENCRYPTION") is False
+    ):
+        add(
+            "encryption",
+            f'{who}: `encryption = "fscrypt"` needs ext4 encryption in the kernel '
+            f"(CONFIG_FS_ENCRYPTION; /sys/fs/ext4/features/encryption is missing)",
+        )
+
+    if spec.device is not None:
+        seen: dict[int | str, str] = {}
+        for dev in spec.device:
+            # The same device under two names (a symlink, another node) is caught by number.
+            key: int | str = block_rdev(dev) or os.path.realpath(dev)
+            if key in seen:
+                add(
+                    "device",
+                    f"{who}: `device` names one device twice ({seen[key]!r} and {dev!r} are "
+                    f"{os.path.realpath(dev)}); name each device once",
+                )
+            seen.setdefault(key, dev)
+            dev_size = gate.device_size(dev)
+            if dev_size is not None and dev_size < MIN_DEVICE_BYTES[fs]:
+                add(
+                    "device",
+                    f"{who}: `device` {dev!r} holds {format_bytes(dev_size)}, below the "
+                    f"{format_bytes(MIN_DEVICE_BYTES[fs])} {fs} needs",
+                )
+        if not system.has_tool("wipefs"):
+            add(None, f"{who}: `wipefs` is not installed (the safety gate needs it)")
+    problems += [("mkfs_args", f"{who}: {m}") for m in dict.fromkeys(mkfs_problems(spec))]
+    problems += [("mount_options", f"{who}: {m}") for m in dict.fromkeys(mount_problems(spec))]
+    return problems
