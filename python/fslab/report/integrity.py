@@ -12,7 +12,7 @@ value of any other swept axis), a column one target, a cell the outcome of its r
 from __future__ import annotations
 
 import errno as errnos
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,7 @@ from fslab.integrity_words import (
 )
 from fslab.params import format_param, varying_keys
 from fslab.report.findings import Answer, Sentence, Span, answers
-from fslab.report.format import NONE, code, format_range, format_ratio, markdown_sentence, md
+from fslab.report.format import NONE, format_range, format_ratio
 from fslab.stats.decision import Decision
 
 TITLE = "Integrity: what each target returned after each fault"
@@ -397,56 +397,3 @@ def _fact(value: Any) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     return str(value)
-
-
-# -- Markdown (`fslab compare --format md` and the Markdown report) --------------------------
-
-
-def markdown_cell(cell: OutcomeCell, text: Callable[[str], str] = md) -> str:
-    """A cell for a pipe table: the silent outcomes in bold (words through `text`)."""
-    parts = cell.parts
-    if not parts:
-        return cell.text
-
-    def word(outcome: str, said: str) -> str:
-        return f"**{text(said)}**" if outcome in SILENT else text(said)
-
-    if len(parts) == 1:
-        return word(parts[0][0], parts[0][0])
-    return ", ".join(word(o, f"{o} {n}") for o, n in parts)
-
-
-def markdown_lines(
-    c: Comparison,
-    heading: str = "###",
-    text: Callable[[str], str] = md,
-    name: Callable[[str], str] = code,
-    *,
-    sentences: bool = True,
-) -> list[str]:
-    """The integrity table as a pipe table under `heading`, what its points share, the
-    legend and (with `sentences`) the summary sentences, then the lines that put
-    integrity beside speed; nothing without integrity points. Text from the database
-    goes through `text` (escaped for the report; `fslab compare` keeps it as Markdown),
-    target names through `name`."""
-    table = integrity_table(c)
-    if table is None:
-        return []
-    lines = [f"{heading} {text(table.title)}", ""]
-    lines.append("| fault | " + " | ".join(name(t) for t in table.targets) + " |")
-    lines.append("|:---|" + ":---|" * len(table.targets))
-    for row in table.rows:
-        cells = [markdown_cell(x, text) for x in row.cells]
-        lines.append(f"| {text(row.label)} | " + " | ".join(cells) + " |")
-    lines.append("")
-    shared = "; ".join(f"{w}: {p}" if p else w for w, p in table.workloads)
-    lines += [f"_points: {text(shared)}_", "", f"_{text(table.legend)}_", ""]
-    if sentences:
-        lines += [f"- {markdown_sentence(s, text, name)}" for s in integrity_lines(c)]
-    both = trade_off_lines(c)
-    if both:
-        lines += ["", "Integrity beside speed:", ""]
-        lines += [f"- {markdown_sentence(s, text, name)}" for s in both]
-    if lines[-1]:
-        lines.append("")
-    return lines

@@ -47,10 +47,10 @@ from fslab.report.integrity import (
     integrity_lines,
     integrity_table,
 )
-from fslab.report.integrity import markdown_lines as integrity_markdown
 from fslab.report.output import staged_dir, write_text
 from fslab.report.rank_views import INTRO as RANKS_INTRO
 from fslab.report.rank_views import RANK_COLUMNS, rank_cells
+from fslab.report.render.markdown_table import integrity_markdown
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.report.verdicts import VerdictRow, verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement

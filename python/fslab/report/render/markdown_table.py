@@ -4,12 +4,18 @@ right-aligned and marks in bold. (The Markdown *report*, with charts and finding
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from fslab.compare import Comparison
+from fslab.integrity_words import SILENT
 from fslab.report.format import (
+    code,
     group_title,
     header,
     legend,
     mark,
+    markdown_sentence,
+    md,
     md_markup,
     row_cells,
     runs_cells,
@@ -17,7 +23,12 @@ from fslab.report.format import (
     warning_hints,
     warning_summary,
 )
-from fslab.report.integrity import markdown_lines as integrity_markdown
+from fslab.report.integrity import (
+    OutcomeCell,
+    integrity_lines,
+    integrity_table,
+    trade_off_lines,
+)
 from fslab.stats.decision import Decision, Judgement
 
 
@@ -65,3 +76,56 @@ def render_markdown(comparison: Comparison) -> str:
         lines.append("")
     lines += integrity_markdown(comparison, text=md_markup, name=md_markup)
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+# -- the integrity points (`fslab compare --format md` and the Markdown report) -------------
+
+
+def outcome_cell(cell: OutcomeCell, text: Callable[[str], str] = md) -> str:
+    """A cell for a pipe table: the silent outcomes in bold (words through `text`)."""
+    parts = cell.parts
+    if not parts:
+        return cell.text
+
+    def word(outcome: str, said: str) -> str:
+        return f"**{text(said)}**" if outcome in SILENT else text(said)
+
+    if len(parts) == 1:
+        return word(parts[0][0], parts[0][0])
+    return ", ".join(word(o, f"{o} {n}") for o, n in parts)
+
+
+def integrity_markdown(
+    c: Comparison,
+    heading: str = "###",
+    text: Callable[[str], str] = md,
+    name: Callable[[str], str] = code,
+    *,
+    sentences: bool = True,
+) -> list[str]:
+    """The integrity table as a pipe table under `heading`, what its points share, the
+    legend and (with `sentences`) the summary sentences, then the lines that put
+    integrity beside speed; nothing without integrity points. Text from the database
+    goes through `text` (escaped for the report; `fslab compare` keeps it as Markdown),
+    target names through `name`."""
+    table = integrity_table(c)
+    if table is None:
+        return []
+    lines = [f"{heading} {text(table.title)}", ""]
+    lines.append("| fault | " + " | ".join(name(t) for t in table.targets) + " |")
+    lines.append("|:---|" + ":---|" * len(table.targets))
+    for row in table.rows:
+        cells = [outcome_cell(x, text) for x in row.cells]
+        lines.append(f"| {text(row.label)} | " + " | ".join(cells) + " |")
+    lines.append("")
+    shared = "; ".join(f"{w}: {p}" if p else w for w, p in table.workloads)
+    lines += [f"_points: {text(shared)}_", "", f"_{text(table.legend)}_", ""]
+    if sentences:
+        lines += [f"- {markdown_sentence(s, text, name)}" for s in integrity_lines(c)]
+    both = trade_off_lines(c)
+    if both:
+        lines += ["", "Integrity beside speed:", ""]
+        lines += [f"- {markdown_sentence(s, text, name)}" for s in both]
+    if lines[-1]:
+        lines.append("")
+    return lines
