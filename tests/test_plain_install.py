@@ -62,11 +62,17 @@ runtime=1
 @pytest.fixture(scope="module")
 def plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with `pip install .` and no extras: its `bin/`."""
-    venv = tmp_path_factory.mktemp("plain") / "venv"
+    home = tmp_path_factory.mktemp("plain")
+    # Built from a copy: setuptools writes `build/` beside the sources it builds.
+    src = home / "src"
+    shutil.copytree(REPO / "python", src / "python",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))  # fmt: skip
+    shutil.copy(REPO / "pyproject.toml", src / "pyproject.toml")
+    venv = home / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
     pip = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-         "--disable-pip-version-check", str(REPO)],
+         "--disable-pip-version-check", str(src)],
         capture_output=True, text=True, timeout=840, check=False,
     )  # fmt: skip
     assert pip.returncode == 0, pip.stderr[-3000:]
