@@ -190,24 +190,9 @@ def judge_steady(
     input is malformed) or cannot answer."""
     exe = engine or find_engine()
     doc = {"job": dict(job), "series": [p.model_dump(mode="json") for p in points]}
+    out = _ask(exe, "steady", doc, "judge the series")
     try:
-        done = subprocess.run(
-            [str(exe), "steady", "-"], input=json.dumps(doc), capture_output=True,
-            text=True, check=False,
-        )  # fmt: skip
-    except OSError as e:
-        raise EngineError(
-            f"cannot start `{exe}`: {e.strerror or e}",
-            hint=f"check that it is a `{ENGINE_NAME}` built for this machine (`make setup`)",
-        ) from e
-    if done.returncode != EXIT_OK:
-        raise EngineError(
-            f"{exe}: the engine could not judge the series (exit {done.returncode}): "
-            f"{done.stderr.strip()[-500:]}",
-            hint="rebuild the engine (`make setup`): this lab needs `fslab-engine steady`",
-        )
-    try:
-        return SteadyAnswer.model_validate_json(done.stdout)
+        return SteadyAnswer.model_validate_json(out)
     except ValidationError as e:
         err = e.errors()[0]
         raise malformed(field_path(err["loc"]), problem_words(err), err.get("input")) from e
@@ -237,9 +222,15 @@ def merge_reports(
             for label, r in parts
         ],
     }  # fmt: skip
+    return Report.from_json(json.loads(_ask(exe, "merge", doc, "merge the reports")))
+
+
+def _ask(exe: Path, command: str, doc: Mapping[str, Any], what: str) -> str:
+    """`fslab-engine COMMAND -` given `doc` as JSON on stdin: what it printed. Raises
+    `EngineError` when it cannot start or does not answer (`what` it could not do)."""
     try:
         done = subprocess.run(
-            [str(exe), "merge", "-"], input=json.dumps(doc), capture_output=True,
+            [str(exe), command, "-"], input=json.dumps(doc), capture_output=True,
             text=True, check=False,
         )  # fmt: skip
     except OSError as e:
@@ -249,11 +240,11 @@ def merge_reports(
         ) from e
     if done.returncode != EXIT_OK:
         raise EngineError(
-            f"{exe}: the engine could not merge the reports (exit {done.returncode}): "
+            f"{exe}: the engine could not {what} (exit {done.returncode}): "
             f"{done.stderr.strip()[-500:]}",
-            hint="rebuild the engine (`make setup`): this lab needs `fslab-engine merge`",
+            hint=f"rebuild the engine (`make setup`): this lab needs `fslab-engine {command}`",
         )
-    return Report.from_json(json.loads(done.stdout))
+    return done.stdout
 
 
 def check_failed(exe: Path, done: subprocess.CompletedProcess[str], what: str) -> EngineError:
