@@ -18,12 +18,16 @@ pub enum WarningKind {
     /// `verify = true`, and some blocks read back corrupt, misplaced, stale or unreadable
     /// (the counts are in the report's `verify`).
     VerifyFailed,
+    /// A rate-limited job (`rate`, `rate_iops`) achieved less than the least it accepts
+    /// (`rate_min`, `rate_iops_min`; else 95% of the rate asked).
+    RateShort,
 }
 
 /// A typed warning with advice.
 #[derive(Debug, Clone, Serialize, JsonSchema, Deserialize)]
 pub struct Warning {
-    /// Stable identifier: `ignored_key`, `short_run`, `not_steady`, `verify_failed`.
+    /// Stable identifier: `ignored_key`, `short_run`, `not_steady`, `verify_failed`,
+    /// `rate_short`.
     pub kind: WarningKind,
     pub message: String,
     pub hint: Option<String>,

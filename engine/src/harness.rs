@@ -401,6 +401,7 @@ impl<T> Harvest<T> {
             app: body.app,
             steady_state,
             verify: body.verify,
+            rate: None,
             job,
         }
     }

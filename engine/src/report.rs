@@ -62,6 +62,31 @@ pub struct Report {
     /// are counted here and warned about (`verify_failed`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
+    /// With `rate` or `rate_iops`: the rate asked and the rate achieved over `runtime_s`,
+    /// all threads together; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<RateResult>,
+}
+
+/// What a rate-limited job asked for and achieved (all threads together).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RateResult {
+    /// `bytes` (`rate`) or `iops` (`rate_iops`): what the rates below count per second.
+    pub unit: RateUnit,
+    pub asked_per_s: f64,
+    /// The least accepted (`rate_min`, `rate_iops_min`; else 95% of the asked rate);
+    /// below it the report warns `rate_short`.
+    pub least_per_s: f64,
+    pub achieved_per_s: f64,
+    /// `achieved_per_s / asked_per_s`.
+    pub share: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RateUnit {
+    Bytes,
+    Iops,
 }
 
 /// What `verify = true` found. Counts cover the whole job, the ramp included (unlike

@@ -2,11 +2,17 @@
 //! device, fio-style.
 //!
 //! `target` checks, lays out and opens what the I/O goes to, `offsets` says where each
-//! I/O goes, `worker` is one thread's state; the backends in `crate::io` issue the I/O.
+//! I/O goes (with `sizes` how long it is, `distribution` and `randmap` where random
+//! ones land), `pace` when it may go, `worker` is one thread's state; the backends in
+//! `crate::io` issue the I/O.
 //! `verify` stamps and checks blocks (`verify = true`), `verify_state` keeps their
 //! generations from one job to the next.
 
+pub mod distribution;
 pub mod offsets;
+pub mod pace;
+pub mod randmap;
+pub mod sizes;
 pub mod target;
 pub mod verify;
 pub mod verify_state;
@@ -15,12 +21,12 @@ pub mod worker;
 use std::os::fd::AsRawFd;
 use std::path::Path;
 
-use crate::buffers::Buffers;
+use crate::buffers::{Buffers, Data};
 use crate::diagnostics::Warning;
 use crate::error::{JobError, RunError};
 use crate::harness::{Body, Flags, Launch, Outcome};
 use crate::record::{summarize, Op};
-use crate::report::{FsyncResult, IoErrorEntry, IoOp, Report, SeriesPoint};
+use crate::report::{FsyncResult, IoErrorEntry, IoOp, RateResult, RateUnit, Report, SeriesPoint};
 use crate::spec::{IoEngine, Job};
 use crate::{harness, io};
 
@@ -51,7 +57,7 @@ pub fn run(
             verify_state::check_path(path, job.path_for(0).as_deref())?;
             let saved = verify_state::load(path)?;
             if let Some(s) = &saved {
-                verify_state::check_fits(s, path, job.bs, job.size)?;
+                verify_state::check_fits(s, path, job.bs, job.size.map(|s| job.extent(s)))?;
             }
             saved
         }
@@ -59,8 +65,11 @@ pub fn run(
     };
     if job.verify {
         if let Some(size) = job.size {
-            verify_blocks(&job, size)?;
+            verify_blocks(&job, job.extent(size))?;
         }
+    }
+    if let Some(d) = job.pattern.startdelay {
+        wait_or_stop(std::time::Duration::from_secs_f64(d), flags);
     }
     let target::Target {
         info,
@@ -93,7 +102,8 @@ pub fn run(
                 }
             };
             let seed = harness::thread_seed(job.randseed, t);
-            let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, seed);
+            let mut buffers = Buffers::new(job.max_bs(), job.iodepth, job.buffer_content, seed);
+            buffers.shape(&Data::of(&job));
             let queue = match (job.ioengine, &file) {
                 (IoEngine::IoUring, Some(f)) => {
                     match io::uring::Queue::new(f.as_raw_fd(), &buffers, job.iodepth) {
@@ -152,6 +162,10 @@ pub fn run(
         }
         results.push(r);
     }
+    let rate = rate_result(&job, &results, span.runtime_s);
+    if let Some(w) = rate.as_ref().and_then(|r| rate_warning(&job, r)) {
+        warnings.push(w);
+    }
     let fsync = FsyncResult {
         count: harvest
             .outcomes
@@ -170,13 +184,85 @@ pub fn run(
         app: None,
         verify,
     };
-    Ok(harvest.into_report(
+    let mut report = harvest.into_report(
         job,
         span,
         body,
         warnings,
         flags,
         "give `runtime` of a few seconds or more",
+    );
+    report.rate = rate;
+    Ok(report)
+}
+
+/// Sleeps `d` (`startdelay`), waking early when the job is stopped.
+fn wait_or_stop(d: std::time::Duration, flags: &Flags) {
+    let end = std::time::Instant::now() + d;
+    while !flags.stopped() {
+        let now = std::time::Instant::now();
+        if now >= end {
+            break;
+        }
+        std::thread::sleep((end - now).min(std::time::Duration::from_millis(50)));
+    }
+}
+
+/// A rate-limited job's asked and achieved rate, over every thread.
+fn rate_result(
+    job: &Job,
+    results: &[crate::report::OpResult],
+    runtime_s: f64,
+) -> Option<RateResult> {
+    let p = &job.pattern;
+    let threads = f64::from(job.numjobs);
+    let (unit, asked, least, done) = match (p.rate, p.rate_iops) {
+        (Some(b), _) => (
+            RateUnit::Bytes,
+            b as f64,
+            p.rate_min.map_or(0.95 * b as f64, |m| m as f64),
+            results.iter().map(|r| r.bytes).sum::<u64>() as f64,
+        ),
+        (None, Some(i)) => (
+            RateUnit::Iops,
+            i as f64,
+            p.rate_iops_min.map_or(0.95 * i as f64, |m| m as f64),
+            results.iter().map(|r| r.ios).sum::<u64>() as f64,
+        ),
+        _ => return None,
+    };
+    let achieved = done / runtime_s.max(1e-9);
+    Some(RateResult {
+        unit,
+        asked_per_s: asked * threads,
+        least_per_s: least * threads,
+        achieved_per_s: achieved,
+        share: achieved / (asked * threads),
+    })
+}
+
+fn rate_warning(job: &Job, r: &RateResult) -> Option<Warning> {
+    if r.achieved_per_s >= r.least_per_s {
+        return None;
+    }
+    let unit = match r.unit {
+        RateUnit::Bytes => "bytes/s",
+        RateUnit::Iops => "IOPS",
+    };
+    Some(Warning::new(
+        crate::diagnostics::WarningKind::RateShort,
+        format!(
+            "achieved {:.0} {unit} of the {:.0} asked ({:.0}%), below the least accepted ({:.0})",
+            r.achieved_per_s,
+            r.asked_per_s,
+            100.0 * r.share,
+            r.least_per_s
+        ),
+        if job.iodepth == 1 && job.ioengine != IoEngine::Null {
+            "the target could not carry this load at `iodepth = 1`: a deeper queue or more `numjobs` may; else it is this target's limit"
+        } else {
+            "the target could not carry this load: that is its limit at this queue depth"
+        },
     ))
 }
 
@@ -222,7 +308,8 @@ fn verifier(job: &Job, saved: Option<verify_state::Saved>) -> Result<Option<Veri
     if !job.verify {
         return Ok(None);
     }
-    let size = job.size.unwrap_or(job.bs);
+    // Blocks are numbered from the target's start: the regions' offsets included.
+    let size = job.extent(job.size.unwrap_or(job.bs));
     let blocks = verify_blocks(job, size)?;
     let generations = match saved {
         Some(s) => {
@@ -252,7 +339,7 @@ fn finish_verify(
     let v = verifier?;
     if let Some(state) = &job.verify_state {
         if v.result().blocks_written > 0 {
-            let size = job.size.unwrap_or(job.bs);
+            let size = job.extent(job.size.unwrap_or(job.bs));
             if let Err(e) = verify_state::save(Path::new(state), job.bs, size, v.generations()) {
                 error.get_or_insert(IoErrorEntry {
                     op: "write".into(),

@@ -1,48 +1,124 @@
-//! Where each I/O goes, and whether it reads or writes.
+//! Where each I/O goes, how long it is, and whether it reads or writes.
 
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::distribution::{Draw, Law};
+use super::randmap::RandomMap;
+use super::sizes::Sizes;
 use crate::record::Op;
 use crate::spec::Rw;
 
-/// Offsets aligned to `bs` inside `[0, blocks * bs)`: sequential (wrapping) or uniform.
+/// One thread's I/O pattern, resolved from the job (`Job::shape`).
+#[derive(Debug, Clone)]
+pub struct Shape {
+    pub rw: Rw,
+    pub rwmixread: u32,
+    /// The reads' sizes and the writes'.
+    pub sizes: [Sizes; 2],
+    /// Offsets are multiples of this (`blockalign`; default the smallest size).
+    pub align: u64,
+    /// The thread's region of the file: `[base, base + size)`.
+    pub base: u64,
+    pub size: u64,
+    pub law: Law,
+    /// Every block once per pass (uniform random offsets, unless `norandommap`).
+    pub map: bool,
+    /// Sequential: bytes added to the offset after each I/O, beyond its length (fio's
+    /// `rw=read:8k`; negative walks backwards).
+    pub seq_skip: i64,
+    /// Random: I/Os issued one after the other from each random offset (fio's
+    /// `rw=randread:8`); 1 makes every offset random.
+    pub seq_run: u32,
+}
+
+impl Shape {
+    /// One size, uniform offsets drawn with repeats, the whole region from 0.
+    pub fn simple(rw: Rw, rwmixread: u32, bs: u64, size: u64) -> Self {
+        Self {
+            rw,
+            rwmixread,
+            sizes: [Sizes::fixed(bs), Sizes::fixed(bs)],
+            align: bs,
+            base: 0,
+            size,
+            law: Law::Uniform,
+            map: false,
+            seq_skip: 0,
+            seq_run: 1,
+        }
+    }
+}
+
+/// Offsets aligned to `align` inside the thread's region: sequential (wrapping) or
+/// random by the shape's law.
 pub struct Offsets {
     rng: Xoshiro256PlusPlus,
-    blocks: u64,
-    bs: u64,
+    sizes: [Sizes; 2],
+    align: u64,
+    base: u64,
+    size: u64,
     random: bool,
-    next_block: u64,
+    draw: Draw,
+    map: Option<RandomMap>,
+    /// The next sequential offset in the region (may walk below 0 going backwards).
+    cursor: i64,
+    seq_skip: i64,
+    seq_run: u32,
+    run_left: u32,
     /// Reads per 2^32, for mixed jobs; `u64::MAX` = always read, 0 = always write.
     read_threshold: u64,
 }
 
 impl Offsets {
-    pub fn new(rw: Rw, rwmixread: u32, bs: u64, size: u64, seed: u64) -> Self {
-        let read_threshold = match rw {
+    pub fn new(shape: &Shape, seed: u64) -> Self {
+        let read_threshold = match shape.rw {
             Rw::Read | Rw::Randread => u64::MAX,
             Rw::Write | Rw::Randwrite => 0,
-            Rw::Randrw | Rw::Readwrite => (u64::from(rwmixread) << 32) / 100,
+            Rw::Randrw | Rw::Readwrite => (u64::from(shape.rwmixread) << 32) / 100,
         };
+        let align = shape.align.max(1);
+        let blocks = (shape.size / align).max(1);
+        let random = shape.rw.is_random();
         Self {
             rng: Xoshiro256PlusPlus::seed_from_u64(seed),
-            blocks: (size / bs).max(1),
-            bs,
-            random: rw.is_random(),
-            next_block: 0,
+            sizes: shape.sizes.clone(),
+            align,
+            base: shape.base,
+            size: shape
+                .size
+                .max(shape.sizes[0].max())
+                .max(shape.sizes[1].max()),
+            random,
+            draw: Draw::new(&shape.law, blocks, align, seed ^ 0x5ca7),
+            map: (random && shape.map && shape.law.is_uniform())
+                .then(|| RandomMap::new(blocks, seed ^ 0xa11)),
+            cursor: 0,
+            seq_skip: shape.seq_skip,
+            seq_run: shape.seq_run.max(1),
+            run_left: 0,
             read_threshold,
         }
     }
 
-    /// A uniform integer in `0..n` by Lemire's multiply-shift; its bias is below
-    /// n / 2^64, far under anything a test of a file's blocks could see.
+    /// The next sequential offset for an I/O of `len`, wrapping at either end.
     #[inline]
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.rng.next_u64()) * u128::from(n)) >> 64) as u64
+    fn sequential(&mut self, len: u64) -> u64 {
+        let (size, len_i) = (self.size as i64, len as i64);
+        let mut off = self.cursor;
+        if off < 0 {
+            off = (size - len_i) / self.align as i64 * self.align as i64;
+        }
+        if off + len_i > size {
+            off = 0;
+        }
+        self.cursor = off + len_i + self.seq_skip;
+        off as u64
     }
 
+    /// The next I/O: its direction, offset and length.
     #[inline]
-    pub fn next_io(&mut self) -> (Op, u64) {
+    pub fn next_io(&mut self) -> (Op, u64, u64) {
         let op = match self.read_threshold {
             u64::MAX => Op::Read,
             0 => Op::Write,
@@ -54,28 +130,49 @@ impl Offsets {
                 }
             }
         };
-        let block = if self.random {
-            self.below(self.blocks)
+        let sizes = &self.sizes[usize::from(op == Op::Write)];
+        let len = if sizes.is_fixed() {
+            sizes.pick(0)
         } else {
-            let b = self.next_block;
-            self.next_block = if b + 1 == self.blocks { 0 } else { b + 1 };
-            b
+            sizes.pick(self.rng.next_u64() >> 32)
         };
-        (op, block * self.bs)
+        let off = if self.random && self.run_left == 0 {
+            self.run_left = self.seq_run - 1;
+            let block = match &mut self.map {
+                Some(m) => m.next_block(),
+                None => self.draw.next(&mut self.rng),
+            };
+            let mut off = block * self.align;
+            if off + len > self.size {
+                off = (self.size - len) / self.align * self.align;
+            }
+            self.cursor = (off + len) as i64;
+            off
+        } else {
+            self.run_left = self.run_left.saturating_sub(1);
+            self.sequential(len)
+        };
+        (op, self.base + off, len)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::block::distribution;
+    use crate::block::sizes;
+
+    fn simple(rw: Rw, rwmixread: u32, bs: u64, size: u64, seed: u64) -> Offsets {
+        Offsets::new(&Shape::simple(rw, rwmixread, bs, size), seed)
+    }
 
     #[test]
     fn offsets_are_aligned_and_inside_the_file() {
         for rw in [Rw::Read, Rw::Randread, Rw::Randrw, Rw::Readwrite] {
-            let mut o = Offsets::new(rw, 50, 4096, 10 * 4096 + 100, 7);
+            let mut o = simple(rw, 50, 4096, 10 * 4096 + 100, 7);
             for _ in 0..10_000 {
-                let (_, off) = o.next_io();
-                assert_eq!(off % 4096, 0);
+                let (_, off, len) = o.next_io();
+                assert_eq!((off % 4096, len), (0, 4096));
                 assert!(off + 4096 <= 10 * 4096 + 100, "{off} past the end");
             }
         }
@@ -83,9 +180,62 @@ mod tests {
 
     #[test]
     fn sequential_wraps_in_order() {
-        let mut o = Offsets::new(Rw::Write, 50, 512, 4 * 512, 1);
+        let mut o = simple(Rw::Write, 50, 512, 4 * 512, 1);
         let offs: Vec<u64> = (0..6).map(|_| o.next_io().1).collect();
         assert_eq!(offs, vec![0, 512, 1024, 1536, 0, 512]);
+    }
+
+    #[test]
+    fn a_negative_skip_reads_backwards_and_a_positive_one_strides() {
+        let mut shape = Shape::simple(Rw::Read, 0, 4096, 4 * 4096);
+        shape.seq_skip = -8192;
+        let mut o = Offsets::new(&shape, 1);
+        let offs: Vec<u64> = (0..5).map(|_| o.next_io().1 / 4096).collect();
+        assert_eq!(offs, vec![0, 3, 2, 1, 0]);
+        shape.seq_skip = 4096;
+        let mut o = Offsets::new(&shape, 1);
+        let offs: Vec<u64> = (0..4).map(|_| o.next_io().1 / 4096).collect();
+        assert_eq!(offs, vec![0, 2, 0, 2]);
+    }
+
+    #[test]
+    fn a_random_run_goes_on_sequentially() {
+        let mut shape = Shape::simple(Rw::Randread, 0, 4096, 1 << 30);
+        shape.seq_run = 4;
+        let mut o = Offsets::new(&shape, 9);
+        for _ in 0..100 {
+            let first = o.next_io().1;
+            for k in 1..4 {
+                assert_eq!(o.next_io().1, first + k * 4096);
+            }
+        }
+    }
+
+    #[test]
+    fn a_thread_stays_in_its_region() {
+        let mut shape = Shape::simple(Rw::Randwrite, 0, 4096, 64 * 4096);
+        shape.base = 1 << 20;
+        let mut o = Offsets::new(&shape, 2);
+        for _ in 0..10_000 {
+            let off = o.next_io().1;
+            assert!(((1 << 20)..(1 << 20) + 64 * 4096).contains(&off), "{off}");
+        }
+    }
+
+    #[test]
+    fn the_random_map_writes_every_block_exactly_once_per_pass() {
+        let blocks = 10_007u64;
+        let mut shape = Shape::simple(Rw::Randwrite, 0, 4096, blocks * 4096);
+        shape.map = true;
+        let mut o = Offsets::new(&shape, 5);
+        for pass in 0..3 {
+            let mut seen = vec![0u8; blocks as usize];
+            for _ in 0..blocks {
+                seen[(o.next_io().1 / 4096) as usize] += 1;
+            }
+            let off = seen.iter().filter(|&&c| c != 1).count();
+            assert_eq!(off, 0, "pass {pass}: {off} blocks not written exactly once");
+        }
     }
 
     #[test]
@@ -94,7 +244,7 @@ mod tests {
         // critical value is 103.4. Seeded, so this is deterministic, yet a biased
         // generator (e.g. modulo of a 32-bit value, or a stuck bit) fails it by far.
         let blocks = 64 * 1000;
-        let mut o = Offsets::new(Rw::Randread, 0, 4096, blocks * 4096, 42);
+        let mut o = simple(Rw::Randread, 0, 4096, blocks * 4096, 42);
         let n = 640_000u64;
         let mut bins = [0u64; 64];
         let mut seen = vec![false; blocks as usize];
@@ -117,7 +267,7 @@ mod tests {
     #[test]
     fn rwmix_ratio_is_within_tolerance() {
         for pct in [0u32, 10, 50, 70, 100] {
-            let mut o = Offsets::new(Rw::Randrw, pct, 4096, 1 << 30, 3);
+            let mut o = simple(Rw::Randrw, pct, 4096, 1 << 30, 3);
             let n = 200_000;
             let reads = (0..n).filter(|_| o.next_io().0 == Op::Read).count();
             let share = reads as f64 / n as f64 * 100.0;
@@ -127,5 +277,63 @@ mod tests {
                 "{pct}% asked, {share}% got"
             );
         }
+    }
+
+    /// What the engine issues under a bssplit: each size's share within a binomial
+    /// tolerance, each direction with its own mix, every offset aligned to `blockalign`
+    /// and every I/O inside the file.
+    #[test]
+    fn a_bssplit_issues_each_size_its_share() {
+        let [r, w] = sizes::parse_split("4k/10:64k/50:32k/40,1m/100").unwrap();
+        let size = 256u64 << 20;
+        let shape = Shape {
+            sizes: [r, w],
+            align: 4096,
+            ..Shape::simple(Rw::Randrw, 70, 4096, size)
+        };
+        let mut o = Offsets::new(&shape, 17);
+        let mut got = std::collections::BTreeMap::<(bool, u64), u64>::new();
+        let n = 400_000u64;
+        for _ in 0..n {
+            let (op, off, len) = o.next_io();
+            assert_eq!(off % 4096, 0);
+            assert!(off + len <= size, "{off}+{len}");
+            *got.entry((op == Op::Write, len)).or_default() += 1;
+        }
+        let reads: u64 = got.iter().filter(|e| !e.0 .0).map(|e| *e.1).sum();
+        for (len, pct) in [(4096u64, 10.0), (65536, 50.0), (32768, 40.0)] {
+            let want = reads as f64 * pct / 100.0;
+            let c = got[&(false, len)] as f64;
+            assert!(
+                (c - want).abs() < 5.0 * want.sqrt() + 1.0,
+                "{len}: {c} against {want}"
+            );
+        }
+        let writes = n - reads;
+        assert_eq!(got[&(true, 1 << 20)], writes, "every write is 1m");
+    }
+
+    /// Offsets under a skewed law, counted as the engine draws them: zipf's hottest
+    /// blocks take their share (the law itself is checked in `distribution`).
+    #[test]
+    fn a_zipf_job_concentrates_its_hits() {
+        let blocks = 100_000u64;
+        let shape = Shape {
+            law: distribution::parse("zipf:1.1").unwrap(),
+            map: true, // the map applies to uniform offsets only
+            ..Shape::simple(Rw::Randread, 0, 4096, blocks * 4096)
+        };
+        let mut o = Offsets::new(&shape, 4);
+        let mut c = vec![0u64; blocks as usize];
+        let n = 1_000_000u64;
+        for _ in 0..n {
+            c[(o.next_io().1 / 4096) as usize] += 1;
+        }
+        c.sort_unstable_by(|a, b| b.cmp(a));
+        let top1pct: u64 = c[..1000].iter().sum();
+        let h: f64 = (1..=blocks).map(|k| (k as f64).powf(-1.1)).sum();
+        let want: f64 = (1..=1000u64).map(|k| (k as f64).powf(-1.1)).sum::<f64>() / h;
+        let share = top1pct as f64 / n as f64;
+        assert!((share - want).abs() < 0.01, "{share} against {want}");
     }
 }

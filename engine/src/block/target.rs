@@ -111,7 +111,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                     .seek(SeekFrom::End(0))
                     .map_err(|e| RunError::io(format!("cannot size {}", path.display()), e))?;
                 device_size = Some(len);
-                if let Some(s) = job.size {
+                if let Some(s) = job.size.map(|s| job.extent(s)) {
                     if s > len {
                         errors.push(JobError::new(
                             "size",
@@ -186,9 +186,21 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
         return Err(crate::error::JobErrors(errors).into());
     }
     if job.size.is_none() {
-        job.size = device_size;
+        // A device (or an existing file) gives the size left after the regions' offsets.
+        job.size = device_size.map(|d| d.saturating_sub(job.extent(0)));
+        if job.size.is_some_and(|s| s < job.max_bs()) {
+            return Err(JobError::new(
+                "offset",
+                format!(
+                    "leaves less than one I/O ({} bytes) of the target",
+                    job.max_bs()
+                ),
+            )
+            .into());
+        }
     }
     let size = job.size.unwrap_or(0);
+    let extent = job.extent(size);
     if job.runtime.is_none() && job.io_size.is_none() {
         job.io_size = Some(size);
     }
@@ -200,7 +212,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
             let mut f = opener
                 .open(path, libc::O_RDWR | libc::O_CREAT)
                 .map_err(|e| RunError::io(format!("cannot lay out {}", path.display()), e))?;
-            layout_bytes += lay_out_file(&mut f, path, size, job.randseed, stop)?;
+            layout_bytes += lay_out_file(&mut f, path, extent, job.randseed, stop)?;
         }
     }
     let layout = (layout_bytes > 0).then(|| Layout {
@@ -220,12 +232,19 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                     .into());
             }
             if let Some(a) = align {
-                if job.bs % a != 0 {
+                let [r, w] = job.sizes();
+                let odd = r.all().iter().chain(w.all()).copied().find(|s| s % a != 0);
+                let odd = odd.or(job.pattern.blockalign.filter(|b| b % a != 0));
+                if let Some(odd) = odd {
                     return Err(JobError::new(
-                        "bs",
+                        match (&job.pattern.bssplit, &job.pattern.bsrange) {
+                            (Some(_), _) if odd != job.pattern.blockalign.unwrap_or(0) => "bssplit",
+                            (_, Some(_)) if odd != job.pattern.blockalign.unwrap_or(0) => "bsrange",
+                            _ if odd == job.bs => "bs",
+                            _ => "blockalign",
+                        },
                         format!(
-                            "{} is not a multiple of {a}, the O_DIRECT alignment of `{}`",
-                            job.bs,
+                            "{odd} is not a multiple of {a}, the O_DIRECT alignment of `{}`",
                             path.display()
                         ),
                     )

@@ -4,9 +4,14 @@
 use std::fs::File;
 use std::time::Duration;
 
+use rand_xoshiro::rand_core::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use super::distribution::below;
 use super::offsets::Offsets;
+use super::pace::Pace;
 use super::verify::{ReadBack, Verifier};
-use crate::buffers::Buffers;
+use crate::buffers::{fill_from_seed, Buffers, Data};
 use crate::clock::Instant;
 use crate::harness::{thread_seed, Flags};
 use crate::record::{Op, Recorder};
@@ -16,22 +21,45 @@ use crate::spec::{BufferContent, Job};
 pub struct Worker<'a> {
     pub thread: u32,
     pub file: Option<File>,
-    pub bs: u64,
     pub buffers: Buffers,
     pub rec: Recorder,
     pub error: Option<IoErrorEntry>,
     /// With `verify = true`: stamps each write, checks each read.
     pub verify: Option<Verifier>,
+    /// With a rate or think time: when each I/O may be issued.
+    pub pace: Option<Pace>,
     flags: &'a Flags,
     offsets: Offsets,
     deadline: Option<Instant>,
     ramp_end: Option<Instant>,
-    budget: u64,
+    /// A size-based job's bytes left to transfer after the ramp.
+    bytes_left: u64,
+    /// I/Os left under `number_ios`.
+    ios_left: u64,
     fsync_every: u64,
     writes_since_fsync: u64,
     scramble: bool,
     writes: u64,
+    data: Data,
+    /// Dedupe: the seeds of recent unique writes, which a dedupe write repeats.
+    seeds: Vec<u64>,
+    dedupe_rng: Xoshiro256PlusPlus,
+    /// With verify at depth: the offset each slot has in flight (`u64::MAX`: none), and
+    /// I/Os held back because their block had one in flight.
+    in_flight: Option<Vec<u64>>,
+    held: Vec<(Op, u64, u64)>,
 }
+
+/// What a thread does next.
+pub enum Next {
+    Io(Op, u64, u64),
+    /// Nothing may be issued before this (a rate or think time).
+    Wait(Instant),
+    Done,
+}
+
+/// Recent unique writes a dedupe write may repeat.
+const DEDUPE_POOL: usize = 256;
 
 impl<'a> Worker<'a> {
     pub fn new(
@@ -44,25 +72,34 @@ impl<'a> Worker<'a> {
         flags: &'a Flags,
     ) -> Self {
         let ramp = job.ramp_time();
-        let size = job.size.unwrap_or(job.bs);
         let seed = thread_seed(job.randseed, thread);
+        let data = Data::of(job);
+        let guard = job.verify && job.iodepth > 1;
         Self {
             thread,
             file,
-            bs: job.bs,
             buffers,
             rec,
             error: None,
             flags,
-            offsets: Offsets::new(job.rw, job.rwmixread, job.bs, size, seed),
+            offsets: Offsets::new(&job.shape(thread), seed),
+            pace: Pace::of(job, seed),
             deadline: job.runtime().map(|r| start + ramp + r),
             ramp_end: (!ramp.is_zero()).then_some(start + ramp),
-            budget: job.io_size.map_or(u64::MAX, |s| s / job.bs),
+            bytes_left: job.io_size.unwrap_or(u64::MAX),
+            ios_left: job.pattern.number_ios.unwrap_or(u64::MAX),
             fsync_every: job.fsync,
             writes_since_fsync: 0,
             // Verify writes content of its own, as distinct per block and write.
-            scramble: job.buffer_content == BufferContent::Random && !job.verify,
+            scramble: job.buffer_content == BufferContent::Random
+                && !job.verify
+                && data.has_random_part(),
             writes: 0,
+            seeds: Vec::new(),
+            dedupe_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xded0),
+            data,
+            in_flight: guard.then(|| vec![u64::MAX; job.iodepth as usize]),
+            held: Vec::new(),
             verify: None,
         }
     }
@@ -73,55 +110,121 @@ impl<'a> Worker<'a> {
         self
     }
 
-    /// The next I/O to issue at `now`, or `None` when this thread is done.
+    /// The next I/O to draw, keeping two I/Os to one block out of flight at once (verify
+    /// at depth): a block in flight is held back until it completes.
     #[inline]
-    pub fn next(&mut self, now: Instant) -> Option<(Op, u64)> {
-        if self.flags.stopped() {
-            return None;
+    fn draw(&mut self) -> (Op, u64, u64) {
+        let Some(busy) = &self.in_flight else {
+            return self.offsets.next_io();
+        };
+        if let Some(i) = self.held.iter().position(|h| !busy.contains(&h.1)) {
+            return self.held.swap_remove(i);
         }
-        match self.deadline {
-            Some(d) if now >= d => return None,
-            Some(_) => {}
-            None => {
-                if self.budget == 0 {
-                    return None;
-                }
-                // A size-based job's budget starts after the ramp.
-                match self.ramp_end {
-                    Some(r) if now < r => {}
-                    _ => self.budget -= 1,
-                }
+        loop {
+            let io = self.offsets.next_io();
+            if !busy.contains(&io.1) {
+                return io;
             }
+            self.held.push(io);
         }
-        Some(self.offsets.next_io())
     }
 
-    /// Readies the buffer in `slot` for a write to `offset`.
+    /// The next I/O to issue at `now`, a time to wait for, or `Done`.
     #[inline]
-    pub fn prepare(&mut self, op: Op, slot: u32, offset: u64) {
-        if op == Op::Write {
-            if let Some(v) = &self.verify {
-                v.prepare_write(self.buffers.slot_mut(slot), offset);
+    pub fn next(&mut self, now: Instant) -> Next {
+        if self.flags.stopped() {
+            return Next::Done;
+        }
+        if matches!(self.deadline, Some(d) if now >= d) || self.ios_left == 0 {
+            return Next::Done;
+        }
+        if let Some(due) = self.pace.as_ref().and_then(|p| p.wait_until(now)) {
+            return Next::Wait(match self.deadline {
+                Some(d) => due.min(d),
+                None => due,
+            });
+        }
+        let (op, offset, len) = self.draw();
+        if self.deadline.is_none() {
+            // A size-based job's budget starts after the ramp.
+            let ramping = matches!(self.ramp_end, Some(r) if now < r);
+            if !ramping {
+                if self.bytes_left < len {
+                    return Next::Done;
+                }
+                self.bytes_left -= len;
             }
         }
-        if op == Op::Write && self.scramble {
-            self.writes += 1;
+        self.ios_left -= 1;
+        if let Some(p) = &mut self.pace {
+            p.issued(len, now);
+        }
+        Next::Io(op, offset, len)
+    }
+
+    /// Readies the buffer in `slot` for an I/O to `offset`.
+    #[inline]
+    pub fn prepare(&mut self, op: Op, slot: u32, offset: u64, len: u64) {
+        if let Some(busy) = &mut self.in_flight {
+            busy[slot as usize] = offset;
+        }
+        if op != Op::Write {
+            return;
+        }
+        if let Some(v) = &self.verify {
+            v.prepare_write(self.buffers.slot_mut(slot), offset);
+            return;
+        }
+        self.writes += 1;
+        if self.data.refill && self.data.has_random_part() {
+            self.refill(slot, len);
+        } else if self.scramble {
             self.buffers.scramble(slot, offset, self.writes);
         }
     }
 
-    /// Records a completed I/O (in buffer `slot`, at `offset`); returns true when an
-    /// fsync is due.
+    /// Fresh content for a write; with dedupe, a share of writes repeat a recent unique
+    /// write's content instead.
+    fn refill(&mut self, slot: u32, len: u64) {
+        let dupe = self.data.dedupe_pct > 0
+            && !self.seeds.is_empty()
+            && below(&mut self.dedupe_rng, 100) < u64::from(self.data.dedupe_pct);
+        let seed = if dupe {
+            self.seeds[below(&mut self.dedupe_rng, self.seeds.len() as u64) as usize]
+        } else {
+            let s = self.dedupe_rng.next_u64();
+            if self.data.dedupe_pct > 0 {
+                if self.seeds.len() < DEDUPE_POOL {
+                    self.seeds.push(s);
+                } else {
+                    let i = below(&mut self.dedupe_rng, DEDUPE_POOL as u64) as usize;
+                    self.seeds[i] = s;
+                }
+            }
+            s
+        };
+        // Sized by the I/O: a 4k write and a 64k one with one seed are not duplicates
+        // beyond their first 4k, which a deduplicating store would see alike.
+        fill_from_seed(
+            self.buffers.slot_mut_len(slot, len as usize),
+            seed,
+            &self.data,
+        );
+    }
+
+    /// Records a completed I/O of `len` (in buffer `slot`, at `offset`); returns true
+    /// when an fsync is due.
     #[inline]
     pub fn done(
         &mut self,
         op: Op,
         slot: u32,
         offset: u64,
+        len: u64,
         submitted: Instant,
         now: Instant,
     ) -> bool {
-        self.rec.complete(op, self.bs, submitted, now);
+        self.rec.complete(op, len, submitted, now);
         if let Some(v) = &mut self.verify {
             match op {
                 Op::Read => v.read(ReadBack::Data(self.buffers.slot(slot)), offset),
@@ -136,6 +239,13 @@ impl<'a> Worker<'a> {
             }
         }
         false
+    }
+
+    /// Waits with nothing in flight until `until` (a rate's next I/O or a think time).
+    pub fn idle(&mut self, until: Instant) {
+        if let Some(p) = &mut self.pace {
+            p.idle(until);
+        }
     }
 
     /// fsyncs the file and records how long it took.
@@ -161,12 +271,15 @@ impl<'a> Worker<'a> {
         self.flags.fail(&mut self.error, error);
     }
 
-    /// Checks a completion's result: it must have moved exactly `bs` bytes. Otherwise
+    /// Checks a completion's result: it must have moved all `len` bytes. Otherwise
     /// the job stops, but for a read that verify counts as unreadable: one bad block
     /// (a checksumming file system's EIO) must not hide the state of all the others.
     #[inline]
-    pub fn check(&mut self, op: Op, offset: u64, result: isize) -> bool {
-        if result == self.bs as isize {
+    pub fn check(&mut self, op: Op, slot: u32, offset: u64, len: u64, result: isize) -> bool {
+        if let Some(busy) = &mut self.in_flight {
+            busy[slot as usize] = u64::MAX;
+        }
+        if result == len as isize {
             return true;
         }
         if let (Op::Read, Some(v)) = (op, &mut self.verify) {
@@ -193,9 +306,8 @@ impl<'a> Worker<'a> {
                 offset,
                 None,
                 format!(
-                    "short {}: {result} of {} bytes at offset {offset}",
+                    "short {}: {result} of {len} bytes at offset {offset}",
                     op.name(),
-                    self.bs
                 ),
             );
         }

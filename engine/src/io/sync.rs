@@ -3,28 +3,49 @@
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-use crate::block::worker::{spin, Worker};
+use crate::block::worker::{spin, Next, Worker};
 use crate::clock::Instant;
 use crate::record::Op;
 
 /// One pread/pwrite at a time, timed from just before the call to just after it.
 pub fn run(w: &mut Worker) {
     let fd = w.file.as_ref().map_or(-1, AsRawFd::as_raw_fd);
-    let len = w.buffers.len();
     let buf = w.buffers.ptr(0);
     let mut now = Instant::now();
-    while let Some((op, offset)) = w.next(now) {
-        w.prepare(op, 0, offset);
+    loop {
+        let (op, offset, len) = match w.next(now) {
+            Next::Io(op, offset, len) => (op, offset, len),
+            Next::Wait(until) => {
+                w.idle(until);
+                now = Instant::now();
+                continue;
+            }
+            Next::Done => break,
+        };
+        w.prepare(op, 0, offset, len);
         let t0 = Instant::now();
         // The system calls themselves, not glibc's wrappers: in a process with more than
         // one thread those switch thread cancellation on and off around each call
         // (~12 ns a request on tmpfs, measured), and the engine never cancels a thread.
-        // SAFETY: `buf` points at `len` bytes owned by this worker's Buffers, alive for
-        // the whole loop; the kernel reads or writes only inside them.
+        // SAFETY: `buf` points at a buffer of the job's largest I/O (`len` or more)
+        // owned by this worker's Buffers, alive for the whole loop; the kernel reads or
+        // writes only inside the first `len` bytes.
         let r = unsafe {
             match op {
-                Op::Read => libc::syscall(libc::SYS_pread64, fd, buf, len, offset as libc::off_t),
-                Op::Write => libc::syscall(libc::SYS_pwrite64, fd, buf, len, offset as libc::off_t),
+                Op::Read => libc::syscall(
+                    libc::SYS_pread64,
+                    fd,
+                    buf,
+                    len as usize,
+                    offset as libc::off_t,
+                ),
+                Op::Write => libc::syscall(
+                    libc::SYS_pwrite64,
+                    fd,
+                    buf,
+                    len as usize,
+                    offset as libc::off_t,
+                ),
                 Op::Files | Op::Log | Op::Txn | Op::Background => {
                     unreachable!("block jobs only read and write")
                 }
@@ -40,10 +61,10 @@ pub fn run(w: &mut Worker) {
         };
         // A failed I/O stops the job (`next` then says so), unless verify counted it as
         // an unreadable block and goes on.
-        if !w.check(op, offset, r) {
+        if !w.check(op, 0, offset, len, r) {
             continue;
         }
-        if w.done(op, 0, offset, t0, now) {
+        if w.done(op, 0, offset, len, t0, now) {
             w.fsync();
         }
     }
@@ -54,13 +75,23 @@ pub fn run(w: &mut Worker) {
 /// with a known latency for testing what sits above the engine.
 pub fn run_null(w: &mut Worker, lat: Duration) {
     let mut now = Instant::now();
-    while let Some((op, offset)) = w.next(now) {
-        w.prepare(op, 0, offset);
+    loop {
+        let (op, offset, len) = match w.next(now) {
+            Next::Io(op, offset, len) => (op, offset, len),
+            Next::Wait(until) => {
+                w.idle(until);
+                now = Instant::now();
+                continue;
+            }
+            Next::Done => break,
+        };
+        w.prepare(op, 0, offset, len);
         let t0 = Instant::now();
         if !lat.is_zero() {
             spin(lat, t0);
         }
         now = Instant::now();
-        w.done(op, 0, offset, t0, now);
+        w.check(op, 0, offset, len, len as isize);
+        w.done(op, 0, offset, len, t0, now);
     }
 }

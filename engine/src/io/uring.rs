@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use io_uring::{opcode, squeue, types, CompletionQueue, IoUring, Submitter};
 
-use crate::block::worker::Worker;
+use crate::block::worker::{Next, Worker};
 use crate::buffers::Buffers;
 use crate::clock::Instant;
 use crate::record::Op;
@@ -77,9 +77,16 @@ fn submit_and_spin(
 }
 
 /// The submission entry for one request; `slot` comes back as the completion's user data.
-fn entry(fixed_buffers: bool, w: &Worker, op: Op, slot: u32, offset: u64) -> squeue::Entry {
+fn entry(
+    fixed_buffers: bool,
+    w: &Worker,
+    op: Op,
+    slot: u32,
+    offset: u64,
+    len: u64,
+) -> squeue::Entry {
     let buf = w.buffers.ptr(slot);
-    let len = w.bs as u32;
+    let len = len as u32;
     let file = types::Fixed(0);
     let e = match (op, fixed_buffers) {
         (Op::Read, true) => opcode::ReadFixed::new(file, buf, len, 0)
@@ -135,12 +142,12 @@ unsafe fn push(sq: &mut io_uring::SubmissionQueue<'_>, e: squeue::Entry) {
 fn stamp(
     sq: &mut io_uring::SubmissionQueue<'_>,
     fresh: &mut Vec<u32>,
-    slots: &mut [(Op, u64, Instant)],
+    slots: &mut [(Op, u64, u64, Instant)],
 ) {
     sq.sync();
     let ts = Instant::now();
     for &s in fresh.iter() {
-        slots[s as usize].2 = ts;
+        slots[s as usize].3 = ts;
     }
     fresh.clear();
 }
@@ -191,38 +198,76 @@ impl Queue {
         })
     }
 
-    /// Runs until the worker is done, submitting and reaping as `batching` says.
+    /// Runs until the worker is done, submitting and reaping as `batching` says. A paced
+    /// worker (a rate, think time) may leave slots empty until its next I/O is due; the
+    /// thread then waits for a completion or that moment, whichever comes first.
     pub fn run(mut self, w: &mut Worker, batching: Batching) {
         let depth = self.depth as usize;
         let fixed = self.fixed_buffers;
         let start = Instant::now();
-        let mut slots: Vec<(Op, u64, Instant)> = vec![(Op::Read, 0, start); depth];
+        let mut slots: Vec<(Op, u64, u64, Instant)> = vec![(Op::Read, 0, 0, start); depth];
         // Slots pushed but not yet submitted; each is timed from just before the enter
         // that submits it.
         let mut fresh: Vec<u32> = Vec::with_capacity(depth);
+        let mut free: Vec<u32> = (0..self.depth).rev().collect();
         let mut inflight = 0usize;
+        // The paced worker's next I/O is due then; `done`: it has no more.
+        let mut due: Option<Instant> = None;
+        let mut done = false;
         let (submitter, mut sq, mut cq) = self.ring.split();
 
-        for slot in 0..self.depth {
-            let Some((op, offset)) = w.next(Instant::now()) else {
-                break;
-            };
-            w.prepare(op, slot, offset);
-            slots[slot as usize] = (op, offset, start);
-            // SAFETY: each slot is filled once here, before anything is in flight.
-            unsafe { push(&mut sq, entry(fixed, w, op, slot, offset)) };
-            fresh.push(slot);
-            inflight += 1;
-        }
-        while inflight > 0 {
+        loop {
+            if !done && !free.is_empty() {
+                let now = Instant::now();
+                if due.is_none_or(|t| now >= t) {
+                    due = None;
+                    while let Some(&slot) = free.last() {
+                        match w.next(now) {
+                            Next::Io(op, offset, len) => {
+                                free.pop();
+                                w.prepare(op, slot, offset, len);
+                                slots[slot as usize] = (op, offset, len, now);
+                                // SAFETY: a free slot has no request in flight.
+                                unsafe { push(&mut sq, entry(fixed, w, op, slot, offset, len)) };
+                                fresh.push(slot);
+                                inflight += 1;
+                            }
+                            Next::Wait(t) => {
+                                due = Some(t);
+                                break;
+                            }
+                            Next::Done => {
+                                done = true;
+                                break;
+                            }
+                        }
+                    }
+                }
+            }
+            if inflight == 0 {
+                match due {
+                    Some(t) if !done => {
+                        w.idle(t);
+                        continue;
+                    }
+                    _ => break,
+                }
+            }
             stamp(&mut sq, &mut fresh, &mut slots);
             // Waiting for several completions per wake-up saves CPU, but a request that
             // completed early is seen (and timed) later: 1 unless the job asks.
             let want = batching.complete_min.min(inflight);
-            let entered = if batching.spin.is_zero() {
-                submitter.submit_and_wait(want)
-            } else {
-                submit_and_spin(&submitter, &mut cq, sq.len() as u32, want, batching.spin)
+            let entered = match due {
+                Some(t) if !done => {
+                    let ts = types::Timespec::from(t.saturating_duration_since(Instant::now()));
+                    let args = types::SubmitArgs::new().timespec(&ts);
+                    match submitter.submit_with_args(want, &args) {
+                        Err(e) if e.raw_os_error() == Some(libc::ETIME) => Ok(0),
+                        r => r,
+                    }
+                }
+                _ if batching.spin.is_zero() => submitter.submit_and_wait(want),
+                _ => submit_and_spin(&submitter, &mut cq, sq.len() as u32, want, batching.spin),
             };
             if !went_on(w, entered) {
                 break;
@@ -236,22 +281,33 @@ impl Queue {
                 let now = Instant::now();
                 left -= 1;
                 let slot = cqe.user_data() as u32;
-                let (op, offset, submitted) = slots[slot as usize];
+                let (op, offset, len, submitted) = slots[slot as usize];
                 inflight -= 1;
                 // A failed I/O stops the job (`next` then says so), unless verify counted
                 // it as an unreadable block: its slot then goes on to the next block.
-                if w.check(op, offset, cqe.result() as isize)
-                    && w.done(op, slot, offset, submitted, now)
+                if w.check(op, slot, offset, len, cqe.result() as isize)
+                    && w.done(op, slot, offset, len, submitted, now)
                 {
                     w.fsync();
                 }
-                if let Some((op, offset)) = w.next(now) {
-                    w.prepare(op, slot, offset);
-                    slots[slot as usize] = (op, offset, now);
-                    // SAFETY: this slot's previous request has just been reaped.
-                    unsafe { push(&mut sq, entry(fixed, w, op, slot, offset)) };
-                    fresh.push(slot);
-                    inflight += 1;
+                let mut refilled = false;
+                if !done && due.is_none() {
+                    match w.next(now) {
+                        Next::Io(op, offset, len) => {
+                            w.prepare(op, slot, offset, len);
+                            slots[slot as usize] = (op, offset, len, now);
+                            // SAFETY: this slot's previous request has just been reaped.
+                            unsafe { push(&mut sq, entry(fixed, w, op, slot, offset, len)) };
+                            fresh.push(slot);
+                            inflight += 1;
+                            refilled = true;
+                        }
+                        Next::Wait(t) => due = Some(t),
+                        Next::Done => done = true,
+                    }
+                }
+                if !refilled {
+                    free.push(slot);
                 }
                 // Submitting as soon as `submit` requests are ready keeps the device fed
                 // while this thread reaps the rest, and each such enter also posts the

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::parse::{duration, range, size};
 use super::{
-    BufferContent, IoEngine, Job, JobSpec, Kind, Rw, MAX_BS, MAX_IODEPTH, MAX_NUMJOBS,
+    BufferContent, IoEngine, Job, JobSpec, Kind, PatternJob, Rw, MAX_BS, MAX_IODEPTH, MAX_NUMJOBS,
     MIN_INTERVAL, VERIFY_BS_ALIGN,
 };
 use crate::error::JobError;
@@ -201,6 +201,7 @@ impl JobSpec {
             steady: None,
             verify: false,
             verify_state: None,
+            pattern: PatternJob::default(),
             op: None,
             dest: None,
             nr_files: None,
@@ -256,22 +257,6 @@ impl JobSpec {
                     ),
                 )
                 .hint("use e.g. `bs = \"4k\"`"),
-            );
-        }
-        if job.ioengine == IoEngine::IoUring
-            && job.iodepth > 1
-            && job.rw.writes()
-            && job.rw.is_random()
-        {
-            e.push(
-                JobError::new(
-                    "verify",
-                    format!(
-                        "cannot check random writes with `iodepth` = {}: two writes to one block in flight may land in either order",
-                        job.iodepth
-                    ),
-                )
-                .hint("use `iodepth = 1` for random writes, or sequential writes (`rw = \"write\"`) at any depth"),
             );
         }
         if self.buffer_content == Some(BufferContent::Zeros) {

@@ -13,6 +13,7 @@ mod app;
 mod block;
 mod files;
 mod parse;
+mod pattern;
 mod steady;
 
 use std::collections::BTreeSet;
@@ -24,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use self::parse::{closest, parse_text, spec_from_value};
+pub use self::pattern::COMPRESS_CHUNK;
 use crate::diagnostics::{Warning, WarningKind};
 use crate::error::{JobError, JobErrors};
 
@@ -116,6 +118,30 @@ pub const KEYS: &[Key] = &[
     key("steady_measure", TIMED),
     key("verify", BLOCK),
     key("verify_state", BLOCK),
+    key("bssplit", BLOCK),
+    key("bsrange", BLOCK),
+    key("blockalign", BLOCK),
+    key("random_distribution", BLOCK),
+    key("norandommap", BLOCK),
+    key("offset", BLOCK),
+    key("offset_increment", BLOCK),
+    key("number_ios", BLOCK),
+    key("seq_skip", BLOCK),
+    key("seq_run", BLOCK),
+    key("rate", BLOCK),
+    key("rate_iops", BLOCK),
+    key("rate_min", BLOCK),
+    key("rate_iops_min", BLOCK),
+    key("rate_process", BLOCK),
+    key("thinktime", BLOCK),
+    key("thinktime_spin", BLOCK),
+    key("thinktime_blocks", BLOCK),
+    key("startdelay", BLOCK),
+    key("buffer_compress_percentage", BLOCK),
+    key("buffer_compress_chunk", BLOCK),
+    key("dedupe_percentage", BLOCK),
+    key("buffer_pattern", BLOCK),
+    key("refill_buffers", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("nr_files", CREATE),
@@ -197,6 +223,24 @@ pub enum BufferContent {
     Random,
     /// All zeros (compresses to nothing: only for testing compression or dedup).
     Zeros,
+}
+
+/// How a rate-limited job spaces its I/O (fio's `rate_process`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    /// Evenly: one gap after every I/O.
+    Linear,
+    /// A Poisson process: exponential gaps of the same mean, arrivals independent of each other (an open-loop load).
+    Poisson,
+}
+
+/// A byte offset that may be negative: a number, or a size string with an optional `-`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SignedSizeValue {
+    Bytes(i64),
+    Text(String),
 }
 
 /// What a job does: block I/O on a file or device, or file management on a tree.
@@ -404,10 +448,58 @@ pub struct JobSpec {
     pub steady_slope: Option<PercentValue>,
     /// Steady state: once steady, measure this much longer, so that every job's results cover about as much time. Default 0.
     pub steady_measure: Option<DurationValue>,
-    /// Block jobs: every block written carries a header (offset, generation, crc32c) and every block read is checked: `corrupt`, `misplaced`, `stale` (a lost write) or `unreadable` blocks are counted in the report's `verify` and warned about, not failed (docs/engine.md, "Verify"). Needs `numjobs = 1`, `bs` a multiple of 512, no random writes with `iodepth` > 1. Default false.
+    /// Block jobs: every block written carries a header (offset, generation, crc32c) and every block read is checked: `corrupt`, `misplaced`, `stale` (a lost write) or `unreadable` blocks are counted in the report's `verify` and warned about, not failed (docs/engine.md, "Verify"). Needs `numjobs = 1` and `bs` a multiple of 512; at `iodepth` > 1 an I/O to a block with one in flight waits until it completes, so random writes verify at any depth. Default false.
     pub verify: Option<bool>,
     /// With `verify`: a file holding each block's expected generation, read before the job when it exists (its `bs` and `size` must be the job's) and written at the end of a job that wrote. Without it every block starts unwritten and nothing is kept.
     pub verify_state: Option<String>,
+    /// Block jobs: a mix of I/O sizes in fio's syntax, `size/percent` entries joined by `:` (`"4k/50:8k/30:64k/20"`; a size without a percent shares what the others leave); a `,` gives the writes a mix of their own (`"64k/40:1m/60,1m/100"`). Replaces `bs`. Not with `verify`.
+    pub bssplit: Option<String>,
+    /// Block jobs: I/O sizes drawn evenly from every multiple of the smaller end up to the larger (`"4k-64k"`; `,` for the writes' own range). Replaces `bs`. Not with `bssplit` or `verify`.
+    pub bsrange: Option<String>,
+    /// Block jobs: offsets are multiples of this. Default the smallest I/O size (`bs`).
+    pub blockalign: Option<SizeValue>,
+    /// Block jobs, random `rw`: where offsets land, in fio's syntax: `random` (uniform), `zipf:θ`, `pareto:h`, `normal:σ` (σ in percent of the file), `zoned:access%/size%:...`, `zoned_abs:access%/size:...` (docs/engine.md, "Access patterns"). Default `random`.
+    pub random_distribution: Option<String>,
+    /// Block jobs: draw uniform random offsets with repeats. Without it (fio's default) every block is done once per pass over the file, in a fresh order each pass. Default false.
+    pub norandommap: Option<bool>,
+    /// Block jobs: the I/O region starts this far into the file or device. Default 0.
+    pub offset: Option<SizeValue>,
+    /// Block jobs: each thread's region starts this much further than the one before (thread t at `offset + t * offset_increment`). Default 0.
+    pub offset_increment: Option<SizeValue>,
+    /// Block jobs: each thread stops after this many I/Os (also in a time-based job). Default no limit.
+    pub number_ios: Option<u64>,
+    /// Block jobs, sequential: bytes skipped after each I/O (fio's `rw=read:8k`); negative walks backwards (`"-8k"` with 4k I/Os reads the file from its end). Default 0.
+    pub seq_skip: Option<SignedSizeValue>,
+    /// Block jobs, random `rw`: I/Os issued one after another from each random offset before the next is drawn (fio's `rw=randread:8`). Default 1.
+    pub seq_run: Option<u32>,
+    /// Block jobs: each thread issues at most this many bytes per second, on a schedule (docs/engine.md, "Pace"). Not with `rate_iops`.
+    pub rate: Option<SizeValue>,
+    /// Block jobs: each thread issues this many I/Os per second, on a schedule. Not with `rate`.
+    pub rate_iops: Option<u64>,
+    /// Block jobs, with `rate`: warn (`rate_short`) when a thread's achieved bytes per second fall below this. Default: 95% of `rate`.
+    pub rate_min: Option<SizeValue>,
+    /// Block jobs, with `rate_iops`: warn (`rate_short`) when a thread's achieved I/Os per second fall below this. Default: 95% of `rate_iops`.
+    pub rate_iops_min: Option<u64>,
+    /// Block jobs, with a rate: `linear` (even gaps) or `poisson` (exponential gaps, an open-loop load). Default `linear`.
+    pub rate_process: Option<RateProcess>,
+    /// Block jobs: pause this long after every `thinktime_blocks` I/Os. Default 0.
+    pub thinktime: Option<DurationValue>,
+    /// Block jobs: of each `thinktime`, spin (burn CPU) this long before sleeping the rest. Default 0.
+    pub thinktime_spin: Option<DurationValue>,
+    /// Block jobs: I/Os between think times, 1 or more. Default 1.
+    pub thinktime_blocks: Option<u64>,
+    /// Block jobs: wait this long before starting (a job file's later clients). Default 0.
+    pub startdelay: Option<DurationValue>,
+    /// Block jobs: each `buffer_compress_chunk` of a write is this percent compressible (zeros, or `buffer_pattern`), the rest random, so a compressor gets about 100/(100 - p) from it (fio's `buffer_compress_percentage`). 0..=100. Default 0.
+    pub buffer_compress_percentage: Option<u32>,
+    /// Block jobs, with `buffer_compress_percentage`: the unit the compressible share applies to. Default 512.
+    pub buffer_compress_chunk: Option<SizeValue>,
+    /// Block jobs: this percent of writes repeat the content of an earlier write, so deduplication finds them. 0..=100. Default 0.
+    pub dedupe_percentage: Option<u32>,
+    /// Block jobs: write buffers hold this pattern, repeated: `0x` and hex digits, a quoted string, or several joined by `|` (`"0xdead|\"fslab\""`). Not with `verify`.
+    pub buffer_pattern: Option<String>,
+    /// Block jobs: every write gets fresh random bytes. Without it a thread's few buffers are reused, each write stamped with its offset and a counter: unique blocks, cheaply, but a compressor with a window of a few buffers finds the repeats (fio's default too). `buffer_compress_percentage` and `dedupe_percentage` refill always. Default false.
+    pub refill_buffers: Option<bool>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -510,6 +602,10 @@ pub struct Job {
     pub verify: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify_state: Option<String>,
+    /// Block jobs: sizes, offsets, pace and data beyond one `bs` and uniform offsets;
+    /// each key left out when it has its default.
+    #[serde(flatten)]
+    pub pattern: PatternJob,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub op: Option<FileOp>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -576,6 +672,64 @@ pub struct AppJob {
     pub read_lat_ms_max: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_lat_ms_max: Option<f64>,
+}
+
+/// A block job's pattern keys, resolved (`spec/pattern.rs`). Sizes in bytes, durations
+/// in seconds; `None` (left out of the echo) is the default.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct PatternJob {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bssplit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bsrange: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blockalign: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_distribution: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub norandommap: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_increment: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub number_ios: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq_skip: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq_run: Option<u32>,
+    /// Bytes per second, per thread.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_iops_min: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_process: Option<RateProcess>,
+    /// Seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinktime: Option<f64>,
+    /// Seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinktime_spin: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinktime_blocks: Option<u64>,
+    /// Seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub startdelay: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_compress_percentage: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_compress_chunk: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_percentage: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buffer_pattern: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub refill_buffers: bool,
 }
 
 /// The steady-state keys (`steady_state = true`), resolved.
@@ -681,6 +835,7 @@ impl JobSpec {
         job.steady = self.resolve_steady(&job, e);
         job.steady_state = job.steady.is_some();
         if kind == Kind::Block {
+            self.resolve_pattern(&mut job, e);
             self.resolve_verify(&mut job, e);
         }
         self.check_paths(kind, job.ioengine, e);

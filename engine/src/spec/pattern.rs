@@ -1,0 +1,463 @@
+//! A block job's pattern keys: sizes beyond one `bs`, where offsets land, the region
+//! each thread works in, its pace, and what its writes contain; checked, with what the
+//! workers make of them (`Job::shape`).
+
+use super::parse::{duration, range, size};
+use super::{BufferContent, Job, JobSpec, PatternJob, SignedSizeValue, MAX_BS};
+use crate::block::distribution::{self, Law};
+use crate::block::offsets::Shape;
+use crate::block::sizes::{self, Sizes};
+use crate::buffers;
+use crate::error::JobError;
+use crate::units::parse_size;
+
+/// fio's default compressible unit.
+pub const COMPRESS_CHUNK: u64 = 512;
+
+fn signed_size(key: &str, v: &Option<SignedSizeValue>, e: &mut Vec<JobError>) -> Option<i64> {
+    match v.as_ref()? {
+        SignedSizeValue::Bytes(b) => Some(*b),
+        SignedSizeValue::Text(t) => {
+            let t = t.trim();
+            let (neg, body) = match t.strip_prefix('-') {
+                Some(b) => (true, b),
+                None => (false, t.strip_prefix('+').unwrap_or(t)),
+            };
+            match parse_size(body) {
+                Ok(b) if b <= i64::MAX as u64 => Some(if neg { -(b as i64) } else { b as i64 }),
+                Ok(_) => {
+                    e.push(JobError::new(key, format!("`{t}` is too large")));
+                    None
+                }
+                Err(err) => {
+                    e.push(
+                        JobError::new(key, err.to_string()).hint(
+                            "a size with an optional sign: `8k`, `-8k`, or bytes as a number",
+                        ),
+                    );
+                    None
+                }
+            }
+        }
+    }
+}
+
+impl JobSpec {
+    /// The pattern keys, checked against the rest of the block job (`job` is resolved
+    /// but for them and verify).
+    pub(super) fn resolve_pattern(&self, job: &mut Job, e: &mut Vec<JobError>) {
+        let mut p = PatternJob::default();
+        let verify = self.verify.unwrap_or(false);
+
+        if self.bssplit.is_some() && self.bsrange.is_some() {
+            e.push(
+                JobError::new("bsrange", "cannot be combined with `bssplit`").hint(
+                    "give one of them: a `bssplit` can list the sizes of a range with their shares",
+                ),
+            );
+        }
+        let mut mix = None;
+        for (key, text, parse) in [
+            (
+                "bssplit",
+                &self.bssplit,
+                sizes::parse_split as fn(&str) -> _,
+            ),
+            ("bsrange", &self.bsrange, sizes::parse_range),
+        ] {
+            let Some(text) = text else { continue };
+            match parse(text) {
+                Ok(s) => {
+                    mix = Some(s);
+                    if key == "bssplit" {
+                        p.bssplit = Some(text.trim().to_string());
+                    } else {
+                        p.bsrange = Some(text.trim().to_string());
+                    }
+                }
+                Err(m) => e.push(JobError::new(key, m).hint(if key == "bssplit" {
+                    "fio's syntax: `size/percent` joined by `:`, e.g. `\"4k/50:8k/30:64k/20\"`"
+                } else {
+                    "fio's syntax: `min-max`, e.g. `\"4k-64k\"`"
+                })),
+            }
+            if verify {
+                e.push(
+                    JobError::new(
+                        key,
+                        "cannot be combined with `verify`: verify checks blocks of one size (`bs`)",
+                    )
+                    .hint("use one `bs` for a verify job"),
+                );
+            }
+        }
+        let [reads, writes] = mix.unwrap_or_else(|| [Sizes::fixed(job.bs), Sizes::fixed(job.bs)]);
+        let used: Vec<&Sizes> = match (job.rw.reads(), job.rw.writes()) {
+            (true, false) => vec![&reads],
+            (false, true) => vec![&writes],
+            _ => vec![&reads, &writes],
+        };
+        let key_of_sizes = if self.bsrange.is_some() {
+            "bsrange"
+        } else {
+            "bssplit"
+        };
+        if p.bssplit.is_some() || p.bsrange.is_some() {
+            for s in used.iter().flat_map(|s| s.all()) {
+                if *s > MAX_BS {
+                    e.push(JobError::new(
+                        key_of_sizes,
+                        format!("{s} is larger than the most an I/O may be ({MAX_BS})"),
+                    ));
+                } else if job.direct && s % 512 != 0 {
+                    e.push(
+                        JobError::new(
+                            key_of_sizes,
+                            format!("{s} is not a multiple of 512, which `direct = true` needs"),
+                        )
+                        .hint("use multiples of the device's logical block size"),
+                    );
+                }
+            }
+        }
+        let smallest = used.iter().map(|s| s.min()).min().unwrap_or(job.bs);
+        let largest = used.iter().map(|s| s.max()).max().unwrap_or(job.bs);
+
+        if let Some(a) = size("blockalign", &self.blockalign, e) {
+            if a == 0 {
+                e.push(JobError::new(
+                    "blockalign",
+                    "0 is out of range (1 byte or more)",
+                ));
+            } else if job.direct && a % 512 != 0 {
+                e.push(JobError::new(
+                    "blockalign",
+                    format!("{a} is not a multiple of 512, which `direct = true` needs"),
+                ));
+            } else {
+                p.blockalign = Some(a);
+            }
+        }
+        let align = p.blockalign.unwrap_or(smallest);
+
+        if let Some(text) = &self.random_distribution {
+            match distribution::parse(text) {
+                Ok(Law::Uniform) => {}
+                Ok(_) => p.random_distribution = Some(text.trim().to_string()),
+                Err(m) => e.push(JobError::new("random_distribution", m).hint(
+                    "e.g. `\"zipf:1.2\"`, `\"pareto:0.2\"`, `\"normal:10\"`, `\"zoned:50/5:30/15:20/\"`",
+                )),
+            }
+        }
+        p.norandommap = self.norandommap.unwrap_or(false);
+
+        p.offset = size("offset", &self.offset, e).filter(|&o| o > 0);
+        p.offset_increment = size("offset_increment", &self.offset_increment, e).filter(|&o| o > 0);
+        for (key, v) in [
+            ("offset", p.offset),
+            ("offset_increment", p.offset_increment),
+        ] {
+            if v.is_some_and(|v| v % align != 0) {
+                e.push(
+                    JobError::new(
+                        key,
+                        format!(
+                            "{} is not a multiple of {align}, the offsets' alignment",
+                            v.unwrap_or(0)
+                        ),
+                    )
+                    .hint("use a multiple of `bs` (or of `blockalign`)"),
+                );
+            }
+        }
+        if let Some(n) = self.number_ios {
+            range("number_ios", n, 1, u64::MAX, e);
+            p.number_ios = Some(n);
+        }
+        if let Some(skip) = signed_size("seq_skip", &self.seq_skip, e) {
+            if skip.unsigned_abs() % align != 0 {
+                e.push(JobError::new(
+                    "seq_skip",
+                    format!("{skip} is not a multiple of {align}, the offsets' alignment"),
+                ));
+            }
+            p.seq_skip = (skip != 0).then_some(skip);
+        }
+        if let Some(n) = self.seq_run {
+            range("seq_run", n, 1, u32::MAX, e);
+            p.seq_run = (n > 1).then_some(n);
+        }
+
+        p.rate = size("rate", &self.rate, e);
+        p.rate_iops = self.rate_iops;
+        if p.rate.is_some() && p.rate_iops.is_some() {
+            e.push(
+                JobError::new("rate_iops", "cannot be combined with `rate`")
+                    .hint("give the pace in bytes (`rate`) or in I/Os (`rate_iops`)"),
+            );
+        }
+        for (key, v) in [("rate", p.rate), ("rate_iops", p.rate_iops)] {
+            if v == Some(0) {
+                e.push(
+                    JobError::new(key, "0 is out of range (more than 0)")
+                        .hint("leave it out for no limit"),
+                );
+            }
+        }
+        p.rate_min = size("rate_min", &self.rate_min, e);
+        p.rate_iops_min = self.rate_iops_min;
+        for (key, v, of, base) in [
+            ("rate_min", p.rate_min, "rate", p.rate),
+            ("rate_iops_min", p.rate_iops_min, "rate_iops", p.rate_iops),
+        ] {
+            match (v, base) {
+                (Some(_), None) => e.push(JobError::new(key, format!("only applies with `{of}`"))),
+                (Some(m), Some(b)) if m > b => {
+                    e.push(JobError::new(key, format!("{m} is more than `{of}` ({b})")))
+                }
+                _ => {}
+            }
+        }
+        p.rate_process = self.rate_process;
+        if p.rate_process.is_some() && p.rate.is_none() && p.rate_iops.is_none() {
+            e.push(JobError::new(
+                "rate_process",
+                "only applies with `rate` or `rate_iops`",
+            ));
+        }
+
+        p.thinktime = duration("thinktime", &self.thinktime, e)
+            .map(|d| d.as_secs_f64())
+            .filter(|&s| s > 0.0);
+        p.thinktime_spin = duration("thinktime_spin", &self.thinktime_spin, e)
+            .map(|d| d.as_secs_f64())
+            .filter(|&s| s > 0.0);
+        p.thinktime_blocks = self.thinktime_blocks;
+        if let Some(n) = p.thinktime_blocks {
+            range("thinktime_blocks", n, 1, u64::MAX, e);
+        }
+        for key in ["thinktime_spin", "thinktime_blocks"] {
+            if self.is_set(key) && p.thinktime.is_none() {
+                e.push(JobError::new(key, "only applies with `thinktime`"));
+            }
+        }
+        if let (Some(s), Some(t)) = (p.thinktime_spin, p.thinktime) {
+            if s > t {
+                e.push(JobError::new(
+                    "thinktime_spin",
+                    format!("{s}s is longer than `thinktime` ({t}s)"),
+                ));
+            }
+        }
+        p.startdelay = duration("startdelay", &self.startdelay, e)
+            .map(|d| d.as_secs_f64())
+            .filter(|&s| s > 0.0);
+
+        if let Some(pct) = self.buffer_compress_percentage {
+            range("buffer_compress_percentage", pct, 0, 100, e);
+            p.buffer_compress_percentage = (pct > 0).then_some(pct);
+        }
+        if let Some(c) = size("buffer_compress_chunk", &self.buffer_compress_chunk, e) {
+            if c == 0 {
+                e.push(JobError::new(
+                    "buffer_compress_chunk",
+                    "0 is out of range (1 byte or more)",
+                ));
+            }
+            if self.buffer_compress_percentage.is_none() {
+                e.push(JobError::new(
+                    "buffer_compress_chunk",
+                    "only applies with `buffer_compress_percentage`",
+                ));
+            }
+            p.buffer_compress_chunk = Some(c);
+        }
+        if let Some(pct) = self.dedupe_percentage {
+            range("dedupe_percentage", pct, 0, 100, e);
+            p.dedupe_percentage = (pct > 0).then_some(pct);
+        }
+        if let Some(text) = &self.buffer_pattern {
+            match buffers::parse_pattern(text) {
+                Ok(_) => p.buffer_pattern = Some(text.clone()),
+                Err(m) => e.push(JobError::new("buffer_pattern", m).hint(
+                    "e.g. `\"0xdeadbeef\"`, `\"'fslab'\"` (a quoted string), or both joined by `|`",
+                )),
+            }
+        }
+        p.refill_buffers = self.refill_buffers.unwrap_or(false);
+        let data_keys = [
+            "buffer_compress_percentage",
+            "dedupe_percentage",
+            "buffer_pattern",
+            "refill_buffers",
+        ];
+        for key in data_keys.into_iter().filter(|k| self.is_set(k)) {
+            if verify {
+                e.push(
+                    JobError::new(key, "cannot be combined with `verify`: verify writes content of its own (a header and a checksummed payload)")
+                        .hint(format!("remove `{key}` from the verify job")),
+                );
+            }
+            if self.buffer_content == Some(BufferContent::Zeros) {
+                e.push(JobError::new(
+                    key,
+                    "cannot be combined with `buffer_content = \"zeros\"`",
+                ));
+            }
+        }
+
+        if let Some(s) = job.size {
+            if s < largest && largest > job.bs {
+                e.push(JobError::new(
+                    "size",
+                    format!("{s} is smaller than the largest I/O ({largest}): it does not fit"),
+                ));
+            }
+        }
+        job.pattern = p;
+    }
+}
+
+impl Job {
+    /// The reads' and the writes' I/O sizes.
+    pub fn sizes(&self) -> [Sizes; 2] {
+        let p = &self.pattern;
+        let parsed = match (&p.bssplit, &p.bsrange) {
+            (Some(t), _) => sizes::parse_split(t).ok(),
+            (_, Some(t)) => sizes::parse_range(t).ok(),
+            _ => None,
+        };
+        parsed.unwrap_or_else(|| [Sizes::fixed(self.bs), Sizes::fixed(self.bs)])
+    }
+
+    /// The largest I/O the job issues: what each buffer must hold.
+    pub fn max_bs(&self) -> u64 {
+        let [r, w] = self.sizes();
+        r.max().max(w.max())
+    }
+
+    /// The smallest I/O size the job's `rw` issues.
+    pub fn min_bs(&self) -> u64 {
+        let [r, w] = self.sizes();
+        match (self.rw.reads(), self.rw.writes()) {
+            (true, false) => r.min(),
+            (false, true) => w.min(),
+            _ => r.min().min(w.min()),
+        }
+    }
+
+    /// How far into the target the threads' regions reach: what a file is laid out to.
+    pub fn extent(&self, size: u64) -> u64 {
+        let p = &self.pattern;
+        p.offset.unwrap_or(0)
+            + u64::from(self.numjobs.saturating_sub(1)) * p.offset_increment.unwrap_or(0)
+            + size
+    }
+
+    /// Thread `thread`'s I/O pattern.
+    pub fn shape(&self, thread: u32) -> Shape {
+        let p = &self.pattern;
+        Shape {
+            rw: self.rw,
+            rwmixread: self.rwmixread,
+            sizes: self.sizes(),
+            align: p.blockalign.unwrap_or_else(|| self.min_bs()),
+            base: p.offset.unwrap_or(0) + u64::from(thread) * p.offset_increment.unwrap_or(0),
+            size: self.size.unwrap_or(self.bs),
+            law: p
+                .random_distribution
+                .as_deref()
+                .and_then(|t| distribution::parse(t).ok())
+                .unwrap_or(Law::Uniform),
+            map: !p.norandommap,
+            seq_skip: p.seq_skip.unwrap_or(0),
+            seq_run: p.seq_run.unwrap_or(1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::load;
+
+    fn errors(text: &str) -> String {
+        crate::error::JobErrors(
+            load(&format!("filename = \"/f\"\nsize = \"1g\"\n{text}"))
+                .expect_err("refused")
+                .0,
+        )
+        .to_string()
+    }
+
+    #[test]
+    fn pattern_keys_echo_as_a_valid_job() {
+        let (_, job) = load(
+            "filename = \"/f\"\nsize = \"1g\"\nrw = \"randrw\"\nbssplit = \"4k/50:64k/50\"\nrandom_distribution = \"zipf:1.1\"\nrate_iops = 500\nrate_process = \"poisson\"\nthinktime = \"1ms\"\nbuffer_compress_percentage = 50\ndedupe_percentage = 10\nseq_skip = \"-4k\"\noffset = \"1m\"",
+        )
+        .unwrap();
+        let echoed = serde_json::to_value(&job).unwrap();
+        assert_eq!(echoed["bssplit"], "4k/50:64k/50");
+        assert_eq!(echoed["seq_skip"], -4096);
+        assert_eq!(echoed["thinktime"], 0.001);
+        let mut map = echoed.as_object().unwrap().clone();
+        map.retain(|_, v| !v.is_null());
+        let again = crate::spec::spec_from_value(serde_json::Value::Object(map))
+            .unwrap()
+            .resolve()
+            .unwrap();
+        assert_eq!(job, again);
+        assert_eq!(job.max_bs(), 65536);
+        assert_eq!(job.shape(0).align, 4096);
+    }
+
+    #[test]
+    fn a_plain_job_echoes_no_pattern_key() {
+        let (_, job) = load("filename = \"/f\"\nsize = \"1m\"").unwrap();
+        let echoed = serde_json::to_value(&job).unwrap();
+        for k in [
+            "bssplit",
+            "norandommap",
+            "rate",
+            "thinktime",
+            "offset",
+            "buffer_pattern",
+        ] {
+            assert!(echoed.get(k).is_none(), "{k}");
+        }
+    }
+
+    #[test]
+    fn bad_pattern_keys_are_refused_at_their_key() {
+        let t = errors("bssplit = \"4k/60:8k/60\"");
+        assert!(
+            t.contains("`bssplit`: `4k/60:8k/60`: the percentages add up to 120"),
+            "{t}"
+        );
+        let t = errors("rate = \"1m\"\nrate_iops = 10");
+        assert!(
+            t.contains("`rate_iops`: cannot be combined with `rate`"),
+            "{t}"
+        );
+        let t = errors("rate_min = \"1m\"");
+        assert!(t.contains("`rate_min`: only applies with `rate`"), "{t}");
+        let t = errors("verify = true\nbssplit = \"4k/50:8k/50\"");
+        assert!(
+            t.contains("`bssplit`: cannot be combined with `verify`"),
+            "{t}"
+        );
+        let t = errors("random_distribution = \"zipf\"");
+        assert!(
+            t.contains("`random_distribution`: `zipf` needs a parameter"),
+            "{t}"
+        );
+        let t = errors("direct = true\nbssplit = \"1000/100\"");
+        assert!(t.contains("not a multiple of 512"), "{t}");
+        let t = errors("thinktime_blocks = 4");
+        assert!(
+            t.contains("`thinktime_blocks`: only applies with `thinktime`"),
+            "{t}"
+        );
+        let t = errors("buffer_pattern = \"0xzz\"");
+        assert!(t.contains("`buffer_pattern`"), "{t}");
+    }
+}
