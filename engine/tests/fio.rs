@@ -178,14 +178,14 @@ fn every_problem_is_told_at_once_and_nothing_runs() {
     assert!(out.is_empty());
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     let want = [
-        (
-            "unsupported.fio:4 [global] threads",
-            "did you mean `thread`?",
-        ),
-        ("unsupported.fio:7 [bad] rw", "offset modifier"),
-        ("unsupported.fio:8 [bad] bs", "ranges are not supported"),
+        ("unsupported.fio:4 [global] thred", "did you mean `thread`?"),
+        ("unsupported.fio:7 [bad] rw", "trims are not supported"),
+        ("unsupported.fio:8 [bad] bssplit", "add up to 120"),
         ("unsupported.fio:9 [bad] zonemode", "is not supported"),
-        ("unsupported.fio:10 [bad] rate_iops", "rate limits"),
+        (
+            "unsupported.fio:10 [bad] rate_process",
+            "not a rate process",
+        ),
         ("unsupported.fio:11 [bad] size", "percent"),
         (
             "unsupported.fio:12 [bad] filename",
@@ -289,7 +289,12 @@ fn showcmd(file: &Path, dir: &Path) -> Vec<(String, Vec<(String, String)>)> {
 fn the_fixtures_resolve_as_fio_resolves_them() {
     let Some(fio) = fio() else { return };
     let dir = scratch();
-    for name in ["two-phase.fio", "mixed-group.fio", "timed-multi.fio"] {
+    for name in [
+        "two-phase.fio",
+        "mixed-group.fio",
+        "timed-multi.fio",
+        "workload.fio",
+    ] {
         let f = fixture(name);
         let parsed = Command::new(fio)
             .arg("--parse-only")
@@ -326,12 +331,36 @@ fn the_fixtures_resolve_as_fio_resolves_them() {
                     "bs" | "size" | "io_size" => {
                         assert_eq!(job[k.as_str()], size(v), "{name} [{fname}] {k}")
                     }
+                    // fio's per-direction rates set a mixed job's mix (options.rs, `Rates`).
+                    "rwmixread" if !job["rate_iops"].is_null() || !job["rate"].is_null() => {
+                        assert_eq!(job["rwmixread"], 50, "{name} [{fname}] equal rates")
+                    }
                     "iodepth" | "numjobs" | "rwmixread" | "fsync" => {
                         assert_eq!(job[k.as_str()].to_string(), *v, "{name} [{fname}] {k}")
                     }
                     "rw" => {
-                        let want = if v == "rw" { "readwrite" } else { v.as_str() };
+                        let (rw, modifier) = v.split_once(':').unwrap_or((v, ""));
+                        let want = if rw == "rw" { "readwrite" } else { rw };
                         assert_eq!(job["rw"], want, "{name} [{fname}] rw");
+                        if !modifier.is_empty() {
+                            assert_eq!(job["seq_skip"], size(modifier), "{name} [{fname}] rw");
+                        }
+                    }
+                    "offset" => assert_eq!(job["offset"], size(v), "{name} [{fname}] {k}"),
+                    "bssplit" => {
+                        let parse = |t: &str| fslab_engine::block::sizes::parse_split(t).unwrap();
+                        let ours = parse(job["bssplit"].as_str().unwrap());
+                        assert_eq!(ours, parse(v), "{name} [{fname}] bssplit");
+                    }
+                    "random_distribution" | "rate_process" => {
+                        assert_eq!(job[k.as_str()], v.as_str(), "{name} [{fname}] {k}")
+                    }
+                    "buffer_compress_percentage" | "dedupe_percentage" | "thinktime_blocks" => {
+                        assert_eq!(job[k.as_str()].to_string(), *v, "{name} [{fname}] {k}")
+                    }
+                    "thinktime" => {
+                        let t = fslab_engine::fio::value::time_us(v).unwrap();
+                        assert_eq!(job["thinktime"].as_f64(), Some(t), "{name} [{fname}] {k}");
                     }
                     "runtime" => {
                         let t = fslab_engine::fio::value::time_s(v).unwrap();

@@ -1,6 +1,6 @@
 //! When each I/O may be issued: as fast as the target takes them (no pace), at a rate
 //! (`rate` bytes/s or `rate_iops` per thread, evenly spaced or as a Poisson process),
-//! and with think time (`thinktime` after every `thinktime_blocks` I/Os).
+//! and with think time (`thinktime` after every `thinktime_blocks` completions).
 //!
 //! A rate is a schedule, not a cap on the moment: the k-th I/O is due k gaps after the
 //! start, and a thread that fell behind (the target was slower) issues at once until it
@@ -87,17 +87,24 @@ impl Pace {
             self.carry_ns += gap - whole;
             due += Duration::from_nanos(whole as u64);
         }
-        if !self.think.is_zero() {
-            self.since_think += 1;
-            if self.since_think >= self.think_every {
-                self.since_think = 0;
-                // Think time follows the I/Os just issued, and pauses the schedule.
-                let from = due.max(now);
-                self.spin_until = (!self.think_spin.is_zero()).then(|| from + self.think_spin);
-                due = from + self.think;
-            }
-        }
         self.due = Some(due);
+    }
+
+    /// An I/O completed at `now`: after every `thinktime_blocks` completions the thread
+    /// thinks (fio's default `thinktime_blocks_type = complete`): nothing is issued for
+    /// `thinktime`, while the I/Os still in flight go on.
+    #[inline]
+    pub fn completed(&mut self, now: Instant) {
+        if self.think.is_zero() {
+            return;
+        }
+        self.since_think += 1;
+        if self.since_think >= self.think_every {
+            self.since_think = 0;
+            let from = self.due.map_or(now, |d| d.max(now));
+            self.spin_until = (!self.think_spin.is_zero()).then(|| from + self.think_spin);
+            self.due = Some(from + self.think);
+        }
     }
 
     /// Waits, without I/O in flight, until `until`: spinning for a think time's spin
@@ -188,13 +195,16 @@ mod tests {
     }
 
     #[test]
-    fn think_time_follows_every_n_ios() {
+    fn think_time_follows_every_n_completions() {
         let mut p = Pace::of(&job("thinktime = \"2ms\"\nthinktime_blocks = 3"), 1).unwrap();
         let t0 = Instant::now();
-        p.issued(4096, t0);
-        p.issued(4096, t0);
+        for _ in 0..4 {
+            p.issued(4096, t0);
+        }
+        p.completed(t0);
+        p.completed(t0);
         assert_eq!(p.wait_until(t0), None);
-        p.issued(4096, t0);
+        p.completed(t0);
         assert!(near(p.wait_until(t0), t0 + Duration::from_millis(2)));
     }
 }

@@ -225,6 +225,9 @@ impl<'a> Worker<'a> {
         now: Instant,
     ) -> bool {
         self.rec.complete(op, len, submitted, now);
+        if let Some(p) = &mut self.pace {
+            p.completed(now);
+        }
         if let Some(v) = &mut self.verify {
             match op {
                 Op::Read => v.read(ReadBack::Data(self.buffers.slot(slot)), offset),

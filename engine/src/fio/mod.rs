@@ -760,13 +760,37 @@ fn resolve(
         )),
         (false, None) => {}
     }
-    let random = keys
+    if let Some(n) = d.loops.filter(|&n| n > 1 && !d.time_based) {
+        let once = keys
+            .get("io_size")
+            .or_else(|| keys.get("size"))
+            .and_then(Value::as_u64);
+        match once {
+            Some(b) => {
+                keys.insert("io_size".into(), json!(b.saturating_mul(n)));
+            }
+            None => notes.push(format!(
+                "loops={n}: the job has no `size` to repeat here; the engine does its target's size once"
+            )),
+        }
+    }
+    let rw = keys
         .get("rw")
         .and_then(Value::as_str)
-        .is_some_and(|rw| rw.starts_with("rand"));
-    let norandommap = s.options.iter().any(|o| o.name == "norandommap");
-    if random && !norandommap {
-        notes.push("random offsets are drawn with repeats (fio's `norandommap`); fio's default touches every block once per pass".into());
+        .unwrap_or("read")
+        .to_string();
+    let mix = keys.get("rwmixread").and_then(Value::as_u64).unwrap_or(50);
+    let (rates, rate_mix, rate_notes) = d.rates.engine_keys(&rw, mix);
+    for (k, v) in rates {
+        keys.insert(k.into(), json!(v));
+    }
+    if let Some(m) = rate_mix {
+        keys.insert("rwmixread".into(), json!(m));
+    }
+    notes.extend(rate_notes);
+    // fio starts a time-based job over when it reaches `number_ios`; it never ends it.
+    if d.time_based && keys.remove("number_ios").is_some() {
+        notes.push("number_ios in a time-based job: fio starts the job over at its region's start each time it is reached; fslab-engine runs on through the region for the whole `runtime`".into());
     }
     for (k, v) in &overrides.set {
         keys.insert(k.clone(), v.clone());

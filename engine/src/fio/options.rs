@@ -22,11 +22,110 @@ pub struct Draft {
     pub new_group: bool,
     pub wait_for: Option<String>,
     pub group_reporting: bool,
+    /// `loops`: a size-based job's passes over its `size`.
+    pub loops: Option<u64>,
+    /// `rate`, `rate_iops` and their minimums, per direction (reads, writes): the
+    /// engine paces a thread's total, worked out once `rw` and the mix are known.
+    pub rates: Rates,
     /// Things fio does that the engine does differently, said once per job.
     pub notes: Vec<String>,
     /// Which option (place, section, name) last set each engine key: the engine's own
     /// complaints about a key are told at the option.
     pub sources: std::collections::BTreeMap<String, (Place, String, String)>,
+}
+
+/// fio's per-direction rates, as given.
+#[derive(Debug, Default, Clone)]
+pub struct Rates {
+    pub bytes: Option<[Option<u64>; 2]>,
+    pub iops: Option<[Option<u64>; 2]>,
+    pub bytes_min: Option<[Option<u64>; 2]>,
+    pub iops_min: Option<[Option<u64>; 2]>,
+}
+
+impl Rates {
+    /// The engine's `rate`/`rate_iops` (and minimums) for a thread's total, from fio's
+    /// per-direction ones, and the mix they make. fio paces each direction on its own
+    /// and lets the rates, not `rwmixread`, set a mixed job's mix (measured: `rate_iops=2000`
+    /// at `rwmixread=70` gives 2000 reads and 2000 writes a second); so a mixed job with
+    /// both rates runs at their sum, mixed as they are. With one direction's rate only, fio
+    /// lets the other run free, which a total cannot say: the engine keeps the mix and
+    /// paces the total so that the paced direction keeps its rate (a note says so).
+    pub fn engine_keys(
+        &self,
+        rw: &str,
+        rwmixread: u64,
+    ) -> (Vec<(&'static str, u64)>, Option<u64>, Vec<String>) {
+        let m = match rw {
+            "read" | "randread" => 1.0,
+            "write" | "randwrite" => 0.0,
+            _ => rwmixread as f64 / 100.0,
+        };
+        let mixed = m > 0.0 && m < 1.0;
+        let mut keys = Vec::new();
+        let mut mix = None;
+        let mut notes = Vec::new();
+        for (key, pair) in [
+            ("rate", self.bytes),
+            ("rate_iops", self.iops),
+            ("rate_min", self.bytes_min),
+            ("rate_iops_min", self.iops_min),
+        ] {
+            let Some([r, w]) = pair else { continue };
+            let total = match (r.filter(|_| m > 0.0), w.filter(|_| m < 1.0)) {
+                (Some(r), Some(w)) if mixed => {
+                    if key == "rate" || key == "rate_iops" {
+                        mix = Some(((100 * r) as f64 / (r + w) as f64).round() as u64);
+                    }
+                    r + w
+                }
+                (Some(r), None) if mixed => {
+                    notes.push(format!("{key}={r} for reads only: fio lets the writes run free; fslab-engine keeps `rwmixread` and paces the total so that reads keep {r}"));
+                    (r as f64 / m).round() as u64
+                }
+                (None, Some(w)) if mixed => {
+                    notes.push(format!("{key}={w} for writes only: fio lets the reads run free; fslab-engine keeps `rwmixread` and paces the total so that writes keep {w}"));
+                    (w as f64 / (1.0 - m)).round() as u64
+                }
+                (Some(a), _) | (_, Some(a)) => a,
+                (None, None) => continue,
+            };
+            keys.push((key, total.max(1)));
+        }
+        if let Some(mix) = mix {
+            notes.push(format!(
+                "fio paces reads and writes apart, and their rates set the mix: fslab-engine paces each thread's total ({}) with `rwmixread = {mix}`",
+                keys.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+        (keys, mix, notes)
+    }
+}
+
+/// A per-direction value: `a` for both, `a,b` reads and writes (an empty part: none),
+/// a third part (trims) ignored.
+fn per_direction(
+    v: &str,
+    one: impl Fn(&str) -> Result<u64, String>,
+) -> Result<[Option<u64>; 2], String> {
+    let parts: Vec<&str> = v.split(',').map(str::trim).collect();
+    let read = |p: &str| {
+        if p.is_empty() {
+            Ok(None)
+        } else {
+            one(p).map(Some)
+        }
+    };
+    match parts[..] {
+        [a] => {
+            let x = read(a)?;
+            Ok([x, x])
+        }
+        [a, b] | [a, b, _] => Ok([read(a)?, read(b)?]),
+        _ => Err(format!(
+            "`{v}`: at most reads, writes and trims (`,` between them)"
+        )),
+    }
 }
 
 impl Draft {
@@ -133,9 +232,6 @@ fn a_rw(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         Some((a, b)) => (a, Some(b)),
         None => (v, None),
     };
-    if modifier.is_some() {
-        return Err(format!("`{v}`: the `:N` offset modifier is not supported"));
-    }
     let engine = match rw {
         "read" => "read",
         "write" => "write",
@@ -153,7 +249,32 @@ fn a_rw(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         }
     };
     d.set("rw", json!(engine));
+    match modifier.map(str::trim).filter(|m| !m.is_empty()) {
+        None => {
+            d.keys.remove("seq_skip");
+            d.keys.remove("seq_run");
+        }
+        Some(m) if engine.starts_with("rand") => {
+            let n = value::int(m).map_err(|e| format!("`{v}`: {e}"))?;
+            d.set("seq_run", json!(n.max(1)));
+        }
+        Some(m) => {
+            let (neg, body) = match m.strip_prefix('-') {
+                Some(b) => (true, b),
+                None => (false, m),
+            };
+            let n = value::size(body, d.base()).map_err(|e| format!("`{v}`: {e}"))? as i64;
+            d.set("seq_skip", json!(if neg { -n } else { n }));
+        }
+    }
     Ok(())
+}
+fn a_rw_sequencer(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let _ = d;
+    match need(v)? {
+        "sequential" => Ok(()),
+        other => Err(format!("`{other}`: only `sequential` (a new offset follows each I/O; `identical` repeats one) is supported")),
+    }
 }
 fn a_bs(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
@@ -164,7 +285,7 @@ fn a_bs(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         !p.starts_with('(') && (p.contains(':') || p.get(1..).is_some_and(|r| r.contains('-')))
     });
     if range {
-        return Err(format!("`{v}`: block size ranges are not supported"));
+        return a_bsrange(d, Some(&v.replace(':', "-")));
     }
     // `4k,8k` is reads,writes(,trims); an empty part keeps the default.
     let sizes: Vec<u64> = v
@@ -172,15 +293,17 @@ fn a_bs(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         .filter(|p| !p.trim().is_empty())
         .map(|p| value::size(p, d.base()))
         .collect::<Result<_, _>>()?;
-    if sizes.windows(2).any(|w| w[0] != w[1]) {
-        return Err(format!(
-            "`{v}`: different read and write block sizes are not supported"
-        ));
-    }
     let Some(&bs) = sizes.first() else {
         return Err("needs a value".into());
     };
     d.set("bs", json!(bs));
+    d.keys.remove("bssplit");
+    // `4k,64k`: reads and writes each their own size, as a mix of one size each.
+    if let [r, w, ..] = sizes[..] {
+        if r != w {
+            d.set("bssplit", json!(format!("{r}/100,{w}/100")));
+        }
+    }
     Ok(())
 }
 fn a_filename(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
@@ -284,13 +407,196 @@ fn a_kb_base(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 fn a_loops(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    match value::int(need(v)?)? {
-        1 => Ok(()),
-        n => {
-            let _ = d;
-            Err(format!("{n}: repeating a job (`loops` > 1) is not supported; fslab repeats runs itself (`repeat` in a study)"))
+    let n = value::int(need(v)?)?;
+    if n == 0 {
+        return Err("0: a job runs at least once".into());
+    }
+    d.loops = Some(n);
+    Ok(())
+}
+/// A size-mix text in the engine's units: each size read with the job's `kb_base`.
+fn sizes_text(d: &Draft, v: &str, sep: char) -> Result<String, String> {
+    let mut out = String::new();
+    for (i, dir) in v.split(',').enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        for (j, entry) in dir.split(':').enumerate() {
+            if entry.trim().is_empty() {
+                continue;
+            }
+            if j > 0 {
+                out.push(':');
+            }
+            let (size, rest) = match entry.split_once(sep) {
+                Some((a, b)) => (a, Some(b)),
+                None => (entry, None),
+            };
+            out.push_str(&value::size(size.trim(), d.base())?.to_string());
+            if let Some(r) = rest {
+                out.push(sep);
+                let r = r.trim();
+                if sep == '-' {
+                    out.push_str(&value::size(r, d.base())?.to_string());
+                } else {
+                    out.push_str(r);
+                }
+            }
         }
     }
+    Ok(out)
+}
+fn a_bssplit(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let t = sizes_text(d, need(v)?, '/')?;
+    d.keys.remove("bsrange");
+    d.set("bssplit", json!(t));
+    Ok(())
+}
+fn a_bsrange(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let t = sizes_text(d, need(v)?, '-')?;
+    // `4k-4k` is one size.
+    let ends: Vec<&str> = t.split(',').collect();
+    if ends
+        .iter()
+        .all(|e| e.split_once('-').is_some_and(|(a, b)| a == b))
+        && ends.windows(2).all(|w| w[0] == w[1])
+    {
+        let bs = ends[0].split('-').next().unwrap_or("4096");
+        d.set("bs", json!(bs.parse::<u64>().map_err(|e| e.to_string())?));
+        return Ok(());
+    }
+    d.keys.remove("bssplit");
+    d.set("bsrange", json!(t));
+    Ok(())
+}
+fn a_offset(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let v = need(v)?;
+    if v.trim().ends_with('%') {
+        return Err(format!(
+            "`{v}`: an offset in percent of the file is not supported; give bytes"
+        ));
+    }
+    size_key(d, "offset", Some(v))
+}
+fn a_nrfiles(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let _ = d;
+    match value::int(need(v)?)? {
+        1 => Ok(()),
+        n => Err(format!(
+            "{n} files per job are not supported (one file per job clone)"
+        )),
+    }
+}
+fn a_random_distribution(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let v = need(v)?;
+    crate::block::distribution::parse(v)?;
+    d.set("random_distribution", json!(v.trim()));
+    Ok(())
+}
+fn a_rate(d: &mut Draft, v: Option<&str>, iops: bool, min: bool) -> Result<(), String> {
+    let base = d.base();
+    let pair = if iops {
+        per_direction(need(v)?, value::int)?
+    } else {
+        per_direction(need(v)?, |p| value::size(p, base))?
+    };
+    let slot = match (iops, min) {
+        (false, false) => &mut d.rates.bytes,
+        (true, false) => &mut d.rates.iops,
+        (false, true) => &mut d.rates.bytes_min,
+        (true, true) => &mut d.rates.iops_min,
+    };
+    *slot = Some(pair);
+    Ok(())
+}
+fn a_rate_process(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    match need(v)? {
+        p @ ("linear" | "poisson") => {
+            d.set("rate_process", json!(p));
+            Ok(())
+        }
+        other => Err(format!("`{other}` is not a rate process (linear, poisson)")),
+    }
+}
+fn a_thinktime(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
+    d.set(key, json!(value::time_us(need(v)?)?));
+    Ok(())
+}
+fn a_startdelay(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let v = need(v)?;
+    if v.contains('-') && !v.trim_start().starts_with('(') {
+        return Err(format!(
+            "`{v}`: a random start delay (a range) is not supported; give one time"
+        ));
+    }
+    d.set("startdelay", json!(value::time_s(v)?));
+    Ok(())
+}
+fn a_buffer_pattern(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let v = need(v)?;
+    crate::buffers::parse_pattern(v)?;
+    d.set("buffer_pattern", json!(v));
+    Ok(())
+}
+fn a_percent(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
+    let n = value::int(need(v)?)?;
+    if n > 100 {
+        return Err(format!("{n} is more than 100"));
+    }
+    d.set(key, json!(n));
+    Ok(())
+}
+fn a_dedupe_mode(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let _ = d;
+    match need(v)? {
+        "repeat" => Ok(()),
+        other => Err(format!("`{other}`: only `repeat` (a dedupe write repeats an earlier write of the job) is supported")),
+    }
+}
+/// fio's steady state (`ss=iops:10%`) as the engine's: a window of rounds whose rates
+/// span at most twice fio's deviation from the mean (`iops`, `bw`), or whose line moves at
+/// most fio's slope (`iops_slope`, `bw_slope`).
+fn a_ss(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let v = need(v)?;
+    let (what, limit) = v
+        .split_once(':')
+        .ok_or_else(|| format!("`{v}`: fio's form is `iops:10%`, `bw_slope:1%`..."))?;
+    let pct: f64 = limit
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("`{limit}` is not a percentage"))?;
+    if !limit.trim().ends_with('%') {
+        return Err(format!(
+            "`{limit}`: only a limit in percent of the mean is supported"
+        ));
+    }
+    d.set("steady_state", json!(true));
+    match what.trim() {
+        "iops" | "bw" => d.set(
+            "steady_range",
+            json!(format!("{}%", (2.0 * pct).min(100.0))),
+        ),
+        "iops_slope" | "bw_slope" => d.set("steady_slope", json!(format!("{}%", pct.min(100.0)))),
+        other => {
+            return Err(format!(
+                "`{other}` is not a steady-state measure (iops, bw, iops_slope, bw_slope)"
+            ))
+        }
+    }
+    d.notes.push(format!(
+        "ss={v} is judged by the engine's steady state (docs/engine.md): a window of 1 s rounds, {} (the engine stops once steady, as fio does)",
+        if what.trim().ends_with("_slope") { "whose line may move at most that share of the mean" } else { "whose rates may span at most twice that share of the mean" }
+    ));
+    Ok(())
+}
+fn a_ss_dur(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let secs = value::time_s(need(v)?)?;
+    // The engine's window holds at most 25 rounds: longer ones get longer rounds.
+    let window = secs.round().clamp(2.0, 25.0);
+    d.set("steady_window", json!(window as u64));
+    d.set("steady_round", json!((secs / window).max(1.0)));
+    Ok(())
 }
 fn a_zero_buffers(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     if value::boolean(v)? {
@@ -320,33 +626,8 @@ fn a_verify(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     }
     Ok(())
 }
-fn a_offset(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let _ = d;
-    match value::size(need(v)?, KbBase::Binary)? {
-        0 => Ok(()),
-        _ => Err("a start offset other than 0 is not supported".into()),
-    }
-}
-fn a_nrfiles(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let _ = d;
-    match value::int(need(v)?)? {
-        1 => Ok(()),
-        n => Err(format!(
-            "{n} files per job are not supported (one file per job clone)"
-        )),
-    }
-}
-fn a_random_distribution(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let _ = d;
-    match need(v)? {
-        "random" => Ok(()),
-        other => Err(format!(
-            "`{other}`: only `random` (uniform) offsets are supported"
-        )),
-    }
-}
 fn a_norandommap(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let _ = (d, value::boolean(v)?);
+    d.set("norandommap", json!(value::boolean(v)?));
     Ok(())
 }
 fn a_sync(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
@@ -361,8 +642,12 @@ fn a_sync(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 pub const OPTIONS: &[FioOption] = &[
     mapped("name", &[], a_name, "the job's name (the section name when not set)"),
     inert("description", &[], "a comment"),
-    mapped("rw", &["readwrite"], a_rw, "`rw`; `rw`/`readwrite` is the engine's `readwrite`"),
-    mapped("bs", &["blocksize"], a_bs, "`bs`; a `read,write` pair only when equal"),
+    mapped("rw", &["readwrite"], a_rw, "`rw`; `rw`/`readwrite` is the engine's `readwrite`; `:N` is `seq_skip` (sequential: bytes skipped after each I/O, negative backwards) or `seq_run` (random: I/Os per random offset)"),
+    mapped("rw_sequencer", &[], a_rw_sequencer, "`sequential` only (fio's default)"),
+    mapped("bs", &["blocksize"], a_bs, "`bs`; a `read,write` pair of different sizes is a `bssplit` of one size each"),
+    mapped("bssplit", &[], a_bssplit, "`bssplit` (the same syntax; sizes read with the job's `kb_base`)"),
+    mapped("bsrange", &["blocksize_range"], a_bsrange, "`bsrange`; `4k-4k` is `bs`"),
+    mapped("blockalign", &["ba"], |d, v| size_key(d, "blockalign", v), "`blockalign` (one value for reads and writes)"),
     mapped("size", &[], |d, v| size_key(d, "size", v), "`size`"),
     mapped("filesize", &[], |d, v| size_key(d, "size", v), "`size` (one file per job)"),
     mapped("io_size", &["io_limit"], |d, v| size_key(d, "io_size", v), "`io_size`"),
@@ -392,19 +677,43 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("new_group", &[], a_new_group, "a new reporting group"),
     mapped("wait_for", &[], a_wait_for, "the job starts after the named job above it ended"),
     mapped("kb_base", &[], a_kb_base, "how size suffixes are read (1024: all binary; 1000: SI)"),
-    mapped("loops", &[], a_loops, "1 only"),
+    mapped("loops", &[], a_loops, "a size-based job's `io_size` is `loops` times its size (with the random map, every block once per loop); no effect on a time-based job"),
     mapped("zero_buffers", &[], a_zero_buffers, "`buffer_content = \"zeros\"`"),
     mapped("verify", &[], a_verify, "a checksum method: `verify` (the engine's own header and crc32c); 0 or none: off"),
-    mapped("offset", &[], a_offset, "0 only"),
+    mapped("offset", &[], a_offset, "`offset` (bytes; not in percent)"),
+    mapped("offset_increment", &[], |d, v| size_key(d, "offset_increment", v), "`offset_increment`: each clone's region starts this much after the one before"),
+    mapped("number_ios", &[], |d, v| int_key(d, "number_ios", v), "`number_ios`: each clone stops after this many I/Os"),
     mapped("nrfiles", &[], a_nrfiles, "1 only"),
-    mapped("random_distribution", &[], a_random_distribution, "`random` only (uniform)"),
-    mapped("norandommap", &[], a_norandommap, "the engine's random offsets are drawn with repeats, as with norandommap"),
+    mapped("random_distribution", &[], a_random_distribution, "`random_distribution`: random, zipf, pareto, normal (gauss), zoned, zoned_abs, fio's syntax (one set for reads and writes)"),
+    mapped("norandommap", &[], a_norandommap, "`norandommap`: offsets drawn with repeats; without it, every block once per pass (a keyed permutation, no bitmap)"),
+    inert("random_generator", &[], "the engine draws with its own generator (xoshiro256++): tausworthe and lfsr change which numbers come, not their law; the random map gives lfsr's every-block-once"),
+    mapped("rate", &[], |d, v| a_rate(d, v, false, false), "`rate` per thread; fio's per-direction `r,w` becomes the thread's total at the job's mix (a note says so)"),
+    mapped("rate_iops", &[], |d, v| a_rate(d, v, true, false), "`rate_iops` per thread, as `rate`"),
+    mapped("rate_min", &["ratemin"], |d, v| a_rate(d, v, false, true), "`rate_min`: below it the report warns `rate_short` (fio ends the job)"),
+    mapped("rate_iops_min", &[], |d, v| a_rate(d, v, true, true), "`rate_iops_min`, as `rate_min`"),
+    mapped("rate_process", &[], a_rate_process, "`rate_process`: linear or poisson"),
+    inert("rate_cycle", &[], "the engine checks the rate over the whole run (`rate` in the report)"),
+    inert("rate_ignore_thinktime", &[], "the engine's schedule pauses for think time"),
+    mapped("thinktime", &[], |d, v| a_thinktime(d, "thinktime", v), "`thinktime` (a bare number is microseconds, as in fio)"),
+    mapped("thinktime_spin", &[], |d, v| a_thinktime(d, "thinktime_spin", v), "`thinktime_spin` (microseconds when bare)"),
+    mapped("thinktime_blocks", &[], |d, v| int_key(d, "thinktime_blocks", v), "`thinktime_blocks`"),
+    inert("thinktime_blocks_type", &[], "the engine counts I/Os as it issues them"),
+    mapped("startdelay", &[], a_startdelay, "`startdelay` (one time; not a range)"),
+    mapped("buffer_compress_percentage", &[], |d, v| a_percent(d, "buffer_compress_percentage", v), "`buffer_compress_percentage`"),
+    mapped("buffer_compress_chunk", &[], |d, v| size_key(d, "buffer_compress_chunk", v), "`buffer_compress_chunk`"),
+    mapped("dedupe_percentage", &[], |d, v| a_percent(d, "dedupe_percentage", v), "`dedupe_percentage`: a dedupe write repeats one of the thread's last 256 unique writes"),
+    mapped("dedupe_mode", &[], a_dedupe_mode, "`repeat` only (fio's default)"),
+    mapped("buffer_pattern", &[], a_buffer_pattern, "`buffer_pattern`: `0x` hex and quoted strings, joined by `|`"),
+    mapped("refill_buffers", &[], |d, v| bool_key(d, "refill_buffers", v), "`refill_buffers`: fresh random bytes for every write"),
+    mapped("steadystate", &["ss"], a_ss, "`steady_state` with `steady_range` (twice fio's deviation, for iops and bw) or `steady_slope` (iops_slope, bw_slope); a note says how the rules differ"),
+    mapped("steadystate_duration", &["ss_dur"], a_ss_dur, "`steady_window` rounds of `steady_round` covering the same time (at most 25 rounds)"),
+    inert("steadystate_ramp_time", &["ss_ramp"], "the engine judges each window as it comes; a ramp only delays the first judgement"),
+    inert("steadystate_check_interval", &["ss_interval"], "the engine's rounds are whole seconds or more"),
     mapped("sync", &[], a_sync, "0/none only"),
-    inert("thread", &[], "the engine always runs its clones as threads"),
+    inert("thread", &["threads"], "the engine always runs its clones as threads"),
     inert("do_verify", &[], "a job with `verify` always checks what it reads"),
     inert("verify_fatal", &[], "bad blocks are counted and warned about, never fatal"),
-    inert("refill_buffers", &[], "the engine gives every write fresh content"),
-    inert("scramble_buffers", &[], "the engine gives every write fresh content"),
+    inert("scramble_buffers", &[], "the engine stamps every write with its offset and a counter (`refill_buffers` for fresh bytes)"),
     inert("invalidate", &[], "the engine does not drop the file's page cache first (fslab's lab drops caches before each run)"),
     inert("overwrite", &[], "the engine lays the file out in full before writing"),
     inert("create_on_open", &[], "files are made before the job"),
@@ -426,21 +735,23 @@ pub const OPTIONS: &[FioOption] = &[
     inert("log_hist_msec", &[], "the report holds the whole histogram"),
     inert("fixedbufs", &[], "the engine chooses its io_uring set-up itself"),
     inert("registerfiles", &[], "the engine chooses its io_uring set-up itself"),
+    inert("gtod_reduce", &[], "the engine times every I/O anyway; its own cost per I/O is measured (docs/performance.md)"),
+    inert("disable_lat", &[], "the engine times every I/O anyway"),
+    inert("disable_clat", &[], "the engine times every I/O anyway"),
+    inert("disable_slat", &[], "the engine measures submission to completion"),
+    inert("disable_bw_measurement", &["disable_bw"], "the engine keeps its series anyway"),
+    inert("log_prio", &[], "the report's `series` holds the intervals"),
+    inert("log_offset", &[], "the report's `series` holds the intervals"),
+    inert("io_submit_mode", &[], "the job's own thread submits (fio's `inline`); `offload` only moves submission to another thread"),
+    inert("create_serialize", &[], "files are laid out before the job starts"),
+    inert("verify_dump", &[], "bad blocks are listed in the report's `verify`"),
+    inert("verify_async", &[], "verification happens as blocks are read"),
+    inert("verify_interval", &[], "the engine's verify checks whole blocks"),
+    inert("error_dump", &[], "errors are in the report's `errors`"),
     refused("fdatasync", &[], "fdatasync is not supported; `fsync` flushes after every N writes"),
-    refused("startdelay", &[], "start delays are not supported; order jobs with `stonewall` or `wait_for`"),
     refused("exitall", &[], "a job cannot end the others early"),
     refused("exitall_on_error", &[], "a job cannot end the others early"),
     refused("continue_on_error", &[], "an I/O error ends the job (its report keeps the errno)"),
-    refused("rate", &[], "rate limits are not supported"),
-    refused("rate_iops", &[], "rate limits are not supported"),
-    refused("rate_min", &["ratemin"], "rate limits are not supported"),
-    refused("rate_iops_min", &[], "rate limits are not supported"),
-    refused("rate_process", &[], "rate limits are not supported"),
-    refused("thinktime", &[], "think time is not supported"),
-    refused("bsrange", &["blocksize_range"], "block size ranges are not supported"),
-    refused("bssplit", &[], "block size mixes are not supported"),
-    refused("offset_increment", &[], "per-clone offsets are not supported"),
-    refused("number_ios", &[], "`io_size` bounds a size-based job"),
     refused("openfiles", &[], "one file per job clone"),
     refused("filename_format", &[], "files in a directory are named `NAME.CLONE.0`"),
     refused("file_service_type", &[], "one file per job clone"),
@@ -451,22 +762,10 @@ pub const OPTIONS: &[FioOption] = &[
     refused("cpumask", &[], "CPU pinning is not supported"),
     refused("numa_cpu_nodes", &[], "NUMA placement is not supported"),
     refused("numa_mem_policy", &[], "NUMA placement is not supported"),
-    refused("gtod_reduce", &[], "it would remove latency measurements the report keeps"),
-    refused("disable_lat", &[], "it would remove latency measurements the report keeps"),
-    refused("disable_clat", &[], "it would remove latency measurements the report keeps"),
-    refused("disable_slat", &[], "it would remove latency measurements the report keeps"),
-    refused("disable_bw_measurement", &["disable_bw"], "it would remove measurements the report keeps"),
-    refused("steadystate", &["ss"], "use the engine's `steady_state` (SNIA's rule; docs/engine.md)"),
-    refused("steadystate_duration", &["ss_dur"], "use the engine's `steady_state` (SNIA's rule; docs/engine.md)"),
-    refused("steadystate_ramp_time", &["ss_ramp"], "use the engine's `steady_state` (SNIA's rule; docs/engine.md)"),
-    refused("steadystate_check_interval", &["ss_interval"], "use the engine's `steady_state` (SNIA's rule; docs/engine.md)"),
     refused("hipri", &[], "polled completions are not supported"),
     refused("sqthread_poll", &[], "an SQ polling thread is not supported"),
-    refused("buffer_compress_percentage", &[], "compressible buffers are not supported (`zero_buffers` for all zeros)"),
-    refused("buffer_pattern", &[], "buffer patterns are not supported"),
-    refused("dedupe_percentage", &[], "deduplicable buffers are not supported"),
     refused("verify_backlog", &[], "verification happens as blocks are read"),
-    refused("verify_pattern", &[], "pattern verification is not supported"),
+    inert("verify_pattern", &[], "the engine's verify writes and checks its own checksummed payload, which finds any change a pattern would"),
     refused("verify_state_save", &[], "the engine's `verify_state` keeps generations across jobs"),
     refused("verify_state_load", &[], "the engine's `verify_state` keeps generations across jobs"),
     refused("trim_percentage", &[], "trims are not supported"),

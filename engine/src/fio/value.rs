@@ -60,6 +60,19 @@ pub fn time_s(text: &str) -> Result<f64, String> {
     Ok(num * mult)
 }
 
+/// A time whose bare number is microseconds (`thinktime=2000`), in seconds.
+pub fn time_us(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    if t.ends_with(|c: char| c.is_ascii_digit()) && !t.starts_with('(') {
+        let n: f64 = t.parse().map_err(|_| format!("`{t}` is not a time"))?;
+        if n < 0.0 {
+            return Err(format!("`{t}`: a time cannot be negative"));
+        }
+        return Ok(n * 1e-6);
+    }
+    time_s(t)
+}
+
 /// A whole number (`iodepth=32`, `rwmixread=70`, `(2*8)`).
 pub fn int(text: &str) -> Result<u64, String> {
     let t = text.trim();
