@@ -188,7 +188,10 @@ def engine_doc(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
 
 
 def run_proc(
-    argv: Sequence[str], stdin: str | None = None, timeout: float = 120.0
+    argv: Sequence[str],
+    stdin: str | None = None,
+    timeout: float = 120.0,
+    cwd: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Runs a command in its own process group and waits for it.
 
@@ -203,6 +206,7 @@ def run_proc(
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        cwd=cwd,
     )
     try:
         out, err = proc.communicate(stdin, timeout=timeout)

@@ -68,6 +68,9 @@ pub struct Offsets {
     run_left: u32,
     /// Reads per 2^32, for mixed jobs; `u64::MAX` = always read, 0 = always write.
     read_threshold: u64,
+    /// Passes begun after the first: a random map's new order, or a sequential walk's
+    /// return to the start (not a backward walk's, as in fio).
+    pub passes: u64,
 }
 
 impl Offsets {
@@ -98,6 +101,7 @@ impl Offsets {
             seq_run: shape.seq_run.max(1),
             run_left: 0,
             read_threshold,
+            passes: 0,
         }
     }
 
@@ -111,6 +115,7 @@ impl Offsets {
         }
         if off + len_i > size {
             off = 0;
+            self.passes += 1;
         }
         self.cursor = off + len_i + self.seq_skip;
         off as u64
@@ -139,7 +144,11 @@ impl Offsets {
         let off = if self.random && self.run_left == 0 {
             self.run_left = self.seq_run - 1;
             let block = match &mut self.map {
-                Some(m) => m.next_block(),
+                Some(m) => {
+                    let (b, new_pass) = m.next_block_and_pass();
+                    self.passes += u64::from(new_pass);
+                    b
+                }
                 None => self.draw.next(&mut self.rng),
             };
             let mut off = block * self.align;

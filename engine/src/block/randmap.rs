@@ -82,14 +82,21 @@ impl RandomMap {
 
     #[inline]
     pub fn next_block(&mut self) -> u64 {
-        if self.next == self.perm.n {
+        self.next_block_and_pass().0
+    }
+
+    /// The next block, and whether it begins a new pass (not the first).
+    #[inline]
+    pub fn next_block_and_pass(&mut self) -> (u64, bool) {
+        let new_pass = self.next == self.perm.n;
+        if new_pass {
             self.pass += 1;
             self.next = 0;
             self.perm = Permutation::new(self.perm.n, self.seed ^ mix(self.pass));
         }
         let b = self.perm.at(self.next);
         self.next += 1;
-        b
+        (b, new_pass)
     }
 }
 

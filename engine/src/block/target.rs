@@ -256,6 +256,11 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
         }
         files.push(Some(f));
     }
+    if job.pattern.invalidate {
+        for f in files.iter().flatten() {
+            invalidate(f, kind == TargetKind::Block);
+        }
+    }
     Ok(Target {
         info: TargetInfo {
             kind,
@@ -266,6 +271,21 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
         layout,
         files,
     })
+}
+
+/// Drops the target's cached pages (`invalidate`); dirty pages stay until written back.
+pub fn invalidate(f: &File, device: bool) {
+    use std::os::fd::AsRawFd;
+    // BLKFLSBUF, linux/fs.h: _IO(0x12, 97).
+    const BLKFLSBUF: libc::c_ulong = 0x1261;
+    // SAFETY: plain calls on an open descriptor; neither reads or writes our memory.
+    unsafe {
+        if device {
+            libc::ioctl(f.as_raw_fd(), BLKFLSBUF as _, 0);
+        } else {
+            libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+        }
+    }
 }
 
 fn open_one(opener: &Opener, path: &Path, job: &Job, block: bool) -> Result<File, RunError> {

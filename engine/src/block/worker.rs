@@ -48,6 +48,9 @@ pub struct Worker<'a> {
     /// I/Os held back because their block had one in flight.
     in_flight: Option<Vec<u64>>,
     held: Vec<(Op, u64, u64)>,
+    /// `invalidate` on buffered I/O: the passes over the region seen, at each new one of
+    /// which the thread drops the file's cached pages again, as fio does.
+    passes_seen: Option<u64>,
 }
 
 /// What a thread does next.
@@ -100,6 +103,7 @@ impl<'a> Worker<'a> {
             data,
             in_flight: guard.then(|| vec![u64::MAX; job.iodepth as usize]),
             held: Vec::new(),
+            passes_seen: (job.pattern.invalidate && !job.direct).then_some(0),
             verify: None,
         }
     }
@@ -158,6 +162,17 @@ impl<'a> Worker<'a> {
         self.ios_left -= 1;
         if let Some(p) = &mut self.pace {
             p.issued(len, now);
+        }
+        if let Some(seen) = &mut self.passes_seen {
+            if self.offsets.passes != *seen {
+                *seen = self.offsets.passes;
+                if let Some(f) = &self.file {
+                    let device = f.metadata().is_ok_and(|m| {
+                        std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type())
+                    });
+                    super::target::invalidate(f, device);
+                }
+            }
         }
         Next::Io(op, offset, len)
     }

@@ -740,6 +740,17 @@ fn resolve(
     // fio's defaults where the engine's differ: psync, buffered I/O, the current directory.
     keys.entry("ioengine").or_insert(json!("sync"));
     keys.entry("direct").or_insert(json!(false));
+    keys.entry("invalidate").or_insert(json!(true));
+    // libaio and posixaio on buffered I/O do each request inside the submitting call:
+    // one at a time, like pread/pwrite, whatever `iodepth` says.
+    if keys.get("direct") == Some(&json!(false)) && d.async_engine.is_some() {
+        keys.insert("ioengine".into(), json!("sync"));
+        notes.retain(|n| !n.contains("runs on io_uring"));
+        notes.push(format!(
+            "ioengine={} without direct I/O completes each request inside its submission, one at a time: fslab-engine runs it as `sync` (pread/pwrite)",
+            d.async_engine.as_deref().unwrap_or_default()
+        ));
+    }
     if !keys.contains_key("filename") && !keys.contains_key("directory") {
         keys.insert("directory".into(), json!("."));
     }

@@ -22,6 +22,8 @@ pub struct Draft {
     pub new_group: bool,
     pub wait_for: Option<String>,
     pub group_reporting: bool,
+    /// `libaio` or `posixaio`, when the job asked for one of them.
+    pub async_engine: Option<String>,
     /// `loops`: a size-based job's passes over its `size`.
     pub loops: Option<u64>,
     /// `rate`, `rate_iops` and their minimums, per direction (reads, writes): the
@@ -348,10 +350,13 @@ fn a_rwmixwrite(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 }
 fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
+    d.async_engine = None;
+    d.notes.retain(|n| !n.contains("runs on io_uring"));
     let engine = match v {
         "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => "sync",
         "io_uring" => "io_uring",
         "libaio" | "posixaio" => {
+            d.async_engine = Some(v.to_string());
             d.notes.push(format!(
                 "ioengine={v} runs on io_uring: the same asynchronous queue of `iodepth` requests"
             ));
@@ -359,14 +364,59 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         }
         "null" => "null",
         _ => {
-            return Err(format!(
-                "`{v}` is not an engine fslab-engine has (psync, sync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio, null)"
-            ))
+            let needs = ELSEWHERE
+                .iter()
+                .find(|(prefix, _)| v == *prefix || v.starts_with(&format!("{prefix}_")))
+                .map(|(_, needs)| *needs);
+            return Err(match needs {
+                Some(needs) => format!("`{v}` needs {needs}, which fslab-engine does not drive"),
+                None => format!(
+                    "`{v}` is not an engine fslab-engine has (psync, sync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio, null)"
+                ),
+            });
         }
     };
     d.set("ioengine", json!(engine));
     Ok(())
 }
+
+/// fio's engines that drive something other than a file or block device, and what.
+const ELSEWHERE: &[(&str, &str)] = &[
+    ("cpp_null", "an external engine (a shared object fio loads)"),
+    (
+        "dev-dax",
+        "persistent memory (a device-DAX character device)",
+    ),
+    (
+        "libpmem",
+        "persistent memory (libpmem on a DAX file system)",
+    ),
+    ("pmemblk", "persistent memory (libpmemblk)"),
+    ("dfs", "a DAOS pool"),
+    ("e4defrag", "ext4's online defragmentation ioctl"),
+    ("exec", "a program to run beside the job"),
+    ("gfapi", "a GlusterFS volume (libgfapi)"),
+    ("http", "an HTTP, S3 or Swift service"),
+    ("ime", "a DDN IME server"),
+    (
+        "io_uring_cmd",
+        "an NVMe character device (/dev/ngXnY) and passthrough commands",
+    ),
+    ("libcufile", "GPUDirect Storage (cuFile)"),
+    ("libhdfs", "an HDFS cluster"),
+    ("libiscsi", "an iSCSI target"),
+    ("librpma", "RDMA hardware (librpma)"),
+    ("mtd", "a raw flash (MTD) device"),
+    ("nbd", "an NBD server"),
+    ("net", "a network peer"),
+    ("netsplice", "a network peer"),
+    ("nfs", "an NFS server (libnfs)"),
+    ("rados", "a Ceph cluster (librados)"),
+    ("rbd", "a Ceph cluster (librbd)"),
+    ("rdma", "RDMA hardware"),
+    ("sg", "a SCSI generic device (/dev/sgN) and SCSI commands"),
+    ("xnvme", "the xNVMe library"),
+];
 fn a_randrepeat(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     if !value::boolean(v)? {
         d.set("randseed", json!(clock_seed(0)));
@@ -714,7 +764,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("do_verify", &[], "a job with `verify` always checks what it reads"),
     inert("verify_fatal", &[], "bad blocks are counted and warned about, never fatal"),
     inert("scramble_buffers", &[], "the engine stamps every write with its offset and a counter (`refill_buffers` for fresh bytes)"),
-    inert("invalidate", &[], "the engine does not drop the file's page cache first (fslab's lab drops caches before each run)"),
+    mapped("invalidate", &[], |d, v| bool_key(d, "invalidate", v), "`invalidate` (on unless the file says 0, as in fio)"),
     inert("overwrite", &[], "the engine lays the file out in full before writing"),
     inert("create_on_open", &[], "files are made before the job"),
     inert("fallocate", &[], "the engine lays files out by writing them"),

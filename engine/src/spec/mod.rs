@@ -142,6 +142,7 @@ pub const KEYS: &[Key] = &[
     key("dedupe_percentage", BLOCK),
     key("buffer_pattern", BLOCK),
     key("refill_buffers", BLOCK),
+    key("invalidate", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("nr_files", CREATE),
@@ -500,6 +501,8 @@ pub struct JobSpec {
     pub buffer_pattern: Option<String>,
     /// Block jobs: every write gets fresh random bytes. Without it a thread's few buffers are reused, each write stamped with its offset and a counter: unique blocks, cheaply, but a compressor with a window of a few buffers finds the repeats (fio's default too). `buffer_compress_percentage` and `dedupe_percentage` refill always. Default false.
     pub refill_buffers: Option<bool>,
+    /// Block jobs: drop the target's cached pages before the job and, with buffered I/O, again at each new pass over its region (a random map's next order, a sequential walk's return to the start; posix_fadvise DONTNEED on a file, BLKFLSBUF on a device), as fio's default does (fslab's lab drops every cache before each run itself). Default false.
+    pub invalidate: Option<bool>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -730,6 +733,8 @@ pub struct PatternJob {
     pub buffer_pattern: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub refill_buffers: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub invalidate: bool,
 }
 
 /// The steady-state keys (`steady_state = true`), resolved.
