@@ -136,13 +136,13 @@ def test_a_study_that_is_no_file_is_refused_at_once(tmp_path: Path) -> None:
 
 @pytest.mark.engine  # the engine reads the job file and names its problems
 def test_plan_tells_every_problem_of_the_job_file_at_the_workload(tmp_path: Path) -> None:
-    (tmp_path / "bad.fio").write_text("[j]\nrw=randread\nzonemode=zbd\nthreads=1\n")
+    (tmp_path / "bad.fio").write_text("[j]\nrw=randread\nzonemode=zbd\nthred=1\n")
     (tmp_path / "s.toml").write_text(STUDY.format(job_file="bad.fio", measure='["nope"]'))
     done = fslab("plan", "s.toml", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "s.toml:23: workload[0] (file).job_file: " in done.stderr, done.stderr
     assert "bad.fio:3 [j] zonemode: is not supported by fslab-engine" in done.stderr
-    assert "bad.fio:4 [j] threads: is not an option fslab-engine knows" in done.stderr
+    assert "bad.fio:4 [j] thred: is not an option fslab-engine knows" in done.stderr
     assert "did you mean `thread`?" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.fio", "s.toml"], "nothing made"
     (tmp_path / "good.fio").write_text("[j]\nrw=read\nsize=1m\n")

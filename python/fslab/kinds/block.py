@@ -63,6 +63,32 @@ class BlockWorkloadSpec(SteadySpec):
     buffer_content: Param | None = None
     randseed: Param | None = None
     interval: Param | None = None
+    # The user's workload (docs/job-keys.md): sizes, skew, regions, pace and data.
+    bssplit: Param | None = None
+    bsrange: Param | None = None
+    blockalign: Param | None = None
+    random_distribution: Param | None = None
+    norandommap: Param | None = None
+    offset: Param | None = None
+    offset_increment: Param | None = None
+    number_ios: Param | None = None
+    seq_skip: Param | None = None
+    seq_run: Param | None = None
+    rate: Param | None = None
+    rate_iops: Param | None = None
+    rate_min: Param | None = None
+    rate_iops_min: Param | None = None
+    rate_process: Param | None = None
+    thinktime: Param | None = None
+    thinktime_spin: Param | None = None
+    thinktime_blocks: Param | None = None
+    startdelay: Param | None = None
+    buffer_compress_percentage: Param | None = None
+    buffer_compress_chunk: Param | None = None
+    dedupe_percentage: Param | None = None
+    buffer_pattern: Param | None = None
+    refill_buffers: Param | None = None
+    invalidate: Param | None = None
 
     @model_validator(mode="before")
     @classmethod
