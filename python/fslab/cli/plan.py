@@ -216,6 +216,14 @@ def _points_table(out: Console, points: list[Point]) -> None:
     if common:
         said = ", ".join(f"{k}={_value(k, first.params[k])}" for k in common)
         out.print(f"every point: {said}", soft_wrap=True)
+    limit = getattr(first.workload_spec, "latency_limit", None)
+    if limit is not None:
+        of = f" of {limit.op}" if limit.op else ""
+        out.print(
+            f"latency limit: per target, the most {limit.vary} whose p{limit.percentile}{of}"
+            f" stays under {_value('runtime', limit.under)} in every run (`fslab compare`)",
+            soft_wrap=True,
+        )
 
 
 def _steady_line(p: Plan) -> str:

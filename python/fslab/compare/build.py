@@ -170,6 +170,7 @@ def compare_results(
         integrity=integrity,
         disturbers=disturbers_of(disturbed),
         shared=disturbers_of(shared),
+        latency_limits=results.latency_limits,
     )
 
 

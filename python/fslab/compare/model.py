@@ -417,6 +417,9 @@ class Comparison:
     shared: tuple[Disturber, ...] = ()
     """Who shared the machine with counted runs of a blocked study: alike across each of
     their rounds, which the rounds' ratios cancel (`fslab.stats.disturbance`)."""
+    latency_limits: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Per workload with a `latency_limit`, that table as written (`fslab.compare.limit`
+    answers it)."""
 
     @cached_property
     def _baseline_of(self) -> dict[str, str]:

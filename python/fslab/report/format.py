@@ -466,3 +466,17 @@ def markdown_sentence(
         else:
             out.append(text(s.text))
     return "".join(out)
+
+
+def limit_lines(comparison: Comparison) -> list[str]:
+    """The answers to the study's `latency_limit`s, one line each (`fslab.compare.limit`)."""
+    if not comparison.latency_limits:
+        return []
+    from fslab.compare.limit import latency_limits, sentences
+    from fslab.metrics import IOPS, LAT_P99
+
+    return sentences(
+        latency_limits(comparison),
+        lambda ns: format_stat(LAT_P99, ns, None),
+        lambda rate: format_stat(IOPS, rate, None),
+    )

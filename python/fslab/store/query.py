@@ -203,6 +203,8 @@ class StudyResults:
     blocked: bool = False
     """Its runs were blocked (`study.design`): each target is compared with its baseline
     per round (`fslab.compare`)."""
+    latency_limits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per workload with a `latency_limit` key, that table as written."""
 
 
 class IntegrityRow(NamedTuple):
@@ -364,7 +366,7 @@ def look_level(con: sqlite3.Connection, study_id: int) -> float | None:
 
 def study_keys(
     con: sqlite3.Connection, study_id: int
-) -> tuple[float | None, tuple[str, ...], bool]:
+) -> tuple[float | None, tuple[str, ...], bool, dict[str, dict[str, Any]]]:
     """What says how to judge and summarize the study: its TOML's (as last run) `margin`
     (None: the default) and `summary` (the metrics named), and whether its runs were
     blocked (`study.design`). A key that cannot be read is left at its default: the
@@ -381,7 +383,24 @@ def study_keys(
     except ValueError:
         m = None
     names = tuple(str(s) for s in summary) if isinstance(summary, list) else ()
-    return m, names, blocked
+    return m, names, blocked, latency_limits(doc)
+
+
+def latency_limits(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per workload with a `latency_limit`, that table, by the workload's name as the
+    plan names it (`fslab.study.plan.workload_name`)."""
+    workloads = doc.get("workload")
+    if not isinstance(workloads, list):
+        return {}
+    kinds = [str(w.get("kind", "block")) if isinstance(w, dict) else "" for w in workloads]
+    out: dict[str, dict[str, Any]] = {}
+    for i, w in enumerate(workloads):
+        if not isinstance(w, dict) or not isinstance(w.get("latency_limit"), dict):
+            continue
+        kind = kinds[i]
+        name = w.get("name") or (kind if kinds.count(kind) == 1 else f"{kind}{i + 1}")
+        out[str(name)] = dict(w["latency_limit"])
+    return out
 
 
 def target_questions(con: sqlite3.Connection, study_id: int) -> dict[str, str]:

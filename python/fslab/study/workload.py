@@ -30,7 +30,7 @@ class SweepSpec(Strict):
     are not, and a key in `STRUCTURED` holds a list as one value (a list of those is
     the sweep)."""
 
-    NOT_AXES: ClassVar[frozenset[str]] = frozenset({"kind", "name", "targets"})
+    NOT_AXES: ClassVar[frozenset[str]] = frozenset({"kind", "name", "targets", "latency_limit"})
     STRUCTURED: ClassVar[dict[str, Callable[[list[Any]], list[list[Any]]]]] = {}
 
     def params(self) -> dict[str, list[Any]]:
@@ -56,13 +56,69 @@ class SweepSpec(Strict):
         return data
 
 
+LIMIT_PERCENTILES = {99: "lat_p99_ns"}
+"""The latency percentiles a `latency_limit` may hold, and the metric each is: those
+the comparison keeps per operation."""
+
+
+class LatencyLimit(Strict):
+    """The most load under a latency limit (`latency_limit = { vary = "iodepth", under =
+    "2ms" }`): of the values of the sweep axis `vary` (a load: queue depth, threads, an
+    offered rate), the highest at which every run's `percentile` latency of every
+    operation (or of `op`) stays under `under`, per target; compared across targets by the
+    rate achieved there (docs/statistics.md, "The most load under a latency limit")."""
+
+    vary: str
+    under: str | float
+    """The limit: a duration (`"2ms"`), or a number of seconds."""
+    percentile: int = 99
+    op: str | None = None
+    """Only this operation's latency (`read`, `write`, ...); default every one."""
+
+    @model_validator(mode="after")
+    def _known_percentile(self) -> LatencyLimit:
+        if self.percentile not in LIMIT_PERCENTILES:
+            raise ValueError(
+                f"`percentile` = {self.percentile}: the runs keep "
+                + " and ".join(f"p{p}" for p in LIMIT_PERCENTILES)
+            )
+        return self
+
+
+class LimitSweepSpec(SweepSpec):
+    """A workload that may ask for the most load under a latency limit: `vary` must be
+    one of its own sweep axes, with two values or more."""
+
+    latency_limit: LatencyLimit | None = None
+
+    @model_validator(mode="after")
+    def _limit_varies_an_axis(self) -> LimitSweepSpec:
+        limit = self.latency_limit
+        if limit is None:
+            return self
+        values = self.params().get(limit.vary)
+        if values is None or limit.vary in self.NOT_AXES:
+            raise ValueError(
+                f"latency_limit.vary = `{limit.vary}` is not a key of this workload: name the "
+                "sweep axis that is the load (`iodepth`, `threads`, `rate_iops`)"
+            )
+        if len(values) < 2 or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in values
+        ):
+            raise ValueError(
+                f"latency_limit.vary = `{limit.vary}` needs a list of two loads or more, "
+                f"numbers (`{limit.vary} = [1, 4, 16, 64]`)"
+            )
+        return self
+
+
 STEADY_PERCENT_KEYS = ("steady_range", "steady_slope")
 """The steady-state keys that are percentages (a number of percent once planned)."""
 LAB_KEYS = ("ranks",)
 """Keys of an engine workload the lab acts on itself and never passes to the engine."""
 
 
-class SteadySpec(SweepSpec):
+class SteadySpec(LimitSweepSpec):
     """The engine's steady-state keys (docs/engine.md, "Steady state"), which every
     workload the engine runs for a time takes (block, oltp, mailstore): the run stops
     once its rate is steady, `runtime` is only the cap, and the results cover the steady

@@ -35,6 +35,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from fslab.compare import Comparison, Disturber, Group, planned_numbers, row_numbers
+from fslab.compare.limit import as_json, latency_limits
 from fslab.metrics import MetricSpec
 from fslab.report.findings import answers
 
@@ -76,6 +77,7 @@ def _head(comparison: Comparison) -> dict[str, Any]:
         "shared": _disturber_docs(comparison.shared),
         "integrity": integrity_docs(comparison),
         "summary": summary_docs(comparison),
+        "latency_limit": as_json(latency_limits(comparison)),
     }
 
 

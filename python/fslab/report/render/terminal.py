@@ -34,6 +34,7 @@ from fslab.report.format import (
     header,
     interval_level,
     legend,
+    limit_lines,
     mark,
     row_cells,
     runs_cells,
@@ -290,6 +291,10 @@ def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> Rend
     in it (`render_table`'s console has none, and the rest are `Text`)."""
     parts: list[RenderableType] = [Text(safe_text(header(comparison)), style="bold"), Text("")]
     parts += summary_renderables(comparison, width)
+    if lines := limit_lines(comparison):
+        parts.append(Text("The most load under a latency limit:", style="bold"))
+        parts += [Text(safe_text(line)) for line in lines]
+        parts.append(Text(""))
     for group in comparison.groups:
         title = group_title(comparison, group)
         cells = [row_cells(comparison, group, {c.target: c for c in r.cells}, r.metric)
