@@ -261,6 +261,18 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
             invalidate(f, kind == TargetKind::Block);
         }
     }
+    if job.pattern.fadvise_hint && !job.direct {
+        let advice = if job.rw.is_random() {
+            libc::POSIX_FADV_RANDOM
+        } else {
+            libc::POSIX_FADV_SEQUENTIAL
+        };
+        for f in files.iter().flatten() {
+            use std::os::fd::AsRawFd;
+            // SAFETY: advice on an open descriptor; nothing of ours is read or written.
+            unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) };
+        }
+    }
     Ok(Target {
         info: TargetInfo {
             kind,

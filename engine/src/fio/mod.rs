@@ -741,6 +741,7 @@ fn resolve(
     keys.entry("ioengine").or_insert(json!("sync"));
     keys.entry("direct").or_insert(json!(false));
     keys.entry("invalidate").or_insert(json!(true));
+    keys.entry("fadvise_hint").or_insert(json!(true));
     // libaio and posixaio on buffered I/O do each request inside the submitting call:
     // one at a time, like pread/pwrite, whatever `iodepth` says.
     if keys.get("direct") == Some(&json!(false)) && d.async_engine.is_some() {

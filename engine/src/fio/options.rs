@@ -676,6 +676,15 @@ fn a_verify(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     }
     Ok(())
 }
+fn a_fadvise_hint(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let on = match v.map(str::trim) {
+        Some("sequential" | "random") => true,
+        Some("none") => false,
+        other => value::boolean(other)?,
+    };
+    d.set("fadvise_hint", json!(on));
+    Ok(())
+}
 fn a_norandommap(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("norandommap", json!(value::boolean(v)?));
     Ok(())
@@ -765,6 +774,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("verify_fatal", &[], "bad blocks are counted and warned about, never fatal"),
     inert("scramble_buffers", &[], "the engine stamps every write with its offset and a counter (`refill_buffers` for fresh bytes)"),
     mapped("invalidate", &[], |d, v| bool_key(d, "invalidate", v), "`invalidate` (on unless the file says 0, as in fio)"),
+    mapped("fadvise_hint", &[], a_fadvise_hint, "`fadvise_hint` (on unless the file says 0, as in fio; `sequential`/`random` are taken as on)"),
     inert("overwrite", &[], "the engine lays the file out in full before writing"),
     inert("create_on_open", &[], "files are made before the job"),
     inert("fallocate", &[], "the engine lays files out by writing them"),

@@ -143,6 +143,7 @@ pub const KEYS: &[Key] = &[
     key("buffer_pattern", BLOCK),
     key("refill_buffers", BLOCK),
     key("invalidate", BLOCK),
+    key("fadvise_hint", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("nr_files", CREATE),
@@ -503,6 +504,8 @@ pub struct JobSpec {
     pub refill_buffers: Option<bool>,
     /// Block jobs: drop the target's cached pages before the job and, with buffered I/O, again at each new pass over its region (a random map's next order, a sequential walk's return to the start; posix_fadvise DONTNEED on a file, BLKFLSBUF on a device), as fio's default does (fslab's lab drops every cache before each run itself). Default false.
     pub invalidate: Option<bool>,
+    /// Block jobs, buffered I/O: tell the kernel the access pattern (posix_fadvise RANDOM for random `rw`, SEQUENTIAL otherwise), which turns read-ahead off for random reads, as fio's default `fadvise_hint` does. Default false.
+    pub fadvise_hint: Option<bool>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -735,6 +738,8 @@ pub struct PatternJob {
     pub refill_buffers: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub invalidate: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fadvise_hint: bool,
 }
 
 /// The steady-state keys (`steady_state = true`), resolved.

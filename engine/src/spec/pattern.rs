@@ -286,6 +286,7 @@ impl JobSpec {
         }
         p.refill_buffers = self.refill_buffers.unwrap_or(false);
         p.invalidate = self.invalidate.unwrap_or(false);
+        p.fadvise_hint = self.fadvise_hint.unwrap_or(false);
         let data_keys = [
             "buffer_compress_percentage",
             "dedupe_percentage",

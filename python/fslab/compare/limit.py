@@ -126,12 +126,15 @@ def latency_limits(comparison: Comparison) -> list[LimitResult]:
             continue
         op = spec.get("op")
         groups = [g for g in comparison.groups if g.workload == workload]
+        # The workload's own other axes: what tells its answers apart.
+        keys = dict.fromkeys(k for g in groups for k, _ in g.params if k != vary)
+        axes = [k for k in keys if len({repr(dict(g.params).get(k)) for g in groups}) > 1]
         by_rest: dict[tuple[tuple[str, Any], ...], list[Group]] = {}
         for g in groups:
             params = dict(g.params)
             if not isinstance(params.get(vary), int | float):
                 continue
-            rest = tuple((k, v) for k, v in comparison.varying_params(g) if k != vary)
+            rest = tuple((k, params.get(k)) for k in axes)
             by_rest.setdefault(rest, []).append(g)
         for rest, gs in by_rest.items():
             gs.sort(key=lambda g: float(dict(g.params)[vary]))

@@ -45,7 +45,8 @@ class BlockWorkloadSpec(SteadySpec):
     # The targets this workload runs on (default: all); a filter, not a sweep axis.
     targets: list[str] | None = Field(None, min_length=1)
     rw: Param = "randread"
-    bs: Param = "4KiB"
+    bs: Param | None = "4KiB"
+    """Left out when a `bssplit` or `bsrange` gives the sizes (unless the study sets it)."""
     threads: Param = 1
     iodepth: Param = 1
     file_size: Param = "1GiB"
@@ -106,7 +107,10 @@ class BlockWorkloadSpec(SteadySpec):
                     for fio, ours in both
                 )
             )
-        return {FIO_WORDS.get(k, k): v for k, v in data.items()}
+        out = {FIO_WORDS.get(k, k): v for k, v in data.items()}
+        if ("bssplit" in out or "bsrange" in out) and "bs" not in out:
+            out["bs"] = None
+        return out
 
 
 def human_size(v: Scalar | None) -> str:

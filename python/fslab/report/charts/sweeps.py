@@ -41,11 +41,14 @@ from fslab.report.charts.model import (
 )
 
 
-def _sweep_axis(groups: Sequence[Group]) -> str | None:
-    """The parameter drawn on the x axis: iodepth for block I/O, else threads."""
+def _sweep_axis(groups: Sequence[Group], load: str | None = None) -> str | None:
+    """The parameter drawn on the x axis: the load a `latency_limit` varies, else an
+    offered rate (latency against offered load), else iodepth for block I/O, else
+    threads."""
     varying = varied_params(groups)
     files = entry(groups[0].kind).ops_apart
-    for key in ("threads",) if files else ("iodepth", "threads"):
+    keys: tuple[str, ...] = ("threads",) if files else ("rate_iops", "rate", "iodepth", "threads")
+    for key in (load, *keys) if load else keys:
         if key in varying and all(isinstance(dict(g.params).get(key), int | float) for g in groups):
             return key
     return None
@@ -73,7 +76,8 @@ def _facet_count(groups: Sequence[Group], axis: str) -> int:
 def sweep_charts(c: Comparison, ids: Ids) -> list[Chart]:
     charts: list[Chart] = []
     for workload, every in groups_by_workload(c.groups).items():
-        axis = _sweep_axis(every)
+        limit = c.latency_limits.get(workload, {})
+        axis = _sweep_axis(every, str(limit["vary"]) if "vary" in limit else None)
         if axis is None:
             continue
         if entry(every[0].kind).model:
