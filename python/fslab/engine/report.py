@@ -120,6 +120,46 @@ class Job(_Model):
     leaves it out when false); what was found is the report's `verify`."""
     verify_state: str | None = None
     """With `verify`: the file of each block's expected write generation."""
+    # block jobs: the user's workload (docs/engine.md); left out at their defaults
+    bssplit: str | None = None
+    bsrange: str | None = None
+    blockalign: int | None = None
+    random_distribution: str | None = None
+    norandommap: bool = False
+    offset: int | None = None
+    offset_increment: int | None = None
+    number_ios: int | None = None
+    seq_skip: int | None = None
+    seq_run: int | None = None
+    rate: int | None = None
+    """Bytes per second, per thread."""
+    rate_iops: int | None = None
+    rate_min: int | None = None
+    rate_iops_min: int | None = None
+    rate_process: str | None = None
+    thinktime: float | None = None
+    thinktime_spin: float | None = None
+    thinktime_blocks: int | None = None
+    startdelay: float | None = None
+    buffer_compress_percentage: int | None = None
+    buffer_compress_chunk: int | None = None
+    dedupe_percentage: int | None = None
+    buffer_pattern: str | None = None
+    refill_buffers: bool = False
+    invalidate: bool = False
+    fadvise_hint: bool = False
+
+
+class Rate(_Model):
+    """What a rate-limited job asked for and achieved, all threads together."""
+
+    unit: str
+    """`bytes` (`rate`) or `iops` (`rate_iops`)."""
+    asked_per_s: float
+    least_per_s: float
+    """Below it the engine warns `rate_short`."""
+    achieved_per_s: float
+    share: float
 
 
 class Target(_Model):
@@ -519,6 +559,8 @@ class Report(_Model):
     did not ask for steady state."""
     verify: Verify | None = None
     """What `verify = true` found; absent when the job did not verify."""
+    rate: Rate | None = None
+    """A paced job's asked and achieved rate (all threads); absent without a rate."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
