@@ -81,9 +81,9 @@ def test_a_study_answers_its_latency_limit_per_target(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     out = shown.stdout
     assert "The most load under a latency limit:" in out, out
-    assert "loose bs=4KiB: the most iodepth with p99 under 10.0s" in out, out
+    assert "loose: the most iodepth with p99 under 10.0s" in out, out
     assert "a: iodepth 8, p99" in out and "(the highest load tried: more may hold)" in out, out
-    assert "tight bs=8KiB: the most iodepth with p99 under 1ns" in out, out
+    assert "tight: the most iodepth with p99 under 1ns" in out, out
     assert "a: none: iodepth 1 already failed" in out, out
     doc = json.loads(fslab("compare", "--results", "r.db", "--format", "json", cwd=tmp_path).stdout)
     loose = next(r for r in doc["latency_limit"] if r["workload"] == "loose")
