@@ -141,7 +141,7 @@ def test_plan_tells_every_problem_of_the_job_file_at_the_workload(tmp_path: Path
     done = fslab("plan", "s.toml", cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert "s.toml:23: workload[0] (file).job_file: " in done.stderr, done.stderr
-    assert "bad.fio:3 [j] zonemode: is not supported by fslab-engine" in done.stderr
+    assert "bad.fio:3 [j] zonemode: `zbd` needs a zoned block device" in done.stderr
     assert "bad.fio:4 [j] thred: is not an option fslab-engine knows" in done.stderr
     assert "did you mean `thread`?" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.fio", "s.toml"], "nothing made"

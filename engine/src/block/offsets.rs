@@ -30,6 +30,8 @@ pub struct Shape {
     /// Random: I/Os issued one after the other from each random offset (fio's
     /// `rw=randread:8`); 1 makes every offset random.
     pub seq_run: u32,
+    /// Strided zones: (zone length, bytes per zone, bytes skipped after a zone).
+    pub zone: Option<(u64, u64, u64)>,
 }
 
 impl Shape {
@@ -46,8 +48,19 @@ impl Shape {
             map: false,
             seq_skip: 0,
             seq_run: 1,
+            zone: None,
         }
     }
+}
+
+/// Strided zones (fio's `zonemode=strided`): where the current zone starts, how much of
+/// it is done.
+struct Zones {
+    range: u64,
+    size: u64,
+    skip: u64,
+    start: u64,
+    done: u64,
 }
 
 /// Offsets aligned to `align` inside the thread's region: sequential (wrapping) or
@@ -71,6 +84,7 @@ pub struct Offsets {
     /// Passes begun after the first: a random map's new order, or a sequential walk's
     /// return to the start (not a backward walk's, as in fio).
     pub passes: u64,
+    zones: Option<Zones>,
 }
 
 impl Offsets {
@@ -102,6 +116,13 @@ impl Offsets {
             run_left: 0,
             read_threshold,
             passes: 0,
+            zones: shape.zone.map(|(range, size, skip)| Zones {
+                range: range.max(align),
+                size: size.max(1),
+                skip,
+                start: 0,
+                done: 0,
+            }),
         }
     }
 
@@ -119,6 +140,32 @@ impl Offsets {
         }
         self.cursor = off + len_i + self.seq_skip;
         off as u64
+    }
+
+    /// The next offset in the current strided zone (sequential from its start, or
+    /// uniform inside it), moving to the next zone once `zonesize` bytes were done.
+    fn in_zone(&mut self, len: u64) -> u64 {
+        let Some(z) = self.zones.as_mut() else {
+            return 0;
+        };
+        let room = z.range.min(self.size - z.start).max(len);
+        let off = if self.random {
+            let slots = (room - len) / self.align + 1;
+            z.start + super::distribution::below(&mut self.rng, slots) * self.align
+        } else {
+            let at = z.done % (room - len + self.align).max(self.align);
+            z.start + at / self.align * self.align
+        };
+        z.done += len;
+        if z.done >= z.size {
+            z.done = 0;
+            z.start += z.range + z.skip;
+            if z.start + len > self.size {
+                z.start = 0;
+                self.passes += 1;
+            }
+        }
+        off
     }
 
     /// The next I/O: its direction, offset and length.
@@ -141,6 +188,9 @@ impl Offsets {
         } else {
             sizes.pick(self.rng.next_u64() >> 32)
         };
+        if self.zones.is_some() {
+            return (op, self.base + self.in_zone(len), len);
+        }
         let off = if self.random && self.run_left == 0 {
             self.run_left = self.seq_run - 1;
             let block = match &mut self.map {
@@ -320,6 +370,33 @@ mod tests {
         }
         let writes = n - reads;
         assert_eq!(got[&(true, 1 << 20)], writes, "every write is 1m");
+    }
+
+    #[test]
+    fn strided_zones_read_a_zone_then_skip() {
+        // 64k zones, 32k read in each, then 128k skipped: zones start at 0, 192k, 384k...
+        let shape = Shape {
+            zone: Some((65536, 32768, 131072)),
+            ..Shape::simple(Rw::Read, 0, 4096, 1 << 20)
+        };
+        let mut o = Offsets::new(&shape, 1);
+        let offs: Vec<u64> = (0..24).map(|_| o.next_io().1 / 4096).collect();
+        let want: Vec<u64> = (0..3)
+            .flat_map(|z| (0..8).map(move |i| z * 48 + i))
+            .collect();
+        assert_eq!(offs, want);
+        // Random I/O stays inside the zone.
+        let shape = Shape {
+            zone: Some((65536, 32768, 131072)),
+            ..Shape::simple(Rw::Randread, 0, 4096, 1 << 20)
+        };
+        let mut o = Offsets::new(&shape, 1);
+        for z in 0..4u64 {
+            for _ in 0..8 {
+                let b = o.next_io().1 / 4096;
+                assert!((z * 48..z * 48 + 16).contains(&b), "zone {z}: block {b}");
+            }
+        }
     }
 
     /// Offsets under a skewed law, counted as the engine draws them: zipf's hottest

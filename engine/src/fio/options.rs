@@ -676,6 +676,14 @@ fn a_verify(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     }
     Ok(())
 }
+fn a_zonemode(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let _ = d;
+    match need(v)? {
+        "none" | "strided" => Ok(()),
+        "zbd" => Err("`zbd` needs a zoned block device (SMR or ZNS), which this job's target is not known to be; fslab-engine does not drive zone commands".into()),
+        other => Err(format!("`{other}` is not a zone mode fslab-engine has (none, strided)")),
+    }
+}
 fn a_fadvise_hint(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let on = match v.map(str::trim) {
         Some("sequential" | "random") => true,
@@ -774,6 +782,12 @@ pub const OPTIONS: &[FioOption] = &[
     inert("verify_fatal", &[], "bad blocks are counted and warned about, never fatal"),
     inert("scramble_buffers", &[], "the engine stamps every write with its offset and a counter (`refill_buffers` for fresh bytes)"),
     mapped("invalidate", &[], |d, v| bool_key(d, "invalidate", v), "`invalidate` (on unless the file says 0, as in fio)"),
+    mapped("zonemode", &[], a_zonemode, "`none` or `strided` (zones by `zonesize`); `zbd` needs a zoned block device"),
+    mapped("zonesize", &[], |d, v| size_key(d, "zonesize", v), "`zonesize`"),
+    mapped("zonerange", &[], |d, v| size_key(d, "zonerange", v), "`zonerange`"),
+    mapped("zoneskip", &[], |d, v| size_key(d, "zoneskip", v), "`zoneskip`"),
+    mapped("prio", &[], |d, v| int_key(d, "prio", v), "`prio`: each thread's I/O priority level (ioprio_set)"),
+    mapped("prioclass", &[], |d, v| int_key(d, "prioclass", v), "`prioclass`: each thread's I/O priority class"),
     mapped("fadvise_hint", &[], a_fadvise_hint, "`fadvise_hint` (on unless the file says 0, as in fio; `sequential`/`random` are taken as on)"),
     inert("overwrite", &[], "the engine lays the file out in full before writing"),
     inert("create_on_open", &[], "files are made before the job"),
@@ -815,9 +829,6 @@ pub const OPTIONS: &[FioOption] = &[
     refused("openfiles", &[], "one file per job clone"),
     refused("filename_format", &[], "files in a directory are named `NAME.CLONE.0`"),
     refused("file_service_type", &[], "one file per job clone"),
-    refused("zonemode", &[], "zoned I/O is not supported"),
-    refused("zonesize", &[], "zoned I/O is not supported"),
-    refused("zonerange", &[], "zoned I/O is not supported"),
     refused("cpus_allowed", &[], "CPU pinning is not supported"),
     refused("cpumask", &[], "CPU pinning is not supported"),
     refused("numa_cpu_nodes", &[], "NUMA placement is not supported"),

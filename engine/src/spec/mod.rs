@@ -144,6 +144,11 @@ pub const KEYS: &[Key] = &[
     key("refill_buffers", BLOCK),
     key("invalidate", BLOCK),
     key("fadvise_hint", BLOCK),
+    key("zonesize", BLOCK),
+    key("zonerange", BLOCK),
+    key("zoneskip", BLOCK),
+    key("prio", BLOCK),
+    key("prioclass", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("nr_files", CREATE),
@@ -506,6 +511,16 @@ pub struct JobSpec {
     pub invalidate: Option<bool>,
     /// Block jobs, buffered I/O: tell the kernel the access pattern (posix_fadvise RANDOM for random `rw`, SEQUENTIAL otherwise), which turns read-ahead off for random reads, as fio's default `fadvise_hint` does. Default false.
     pub fadvise_hint: Option<bool>,
+    /// Block jobs: strided zones (fio's `zonemode=strided`): I/O stays in one zone of `zonerange` bytes until `zonesize` bytes were transferred, then moves `zonerange + zoneskip` on (wrapping to the region's start). Random I/O is uniform within the zone. Default none.
+    pub zonesize: Option<SizeValue>,
+    /// Block jobs, with `zonesize`: the length of a zone. Default `zonesize`.
+    pub zonerange: Option<SizeValue>,
+    /// Block jobs, with `zonesize`: bytes skipped between zones. Default 0.
+    pub zoneskip: Option<SizeValue>,
+    /// Block jobs: each thread's I/O priority level within its class, 0 (highest) to 7 (ioprio_set; io_uring requests carry it). Default: the process's.
+    pub prio: Option<u32>,
+    /// Block jobs: each thread's I/O priority class: 1 real-time (needs CAP_SYS_ADMIN), 2 best-effort, 3 idle. Default: the process's.
+    pub prioclass: Option<u32>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -740,6 +755,16 @@ pub struct PatternJob {
     pub invalidate: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fadvise_hint: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zonesize: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zonerange: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zoneskip: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prio: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prioclass: Option<u32>,
 }
 
 /// The steady-state keys (`steady_state = true`), resolved.

@@ -287,6 +287,49 @@ impl JobSpec {
         p.refill_buffers = self.refill_buffers.unwrap_or(false);
         p.invalidate = self.invalidate.unwrap_or(false);
         p.fadvise_hint = self.fadvise_hint.unwrap_or(false);
+        p.zonesize = size("zonesize", &self.zonesize, e).filter(|&z| z > 0);
+        p.zonerange = size("zonerange", &self.zonerange, e).filter(|&z| z > 0);
+        p.zoneskip = size("zoneskip", &self.zoneskip, e).filter(|&z| z > 0);
+        for key in ["zonerange", "zoneskip"] {
+            if self.is_set(key) && p.zonesize.is_none() {
+                e.push(JobError::new(key, "only applies with `zonesize`"));
+            }
+        }
+        for (key, v) in [
+            ("zonesize", p.zonesize),
+            ("zonerange", p.zonerange),
+            ("zoneskip", p.zoneskip),
+        ] {
+            if v.is_some_and(|v| v % align != 0) {
+                e.push(JobError::new(
+                    key,
+                    format!(
+                        "{} is not a multiple of {align}, the offsets' alignment",
+                        v.unwrap_or(0)
+                    ),
+                ));
+            }
+        }
+        if let (Some(r), Some(s)) = (p.zonerange.or(p.zonesize), job.size) {
+            if r > s {
+                e.push(JobError::new(
+                    if p.zonerange.is_some() {
+                        "zonerange"
+                    } else {
+                        "zonesize"
+                    },
+                    format!("a zone of {r} bytes is larger than the region ({s})"),
+                ));
+            }
+        }
+        if let Some(v) = self.prio {
+            range("prio", v, 0, 7, e);
+            p.prio = Some(v);
+        }
+        if let Some(v) = self.prioclass {
+            range("prioclass", v, 0, 3, e);
+            p.prioclass = Some(v);
+        }
         let data_keys = [
             "buffer_compress_percentage",
             "dedupe_percentage",
@@ -374,6 +417,9 @@ impl Job {
             map: !p.norandommap,
             seq_skip: p.seq_skip.unwrap_or(0),
             seq_run: p.seq_run.unwrap_or(1),
+            zone: p
+                .zonesize
+                .map(|size| (p.zonerange.unwrap_or(size), size, p.zoneskip.unwrap_or(0))),
         }
     }
 }

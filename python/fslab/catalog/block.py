@@ -14,6 +14,9 @@ ENTRY: Entry = Entry(
         "rate",
         "rate_min",
         "buffer_compress_chunk",
+        "zonesize",
+        "zonerange",
+        "zoneskip",
     ),
     duration_keys=(
         "runtime",

@@ -148,6 +148,11 @@ class Job(_Model):
     refill_buffers: bool = False
     invalidate: bool = False
     fadvise_hint: bool = False
+    zonesize: int | None = None
+    zonerange: int | None = None
+    zoneskip: int | None = None
+    prio: int | None = None
+    prioclass: int | None = None
 
 
 class Rate(_Model):

@@ -90,6 +90,12 @@ class BlockWorkloadSpec(SteadySpec):
     buffer_pattern: Param | None = None
     refill_buffers: Param | None = None
     invalidate: Param | None = None
+    fadvise_hint: Param | None = None
+    zonesize: Param | None = None
+    zonerange: Param | None = None
+    zoneskip: Param | None = None
+    prio: Param | None = None
+    prioclass: Param | None = None
 
     @model_validator(mode="before")
     @classmethod
