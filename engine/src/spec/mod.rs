@@ -511,7 +511,7 @@ pub struct JobSpec {
     pub invalidate: Option<bool>,
     /// Block jobs, buffered I/O: tell the kernel the access pattern (posix_fadvise RANDOM for random `rw`, SEQUENTIAL otherwise), which turns read-ahead off for random reads, as fio's default `fadvise_hint` does. Default false.
     pub fadvise_hint: Option<bool>,
-    /// Block jobs: strided zones (fio's `zonemode=strided`): I/O stays in one zone of `zonerange` bytes until `zonesize` bytes were transferred, then moves `zonerange + zoneskip` on (wrapping to the region's start). Random I/O is uniform within the zone. Default none.
+    /// Block jobs: strided zones (fio's `zonemode=strided`): I/O stays in one zone of `zonerange` bytes until `zonesize` bytes were transferred, then moves `zonerange + zoneskip` on (wrapping to the region's start; a zone longer than the region is the region, as in fio). Random I/O is uniform within the zone. Default none.
     pub zonesize: Option<SizeValue>,
     /// Block jobs, with `zonesize`: the length of a zone. Default `zonesize`.
     pub zonerange: Option<SizeValue>,

@@ -310,18 +310,6 @@ impl JobSpec {
                 ));
             }
         }
-        if let (Some(r), Some(s)) = (p.zonerange.or(p.zonesize), job.size) {
-            if r > s {
-                e.push(JobError::new(
-                    if p.zonerange.is_some() {
-                        "zonerange"
-                    } else {
-                        "zonesize"
-                    },
-                    format!("a zone of {r} bytes is larger than the region ({s})"),
-                ));
-            }
-        }
         if let Some(v) = self.prio {
             range("prio", v, 0, 7, e);
             p.prio = Some(v);
