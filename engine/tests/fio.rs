@@ -181,7 +181,10 @@ fn every_problem_is_told_at_once_and_nothing_runs() {
         ("unsupported.fio:4 [global] thred", "did you mean `thread`?"),
         ("unsupported.fio:7 [bad] rw", "trims are not supported"),
         ("unsupported.fio:8 [bad] bssplit", "add up to 120"),
-        ("unsupported.fio:9 [bad] zonemode", "needs a zoned block device"),
+        (
+            "unsupported.fio:9 [bad] zonemode",
+            "needs a zoned block device",
+        ),
         (
             "unsupported.fio:10 [bad] rate_process",
             "not a rate process",
