@@ -7,21 +7,28 @@ use crate::block::worker::{spin, Next, Worker};
 use crate::clock::Instant;
 use crate::record::Op;
 
+/// The next I/O of a thread with one request at a time: a paced one sleeps until it is
+/// due (updating `now`); `None` when the thread is done.
+#[inline]
+fn next_in_turn(w: &mut Worker, now: &mut Instant) -> Option<(Op, u64, u64)> {
+    loop {
+        match w.next(*now) {
+            Next::Io(op, offset, len) => return Some((op, offset, len)),
+            Next::Wait(until) => {
+                w.idle(until);
+                *now = Instant::now();
+            }
+            Next::Done => return None,
+        }
+    }
+}
+
 /// One pread/pwrite at a time, timed from just before the call to just after it.
 pub fn run(w: &mut Worker) {
     let fd = w.file.as_ref().map_or(-1, AsRawFd::as_raw_fd);
     let buf = w.buffers.ptr(0);
     let mut now = Instant::now();
-    loop {
-        let (op, offset, len) = match w.next(now) {
-            Next::Io(op, offset, len) => (op, offset, len),
-            Next::Wait(until) => {
-                w.idle(until);
-                now = Instant::now();
-                continue;
-            }
-            Next::Done => break,
-        };
+    while let Some((op, offset, len)) = next_in_turn(w, &mut now) {
         w.prepare(op, 0, offset, len);
         let t0 = Instant::now();
         // The system calls themselves, not glibc's wrappers: in a process with more than
@@ -75,16 +82,7 @@ pub fn run(w: &mut Worker) {
 /// with a known latency for testing what sits above the engine.
 pub fn run_null(w: &mut Worker, lat: Duration) {
     let mut now = Instant::now();
-    loop {
-        let (op, offset, len) = match w.next(now) {
-            Next::Io(op, offset, len) => (op, offset, len),
-            Next::Wait(until) => {
-                w.idle(until);
-                now = Instant::now();
-                continue;
-            }
-            Next::Done => break,
-        };
+    while let Some((op, offset, len)) = next_in_turn(w, &mut now) {
         w.prepare(op, 0, offset, len);
         let t0 = Instant::now();
         if !lat.is_zero() {
