@@ -21,13 +21,15 @@ pub enum WarningKind {
     /// A rate-limited job (`rate`, `rate_iops`) achieved less than the least it accepts
     /// (`rate_min`, `rate_iops_min`; else 95% of the rate asked).
     RateShort,
+    /// A job with `continue_on_error` went on after failed I/Os (`errors_continued`).
+    ErrorsContinued,
 }
 
 /// A typed warning with advice.
 #[derive(Debug, Clone, Serialize, JsonSchema, Deserialize)]
 pub struct Warning {
     /// Stable identifier: `ignored_key`, `short_run`, `not_steady`, `verify_failed`,
-    /// `rate_short`.
+    /// `rate_short`, `errors_continued`.
     pub kind: WarningKind,
     pub message: String,
     pub hint: Option<String>,

@@ -32,6 +32,9 @@ pub struct Flags {
     pub stop: Arc<AtomicBool>,
     pub abort: AtomicBool,
     pub steady: AtomicBool,
+    /// Another job ended this one (a job file's `exitall`): it stops as if its time
+    /// were up.
+    pub halt: Arc<AtomicBool>,
 }
 
 impl Flags {
@@ -41,6 +44,18 @@ impl Flags {
             stop: Arc::new(AtomicBool::new(false)),
             abort: AtomicBool::new(false),
             steady: AtomicBool::new(false),
+            halt: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// Flags for one job of a job file: stopped by the same signal as `self`, its own
+    /// errors and steady state its own, halted through `halt`.
+    pub fn for_job(&self, halt: Arc<AtomicBool>) -> Self {
+        Self {
+            stop: Arc::clone(&self.stop),
+            abort: AtomicBool::new(false),
+            steady: AtomicBool::new(false),
+            halt,
         }
     }
 
@@ -51,6 +66,7 @@ impl Flags {
         self.stop.load(Ordering::Relaxed)
             || self.abort.load(Ordering::Relaxed)
             || self.steady.load(Ordering::Relaxed)
+            || self.halt.load(Ordering::Relaxed)
     }
 
     /// Whether a thread's error (or a failed set-up) has stopped the job.
@@ -402,6 +418,7 @@ impl<T> Harvest<T> {
             steady_state,
             verify: body.verify,
             rate: None,
+            errors_continued: Vec::new(),
             job,
         }
     }

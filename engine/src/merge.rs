@@ -273,7 +273,7 @@ fn summed_interval(ops: &[&IntervalOp]) -> Option<IntervalOp> {
 }
 
 /// A series point's op fields, in one order.
-fn fields(p: &SeriesPoint) -> [Option<&IntervalOp>; 6] {
+fn fields(p: &SeriesPoint) -> [Option<&IntervalOp>; 7] {
     [
         p.read.as_ref(),
         p.write.as_ref(),
@@ -281,10 +281,11 @@ fn fields(p: &SeriesPoint) -> [Option<&IntervalOp>; 6] {
         p.log.as_ref(),
         p.txn.as_ref(),
         p.background.as_ref(),
+        p.trim.as_ref(),
     ]
 }
 
-fn point_of(t_s: f64, dur_s: f64, ramp: bool, ops: &[Vec<&IntervalOp>; 6]) -> SeriesPoint {
+fn point_of(t_s: f64, dur_s: f64, ramp: bool, ops: &[Vec<&IntervalOp>; 7]) -> SeriesPoint {
     SeriesPoint {
         t_s,
         dur_s,
@@ -295,6 +296,7 @@ fn point_of(t_s: f64, dur_s: f64, ramp: bool, ops: &[Vec<&IntervalOp>; 6]) -> Se
         log: summed_interval(&ops[3]),
         txn: summed_interval(&ops[4]),
         background: summed_interval(&ops[5]),
+        trim: summed_interval(&ops[6]),
     }
 }
 
@@ -302,7 +304,7 @@ fn point_of(t_s: f64, dur_s: f64, ramp: bool, ops: &[Vec<&IntervalOp>; 6]) -> Se
 /// `t0`, each interval in the bin its end falls in.
 fn by_wall_clock(parts: &[&Measured], t0: f64) -> Vec<SeriesPoint> {
     let interval = parts[0].series.interval_s.max(1e-9);
-    let mut bins: BTreeMap<i64, [Vec<&IntervalOp>; 6]> = BTreeMap::new();
+    let mut bins: BTreeMap<i64, [Vec<&IntervalOp>; 7]> = BTreeMap::new();
     for m in parts {
         for p in m.series.points.iter().filter(|p| !p.ramp) {
             let k = ((m.start_unix_s + p.t_s - t0) / interval).round().max(0.0) as i64;
@@ -332,7 +334,7 @@ fn by_index(parts: &[&Measured]) -> Vec<SeriesPoint> {
         .iter()
         .enumerate()
         .map(|(i, base)| {
-            let mut ops: [Vec<&IntervalOp>; 6] = Default::default();
+            let mut ops: [Vec<&IntervalOp>; 7] = Default::default();
             for m in parts {
                 if let Some(p) = m.series.points.get(i) {
                     for (j, op) in fields(p).into_iter().enumerate() {

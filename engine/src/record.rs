@@ -30,10 +30,12 @@ pub enum Op {
     Txn = 4,
     /// Background reads of an application model (mailstore maintenance).
     Background = 5,
+    /// A block job's trims (a hole punched, a range discarded).
+    Trim = 6,
 }
 
 /// Number of `Op` slots.
-pub const OPS: usize = 6;
+pub const OPS: usize = 7;
 
 impl Op {
     pub fn name(self) -> &'static str {
@@ -44,6 +46,7 @@ impl Op {
             Op::Log => "log",
             Op::Txn => "txn",
             Op::Background => "background",
+            Op::Trim => "trim",
         }
     }
 }

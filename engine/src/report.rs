@@ -66,6 +66,23 @@ pub struct Report {
     /// all threads together; absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate: Option<RateResult>,
+    /// With `continue_on_error`: the failed I/Os the job went on after, by op and error,
+    /// all threads together; absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors_continued: Vec<ContinuedErrors>,
+}
+
+/// Failed I/Os of one op and one error that a job went on after (`continue_on_error`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ContinuedErrors {
+    pub op: String,
+    pub errno: i32,
+    /// The error's name (`ENOSPC`), when the engine knows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub count: u64,
+    /// The offset of the first one.
+    pub first_offset: u64,
 }
 
 /// What a rate-limited job asked for and achieved (all threads together).
@@ -503,6 +520,8 @@ pub enum IoOp {
     Read,
     /// A block job's writes.
     Write,
+    /// A block job's trims.
+    Trim,
     /// `dupes`: the files read to compare them.
     Hash,
     /// An application model's page reads (and scans) of the data file.
@@ -566,6 +585,9 @@ pub struct SeriesPoint {
     /// An application model's background reads (mailstore maintenance); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub background: Option<IntervalOp>,
+    /// A block job's trims; absent when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trim: Option<IntervalOp>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

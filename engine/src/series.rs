@@ -132,7 +132,7 @@ impl SeriesBuilder {
             .saturating_sub(begin)
             .max(Duration::from_micros(1))
             .as_secs_f64();
-        let [r, w, f, l, t, b] = &acc.ops;
+        let [r, w, f, l, t, b, tr] = &acc.ops;
         let op = |a: &OpAcc| -> Option<IntervalOp> {
             if a.ios == 0 {
                 return None;
@@ -156,6 +156,7 @@ impl SeriesBuilder {
             log: op(l),
             txn: op(t),
             background: op(b),
+            trim: op(tr),
         }
     }
 
@@ -175,6 +176,7 @@ impl SeriesBuilder {
                 && p.log.is_none()
                 && p.txn.is_none()
                 && p.background.is_none()
+                && p.trim.is_none()
         }) && self.points.len() > 1
         {
             self.points.pop();
@@ -228,6 +230,7 @@ fn merge_point(into: &mut SeriesPoint, from: SeriesPoint) {
         (&mut into.log, from.log),
         (&mut into.txn, from.txn),
         (&mut into.background, from.background),
+        (&mut into.trim, from.trim),
     ] {
         if let Some(a) = a.as_mut() {
             a.iops = a.ios as f64 / dur;

@@ -43,7 +43,7 @@ pub const MAX_WIDENINGS: u32 = 2;
 /// amount, not a time).
 pub fn tracked(kind: Kind) -> &'static [Op] {
     match kind {
-        Kind::Block => &[Op::Read, Op::Write],
+        Kind::Block => &[Op::Read, Op::Write, Op::Trim],
         Kind::Files => &[Op::Files],
         Kind::Oltp | Kind::Mailstore => &[Op::Txn],
     }
@@ -543,7 +543,15 @@ pub fn judge(job: &Job, points: &[SeriesPoint]) -> Option<(SteadyState, Option<W
     for p in points {
         let start_s = (p.t_s - p.dur_s).max(0.0);
         // `record::Op` order.
-        let slots = [&p.read, &p.write, &p.files, &p.log, &p.txn, &p.background];
+        let slots = [
+            &p.read,
+            &p.write,
+            &p.files,
+            &p.log,
+            &p.txn,
+            &p.background,
+            &p.trim,
+        ];
         let ops: IntervalOps<'_> =
             slots.map(|o| o.as_ref().map_or((0, 0, None), |o| (o.ios, o.bytes, None)));
         tracker.push(start_s, p.t_s, p.ramp, ops);
@@ -868,6 +876,7 @@ mod tests {
             log: None,
             txn: None,
             background: None,
+            trim: None,
         }
     }
 

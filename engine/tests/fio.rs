@@ -179,7 +179,7 @@ fn every_problem_is_told_at_once_and_nothing_runs() {
     let lines: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     let want = [
         ("unsupported.fio:4 [global] thred", "did you mean `thread`?"),
-        ("unsupported.fio:7 [bad] rw", "trims are not supported"),
+        ("unsupported.fio:7 [bad] rw", "trim followed by a write"),
         ("unsupported.fio:8 [bad] bssplit", "add up to 120"),
         (
             "unsupported.fio:9 [bad] zonemode",
@@ -805,4 +805,43 @@ fn a_job_below_a_stonewall_starts_with_it_not_before() {
         (c["phase"].as_u64(), c["group"].as_u64()),
         (Some(1), Some(1))
     );
+}
+
+#[test]
+fn exitall_ends_its_group_and_exit_what_all_ends_every_job() {
+    let dir = scratch();
+    let r = run(dir.path(), "exitall.fio");
+    assert_eq!(r["status"], "ok", "{r}");
+    let runtime = |name: &str| job(&r, name)["report"]["runtime_s"].as_f64().unwrap();
+    // `short` does 10 I/Os at 50 a second: 0.2 s; `long` is ended with it.
+    assert!(runtime("long") < 2.0, "long ran {} s", runtime("long"));
+    assert_eq!(job(&r, "long")["ended_by"], "short");
+    // Another group runs its own time.
+    assert!(job(&r, "other-group").get("ended_by").is_none());
+    assert!(runtime("other-group") >= 1.9, "{}", runtime("other-group"));
+    assert_eq!(job(&r, "with-ender")["ended_by"], "ender");
+    assert!(runtime("with-ender") < 2.0);
+    let never = job(&r, "never");
+    assert_eq!(never["ended_by"], "ender");
+    assert!(
+        never["report"].is_null() && never["error"].is_null(),
+        "{never}"
+    );
+}
+
+#[test]
+fn continue_on_error_and_ignore_error_become_the_engines_keys() {
+    let dir = scratch();
+    let text = "[j]\nrw=randwrite\nsize=1m\ncontinue_on_error=write\nignore_error=,ENOSPC:EDQUOT\n";
+    let f = dir.path().join("c.fio");
+    std::fs::write(&f, text).unwrap();
+    let (code, out, err) = engine(
+        dir.path(),
+        &["check", "--format", "json", f.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let plan: Value = serde_json::from_str(&out).unwrap();
+    let j = &plan["plan"]["jobs"][0]["job"];
+    assert_eq!(j["continue_on_error"], "write");
+    assert_eq!(j["continue_errors"], serde_json::json!([28, 122]));
 }

@@ -77,6 +77,7 @@ pub fn run(
         files,
     } = target::open(&mut job, &flags.stop)?;
     let job = job;
+    let device = info.kind == crate::report::TargetKind::Block;
     let verifier = verifier(&job, saved)?;
     // The threads borrow the files: each makes its own handle in a table of its own
     // (io/fdtable.rs), and these close the shared table's copies once they are done.
@@ -131,7 +132,9 @@ pub fn run(
                             q.run(&mut w, job.batching());
                         }
                     }
-                    IoEngine::Sync => io::sync::run(&mut w),
+                    IoEngine::Sync => io::sync::run(&mut w, io::sync::Call::Transfer { device }),
+                    IoEngine::Falloc => io::sync::run(&mut w, io::sync::Call::Falloc),
+                    IoEngine::Ftruncate => io::sync::run(&mut w, io::sync::Call::Ftruncate),
                     IoEngine::Null => io::sync::run_null(&mut w, job.null_lat()),
                 }
                 if job.end_fsync && !flags.aborted() {
@@ -140,7 +143,8 @@ pub fn run(
             }
             let error = w.error.take();
             let verifier = w.verify.take();
-            Outcome::finish(w.rec, error, verifier)
+            let continued = std::mem::take(&mut w.continued);
+            Outcome::finish(w.rec, error, (verifier, continued))
         },
         |_| {},
     );
@@ -149,20 +153,31 @@ pub fn run(
     }
 
     let verify = match harvest.outcomes.first_mut() {
-        Some(o) => finish_verify(&job, o.value.take(), &mut o.error),
+        Some(o) => finish_verify(&job, o.value.0.take(), &mut o.error),
         None => None,
     };
+    let continued = continued_errors(harvest.outcomes.iter().flat_map(|o| &o.value.1));
+    if let Some(w) = continued_warning(&continued) {
+        warnings.push(w);
+    }
     if let Some(w) = verify.as_ref().and_then(verify::warning) {
         warnings.push(w);
     }
 
     let span = harvest.span(harvest.last_end(), job.ramp_time());
     let mut results = Vec::new();
-    for (slot, op) in [(Op::Read, IoOp::Read), (Op::Write, IoOp::Write)] {
+    for (slot, op) in [
+        (Op::Read, IoOp::Read),
+        (Op::Write, IoOp::Write),
+        (Op::Trim, IoOp::Trim),
+    ] {
         let r = harvest.merged(slot, op.into(), span);
-        if r.ios == 0
-            && !(slot == Op::Read && job.rw.reads() || slot == Op::Write && job.rw.writes())
-        {
+        let asked = match slot {
+            Op::Read => job.rw.reads(),
+            Op::Trim => job.rw.trims(),
+            _ => job.rw.writes() && !job.rw.trims(),
+        };
+        if r.ios == 0 && !asked {
             continue;
         }
         results.push(r);
@@ -198,7 +213,46 @@ pub fn run(
         "give `runtime` of a few seconds or more",
     );
     report.rate = rate;
+    report.errors_continued = continued;
     Ok(report)
+}
+
+/// The threads' failed I/Os gone on after, summed by op and error.
+fn continued_errors<'a>(
+    parts: impl Iterator<Item = &'a crate::report::ContinuedErrors>,
+) -> Vec<crate::report::ContinuedErrors> {
+    let mut all: Vec<crate::report::ContinuedErrors> = Vec::new();
+    for c in parts {
+        match all.iter_mut().find(|a| a.op == c.op && a.errno == c.errno) {
+            Some(a) => {
+                a.count += c.count;
+                a.first_offset = a.first_offset.min(c.first_offset);
+            }
+            None => all.push(c.clone()),
+        }
+    }
+    all
+}
+
+fn continued_warning(continued: &[crate::report::ContinuedErrors]) -> Option<Warning> {
+    if continued.is_empty() {
+        return None;
+    }
+    let said: Vec<String> = continued
+        .iter()
+        .map(|c| {
+            let name = c
+                .name
+                .clone()
+                .unwrap_or_else(|| format!("errno {}", c.errno));
+            format!("{} {}s failed with {name}", c.count, c.op)
+        })
+        .collect();
+    Some(Warning::new(
+        crate::diagnostics::WarningKind::ErrorsContinued,
+        format!("{}; the job went on (`continue_on_error`)", said.join(", ")),
+        "failed I/Os count in no result: the rates cover the I/Os that succeeded",
+    ))
 }
 
 /// The calling thread's I/O priority (`prio`, `prioclass`), which its io_uring requests
@@ -419,7 +473,7 @@ mod tests {
             .with_verify(Some(verifier));
         match queue {
             Some(q) => q.run(&mut w, io::uring::Batching::EACH),
-            None => io::sync::run(&mut w),
+            None => io::sync::run(&mut w, io::sync::Call::Transfer { device: false }),
         }
         assert!(w.error.is_none(), "{:?}", w.error);
         assert!(!flags.aborted());

@@ -79,8 +79,10 @@ pub struct Offsets {
     seq_skip: i64,
     seq_run: u32,
     run_left: u32,
-    /// Reads per 2^32, for mixed jobs; `u64::MAX` = always read, 0 = always write.
+    /// Reads per 2^32, for mixed jobs; `u64::MAX` = always read, 0 = always `other`.
     read_threshold: u64,
+    /// What a job that does not read issues: writes, or trims.
+    other: Op,
     /// Passes begun after the first: a random map's new order, or a sequential walk's
     /// return to the start (not a backward walk's, as in fio).
     pub passes: u64,
@@ -91,8 +93,13 @@ impl Offsets {
     pub fn new(shape: &Shape, seed: u64) -> Self {
         let read_threshold = match shape.rw {
             Rw::Read | Rw::Randread => u64::MAX,
-            Rw::Write | Rw::Randwrite => 0,
+            Rw::Write | Rw::Randwrite | Rw::Trim | Rw::Randtrim => 0,
             Rw::Randrw | Rw::Readwrite => (u64::from(shape.rwmixread) << 32) / 100,
+        };
+        let other = if shape.rw.trims() {
+            Op::Trim
+        } else {
+            Op::Write
         };
         let align = shape.align.max(1);
         let blocks = (shape.size / align).max(1);
@@ -115,6 +122,7 @@ impl Offsets {
             seq_run: shape.seq_run.max(1),
             run_left: 0,
             read_threshold,
+            other,
             passes: 0,
             zones: shape.zone.map(|(range, size, skip)| Zones {
                 range: range.max(align),
@@ -173,7 +181,7 @@ impl Offsets {
     pub fn next_io(&mut self) -> (Op, u64, u64) {
         let op = match self.read_threshold {
             u64::MAX => Op::Read,
-            0 => Op::Write,
+            0 => self.other,
             t => {
                 if self.rng.next_u64() >> 32 < t {
                     Op::Read
@@ -182,7 +190,8 @@ impl Offsets {
                 }
             }
         };
-        let sizes = &self.sizes[usize::from(op == Op::Write)];
+        // Trims take the writes' sizes (fio's third `bs` part is not kept).
+        let sizes = &self.sizes[usize::from(op != Op::Read)];
         let len = if sizes.is_fixed() {
             sizes.pick(0)
         } else {

@@ -99,6 +99,20 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
         match looked {
             Ok(m) if m.file_type().is_block_device() => {
                 kind = TargetKind::Block;
+                if job.ioengine.moves_no_data() {
+                    let engine = serde_json::to_value(job.ioengine).unwrap_or_default();
+                    errors.push(
+                        JobError::new(
+                            "ioengine",
+                            format!(
+                                "{engine} works on files, and `{}` is a block device",
+                                path.display()
+                            ),
+                        )
+                        .hint("give a file (`filename` on a file system, or `directory`)"),
+                    );
+                    continue;
+                }
                 if job.writes() && !job.allow_device_write {
                     errors.push(
                         JobError::new("allow_device_write", format!("is false, and `{}` is a block device this job writes to", path.display()))

@@ -15,7 +15,7 @@ use crate::buffers::{fill_from_seed, Buffers, Data};
 use crate::clock::Instant;
 use crate::harness::{thread_seed, Flags};
 use crate::record::{Op, Recorder};
-use crate::report::IoErrorEntry;
+use crate::report::{ContinuedErrors, IoErrorEntry};
 use crate::spec::{BufferContent, Job};
 
 pub struct Worker<'a> {
@@ -51,6 +51,10 @@ pub struct Worker<'a> {
     /// `invalidate` on buffered I/O: the passes over the region seen, at each new one of
     /// which the thread drops the file's cached pages again, as fio does.
     passes_seen: Option<u64>,
+    /// `continue_on_error`: which failed I/Os go on, after which errors, and those seen.
+    continue_on: crate::spec::ContinueOn,
+    continue_errors: Vec<i32>,
+    pub continued: Vec<ContinuedErrors>,
 }
 
 /// What a thread does next.
@@ -60,6 +64,9 @@ pub enum Next {
     Wait(Instant),
     Done,
 }
+
+/// The longest a paced thread sleeps before it looks at its stop flags again.
+const IDLE_SLICE: Duration = Duration::from_millis(50);
 
 /// Recent unique writes a dedupe write may repeat.
 const DEDUPE_POOL: usize = 256;
@@ -105,6 +112,9 @@ impl<'a> Worker<'a> {
             held: Vec::new(),
             passes_seen: (job.pattern.invalidate && !job.direct).then_some(0),
             verify: None,
+            continue_on: job.pattern.continue_on_error,
+            continue_errors: job.pattern.continue_errors.clone(),
+            continued: Vec::new(),
         }
     }
 
@@ -260,7 +270,10 @@ impl<'a> Worker<'a> {
     }
 
     /// Waits with nothing in flight until `until` (a rate's next I/O or a think time).
+    /// A long wait returns after at most `IDLE_SLICE`, so that a stop (a signal, another
+    /// job's `exitall`) is seen; the caller asks `next` again.
     pub fn idle(&mut self, until: Instant) {
+        let until = until.min(Instant::now() + IDLE_SLICE);
         if let Some(p) = &mut self.pace {
             p.idle(until);
         }
@@ -297,7 +310,8 @@ impl<'a> Worker<'a> {
         if let Some(busy) = &mut self.in_flight {
             busy[slot as usize] = u64::MAX;
         }
-        if result == len as isize {
+        // A punched hole reports 0 when it is done.
+        if result == len as isize || (op == Op::Trim && result == 0) {
             return true;
         }
         if let (Op::Read, Some(v)) = (op, &mut self.verify) {
@@ -311,6 +325,10 @@ impl<'a> Worker<'a> {
         }
         if result < 0 {
             let errno = -result as i32;
+            if self.continue_on.covers(op) && self.continue_errors.contains(&errno) {
+                self.count_continued(op, errno, offset);
+                return false;
+            }
             let msg = std::io::Error::from_raw_os_error(errno).to_string();
             self.fail(
                 op,
@@ -330,6 +348,28 @@ impl<'a> Worker<'a> {
             );
         }
         false
+    }
+}
+
+impl Worker<'_> {
+    /// Counts a failed I/O the job goes on after.
+    #[cold]
+    fn count_continued(&mut self, op: Op, errno: i32, offset: u64) {
+        let name = op.name();
+        match self
+            .continued
+            .iter_mut()
+            .find(|c| c.errno == errno && c.op == name)
+        {
+            Some(c) => c.count += 1,
+            None => self.continued.push(ContinuedErrors {
+                op: name.into(),
+                errno,
+                name: crate::errno::name_of(errno).map(str::to_string),
+                count: 1,
+                first_offset: offset,
+            }),
+        }
     }
 }
 

@@ -435,10 +435,15 @@ impl Reader<'_> {
             };
             match v {
                 Some(v) => out.push_str(&v.to_string()),
+                // `filename_format`'s own keywords, filled in per file by the option.
+                None if FILE_KEYWORDS.contains(&word.as_str()) => {
+                    out.push('$');
+                    out.push_str(&word);
+                }
                 None => {
                     self.problems.push(
                         Problem::at(place, section, Some(key), format!("`${word}` is not one of fio's keywords"))
-                            .hint("fio knows `$pagesize`, `$mb_memory`, `$ncpus`; environment variables are written `${NAME}`"),
+                            .hint("fio knows `$pagesize`, `$mb_memory`, `$ncpus` (and in `filename_format`, `$jobname`, `$jobnum`, `$filenum`); environment variables are written `${NAME}`"),
                     );
                     ok = false;
                 }
@@ -474,6 +479,9 @@ fn strip_comment(line: &str) -> &str {
         None => line,
     }
 }
+
+/// The keywords `filename_format` fills in per file, left for it by the reader.
+const FILE_KEYWORDS: &[&str] = &["jobname", "jobnum", "filenum", "clientuid"];
 
 #[cfg(test)]
 mod tests {

@@ -116,6 +116,13 @@ pub struct JobPlace {
     pub after: Vec<String>,
     /// Where the engine does something other than fio would.
     pub notes: Vec<String>,
+    /// When this job ends, it ends others (fio's `exitall`): those of its `group`, those
+    /// running now (`stonewall`), or every job, the ones not started yet too (`all`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exitall: Option<String>,
+    /// When this job fails, it ends the others of its group (fio's `exitall_on_error`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exitall_on_error: bool,
 }
 
 /// One job of the file, resolved.
@@ -305,6 +312,10 @@ pub fn load(
             group,
             after,
             notes,
+            exitall: draft
+                .exitall
+                .then(|| draft.exit_what.unwrap_or("group").to_string()),
+            exitall_on_error: draft.exitall_on_error,
         };
         jobs.push(PlannedJob { at, job, deps });
     }
@@ -727,6 +738,9 @@ pub fn escaped(text: &str) -> String {
 }
 
 /// The engine job of one section (`None`: its problems are recorded).
+/// The runtime of a time-based job with none (fio: until stopped): the engine's most, 7 days.
+const UNTIL_STOPPED_S: u64 = 7 * 86_400 - 1;
+
 fn resolve(
     d: &Draft,
     s: &Section,
@@ -761,16 +775,42 @@ fn resolve(
             keys.remove("io_size");
         }
         (true, None) => {
-            problems.push(
-                Problem::at(&s.place, Some(&s.name), Some("time_based"), "has no `runtime`: fio would run until stopped".into())
-                    .hint("add `runtime=60` (seconds)"),
-            );
-            return None;
+            // fio runs such a job until it is stopped; so does the engine, with a cap
+            // so that a forgotten run ends one day. Stopped (SIGINT, SIGTERM), its
+            // report covers the time it ran.
+            keys.insert("runtime".into(), json!(UNTIL_STOPPED_S));
+            keys.remove("io_size");
+            notes.push(format!(
+                "time_based without runtime: fio runs until it is stopped; so does fslab-engine (Ctrl-C, or after {} days), reporting the time it ran",
+                (UNTIL_STOPPED_S + 1) / 86_400
+            ));
         }
         (false, Some(r)) => notes.push(format!(
             "runtime={r} without time_based: fio stops at `size` or after {r} s, whichever comes first; fslab-engine does the whole `size` (add `time_based` for a timed job)"
         )),
         (false, None) => {}
+    }
+    if let Some(on) = d.continue_on.filter(|&o| o != "none") {
+        keys.insert("continue_on_error".into(), json!(on));
+        let mut errors: Vec<Value> = Vec::new();
+        for (i, covered) in [(0, on != "write"), (1, on != "read")] {
+            if !covered {
+                continue;
+            }
+            let list = d.ignore_error[i]
+                .clone()
+                .unwrap_or_else(|| vec!["EIO".into(), "EILSEQ".into()]);
+            for e in list {
+                let v = e.parse::<i64>().map_or(json!(e), |n| json!(n));
+                if !errors.contains(&v) {
+                    errors.push(v);
+                }
+            }
+        }
+        if on == "io" && d.ignore_error[0] != d.ignore_error[1] {
+            notes.push("ignore_error gives reads and writes their own errors: fslab-engine goes on after either list's errors on any I/O".into());
+        }
+        keys.insert("continue_errors".into(), Value::Array(errors));
     }
     if let Some(n) = d.loops.filter(|&n| n > 1 && !d.time_based) {
         let once = keys

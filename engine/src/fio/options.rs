@@ -29,6 +29,15 @@ pub struct Draft {
     /// `rate`, `rate_iops` and their minimums, per direction (reads, writes): the
     /// engine paces a thread's total, worked out once `rw` and the mix are known.
     pub rates: Rates,
+    /// `continue_on_error` (`none`, `read`, `write`, `io`) and `ignore_error`'s lists for
+    /// reads and writes (`None`: fio's default, EIO and EILSEQ), made one engine list
+    /// once both are known.
+    pub continue_on: Option<&'static str>,
+    /// `exitall`, `exit_what`, `exitall_on_error`: kept in the plan, done by the runner.
+    pub exitall: bool,
+    pub exit_what: Option<&'static str>,
+    pub exitall_on_error: bool,
+    pub ignore_error: [Option<Vec<String>>; 2],
     /// Things fio does that the engine does differently, said once per job.
     pub notes: Vec<String>,
     /// Which option (place, section, name) last set each engine key: the engine's own
@@ -241,12 +250,16 @@ fn a_rw(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         "randwrite" => "randwrite",
         "rw" | "readwrite" => "readwrite",
         "randrw" => "randrw",
-        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-            return Err(format!("`{v}`: trims are not supported"))
+        "trim" => "trim",
+        "randtrim" => "randtrim",
+        "trimwrite" | "randtrimwrite" => {
+            return Err(format!(
+                "`{v}`: a trim followed by a write of the same block is not supported (`trim` and `randtrim` are)"
+            ))
         }
         _ => {
             return Err(format!(
-                "`{v}` is not a direction (read, write, randread, randwrite, rw, randrw)"
+                "`{v}` is not a direction (read, write, randread, randwrite, rw, randrw, trim, randtrim)"
             ))
         }
     };
@@ -328,6 +341,83 @@ fn a_directory(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("directory", json!(v));
     Ok(())
 }
+fn a_filename_format(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let v = need(v)?;
+    if v.contains("$clientuid") {
+        return Err(format!(
+            "`{v}`: `$clientuid` names a client of fio's client/server mode, which fslab-engine does not have"
+        ));
+    }
+    d.set("filename_format", json!(v));
+    Ok(())
+}
+fn a_exitall(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.exitall = value::boolean(v)?;
+    Ok(())
+}
+fn a_exitall_on_error(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.exitall_on_error = value::boolean(v)?;
+    Ok(())
+}
+fn a_exit_what(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.exit_what = Some(match need(v)? {
+        "group" => "group",
+        "stonewall" => "stonewall",
+        "all" => "all",
+        other => return Err(format!("`{other}` is not one of group, stonewall, all")),
+    });
+    Ok(())
+}
+fn a_continue_on_error(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let v = need(v)?;
+    let on = match v {
+        "none" | "0" => "none",
+        "read" => "read",
+        "write" => "write",
+        "io" | "all" | "1" => "io",
+        "verify" => {
+            d.notes.push("continue_on_error=verify: a verify problem never ends the engine's job (it is counted in `verify`)".into());
+            "none"
+        }
+        other => {
+            return Err(format!(
+                "`{other}` is not one of none, read, write, io, verify, all"
+            ))
+        }
+    };
+    d.continue_on = Some(on);
+    Ok(())
+}
+fn a_ignore_error(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let v = need(v)?;
+    let mut lists: [Option<Vec<String>>; 2] = [None, None];
+    for (i, part) in v.split(',').enumerate() {
+        let part = part.trim();
+        if i >= 3 {
+            return Err(format!(
+                "`{v}`: at most reads, writes and verify (`,` between them)"
+            ));
+        }
+        if part.is_empty() || i == 2 {
+            continue;
+        }
+        let mut list = Vec::new();
+        for e in part.split(':').map(str::trim).filter(|e| !e.is_empty()) {
+            match e.parse::<i32>() {
+                Ok(n) if n > 0 => list.push(n.to_string()),
+                _ if crate::errno::by_name(e).is_some() => list.push(e.to_ascii_uppercase()),
+                _ => {
+                    return Err(format!(
+                        "`{e}` is not an error name fslab-engine knows, nor a number"
+                    ))
+                }
+            }
+        }
+        lists[i] = Some(list);
+    }
+    d.ignore_error = lists;
+    Ok(())
+}
 fn a_buffered(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("direct", json!(!value::boolean(v)?));
     Ok(())
@@ -351,7 +441,8 @@ fn a_rwmixwrite(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
     d.async_engine = None;
-    d.notes.retain(|n| !n.contains("runs on io_uring"));
+    d.notes
+        .retain(|n| !n.contains("runs on io_uring") && !n.contains("cpp_null"));
     let engine = match v {
         "psync" | "sync" | "pvsync" | "pvsync2" | "vsync" => "sync",
         "io_uring" => "io_uring",
@@ -363,6 +454,15 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
             "io_uring"
         }
         "null" => "null",
+        // fio's example of an external engine: its null engine, written in C++.
+        "cpp_null" => {
+            d.notes.push(
+                "ioengine=cpp_null (fio's null engine, built as an external C++ engine) runs as `null`".into(),
+            );
+            "null"
+        }
+        "falloc" => "falloc",
+        "ftruncate" => "ftruncate",
         _ => {
             let needs = ELSEWHERE
                 .iter()
@@ -371,7 +471,7 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
             return Err(match needs {
                 Some(needs) => format!("`{v}` needs {needs}, which fslab-engine does not drive"),
                 None => format!(
-                    "`{v}` is not an engine fslab-engine has (psync, sync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio, null)"
+                    "`{v}` is not an engine fslab-engine has (psync, sync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio, null, falloc, ftruncate)"
                 ),
             });
         }
@@ -382,7 +482,6 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 
 /// fio's engines that drive something other than a file or block device, and what.
 const ELSEWHERE: &[(&str, &str)] = &[
-    ("cpp_null", "an external engine (a shared object fio loads)"),
     (
         "dev-dax",
         "persistent memory (a device-DAX character device)",
@@ -823,11 +922,28 @@ pub const OPTIONS: &[FioOption] = &[
     inert("verify_interval", &[], "the engine's verify checks whole blocks"),
     inert("error_dump", &[], "errors are in the report's `errors`"),
     refused("fdatasync", &[], "fdatasync is not supported; `fsync` flushes after every N writes"),
-    refused("exitall", &[], "a job cannot end the others early"),
-    refused("exitall_on_error", &[], "a job cannot end the others early"),
-    refused("continue_on_error", &[], "an I/O error ends the job (its report keeps the errno)"),
+    mapped("exitall", &[], a_exitall, "when the job ends, it ends others (`exit_what`): the run's `exitall` in the plan"),
+    mapped("exit_what", &[], a_exit_what, "which jobs `exitall` ends: `group`, `stonewall` (those running), `all`"),
+    mapped("exitall_on_error", &[], a_exitall_on_error, "when the job fails, it ends the others of its group"),
+    mapped(
+        "continue_on_error",
+        &[],
+        a_continue_on_error,
+        "`continue_on_error` (`all` is `io`: verify problems never end the engine's job)",
+    ),
+    mapped(
+        "ignore_error",
+        &[],
+        a_ignore_error,
+        "`continue_errors`: the errors of the kinds `continue_on_error` names",
+    ),
     refused("openfiles", &[], "one file per job clone"),
-    refused("filename_format", &[], "files in a directory are named `NAME.CLONE.0`"),
+    mapped(
+        "filename_format",
+        &[],
+        a_filename_format,
+        "`filename_format` (`$jobname`, `$jobnum`, `$filenum`; one file per clone)",
+    ),
     refused("file_service_type", &[], "one file per job clone"),
     refused("cpus_allowed", &[], "CPU pinning is not supported"),
     refused("cpumask", &[], "CPU pinning is not supported"),
@@ -835,7 +951,7 @@ pub const OPTIONS: &[FioOption] = &[
     refused("numa_mem_policy", &[], "NUMA placement is not supported"),
     refused("hipri", &[], "polled completions are not supported"),
     refused("sqthread_poll", &[], "an SQ polling thread is not supported"),
-    refused("verify_backlog", &[], "verification happens as blocks are read"),
+    refused("verify_backlog", &[], "verification happens as blocks are read: the engine does not add read-backs of recent writes"),
     inert("verify_pattern", &[], "the engine's verify writes and checks its own checksummed payload, which finds any change a pattern would"),
     refused("verify_state_save", &[], "the engine's `verify_state` keeps generations across jobs"),
     refused("verify_state_load", &[], "the engine's `verify_state` keeps generations across jobs"),

@@ -7,6 +7,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use super::{Inert, JobPlace, Plan};
 use crate::harness::Flags;
 use crate::merge::summed_results;
@@ -32,9 +35,13 @@ pub struct FioReport {
 pub struct FioJobResult {
     #[serde(flatten)]
     pub at: JobPlace,
-    /// The job's engine report; null when it could not start (see `error`).
+    /// The job's engine report; null when it could not start (see `error`) or another
+    /// job's `exitall` kept it from starting (see `ended_by`).
     pub report: Option<Report>,
     pub error: Option<String>,
+    /// The job whose `exitall` ended this one early, or kept it from starting.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ended_by: Option<String>,
 }
 
 /// A reporting group's jobs as one (fio's `group_reporting`).
@@ -60,6 +67,12 @@ pub fn run(
 ) -> FioReport {
     let n = plan.jobs.len();
     let mut results: Vec<Option<Result<Report, String>>> = vec![None; n];
+    // Each job stops on the run's signal, but its errors and steady state are its
+    // own; `halt` is how another job's `exitall` ends it.
+    let halts: Vec<Arc<AtomicBool>> = (0..n).map(|_| Arc::new(AtomicBool::new(false))).collect();
+    let job_flags: Vec<Flags> = halts.iter().map(|h| flags.for_job(Arc::clone(h))).collect();
+    let mut ended_by: Vec<Option<String>> = vec![None; n];
+    let mut started = vec![false; n];
     let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<Report, String>)>();
     std::thread::scope(|s| {
         let mut done = vec![false; n];
@@ -76,12 +89,21 @@ pub fn run(
                     next += 1;
                 }
             }
+            // Jobs an `exitall` ended before they started never start.
+            pending.retain(|&i| {
+                if ended_by[i].is_some() {
+                    done[i] = true;
+                }
+                ended_by[i].is_none()
+            });
             pending.retain(|&i| {
                 let pj = &plan.jobs[i];
                 if !pj.deps.iter().all(|&k| done[k]) {
                     return true;
                 }
                 let tx = tx.clone();
+                let flags = &job_flags[i];
+                started[i] = true;
                 s.spawn(move || {
                     let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         if flags.stopped() {
@@ -97,6 +119,13 @@ pub fn run(
                 running += 1;
                 false
             });
+            if running == 0 && pending.is_empty() {
+                // The phase's jobs were all ended before they started: the next one.
+                if next < n {
+                    continue;
+                }
+                break;
+            }
             if running == 0 {
                 // Only an earlier job can be waited for, so some job always starts;
                 // should none, the rest are reported as not run rather than waited on.
@@ -105,24 +134,50 @@ pub fn run(
             let Ok((i, out)) = rx.recv() else {
                 break;
             };
+            let failed = !matches!(&out, Ok(r) if r.status == Status::Ok);
             results[i] = Some(out);
             done[i] = true;
             running -= 1;
+            let me = &plan.jobs[i].at;
+            let scope = match (&me.exitall, me.exitall_on_error && failed) {
+                (Some(scope), _) => Some(scope.as_str()),
+                (None, true) => Some("group"),
+                (None, false) => None,
+            };
+            if let Some(scope) = scope {
+                for (j, other) in plan.jobs.iter().enumerate() {
+                    let covered = match scope {
+                        "all" => true,
+                        // Those running now, whatever their group; the next phase
+                        // starts as usual.
+                        "stonewall" => started[j],
+                        _ => other.at.group == me.group,
+                    };
+                    if j != i && !done[j] && covered && ended_by[j].is_none() {
+                        ended_by[j] = Some(me.name.clone());
+                        halts[j].store(true, Ordering::Relaxed);
+                    }
+                }
+            }
         }
     });
     let jobs: Vec<FioJobResult> = plan
         .jobs
         .iter()
         .zip(results)
-        .map(|(pj, r)| {
-            let (report, error) = match r.unwrap_or_else(|| Err("not run".into())) {
-                Ok(rep) => (Some(rep), None),
-                Err(e) => (None, Some(e)),
+        .zip(ended_by)
+        .map(|((pj, r), ended_by)| {
+            let (report, error) = match r {
+                Some(Ok(rep)) => (Some(rep), None),
+                Some(Err(e)) => (None, Some(e)),
+                None if ended_by.is_some() => (None, None),
+                None => (None, Some("not run".into())),
             };
             FioJobResult {
                 at: pj.at.clone(),
                 report,
                 error,
+                ended_by,
             }
         })
         .collect();
@@ -141,6 +196,7 @@ fn worst(jobs: &[FioJobResult]) -> Status {
     let mut status = Status::Ok;
     for j in jobs {
         match j.report.as_ref().map(|r| r.status) {
+            None if j.error.is_none() => {}
             None | Some(Status::Failed) => return Status::Failed,
             Some(Status::Interrupted) => status = Status::Interrupted,
             Some(Status::Ok) => {}

@@ -97,8 +97,15 @@ fn entry(
             .build(),
         (Op::Read, false) => opcode::Read::new(file, buf, len).offset(offset).build(),
         (Op::Write, false) => opcode::Write::new(file, buf, len).offset(offset).build(),
+        // A hole punched: on a file it frees the blocks; on a device the kernel
+        // zeroes the range without writing (an unmap where the device has one, else
+        // the request fails EOPNOTSUPP). The sync engine sends a device BLKDISCARD.
+        (Op::Trim, _) => opcode::Fallocate::new(file, u64::from(len))
+            .offset(offset)
+            .mode(libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE)
+            .build(),
         (Op::Files | Op::Log | Op::Txn | Op::Background, _) => {
-            unreachable!("block jobs only read and write")
+            unreachable!("block jobs only read, write and trim")
         }
     };
     e.user_data(u64::from(slot))

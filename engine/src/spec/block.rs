@@ -140,6 +140,16 @@ impl JobSpec {
             ));
         }
 
+        if ioengine == IoEngine::Ftruncate && !matches!(rw, Rw::Write | Rw::Randwrite) {
+            e.push(
+                JobError::new(
+                    "rw",
+                    format!("{rw:?} with `ioengine = \"ftruncate\"`, which only writes (each write truncates the file to its offset)").to_lowercase(),
+                )
+                .hint("use `rw = \"write\"` or `\"randwrite\"`"),
+            );
+        }
+
         let fsync = self.fsync.unwrap_or(0);
         let end_fsync = self.end_fsync.unwrap_or(false);
         if (fsync > 0 || end_fsync) && !rw.writes() {
@@ -266,6 +276,15 @@ impl JobSpec {
                     "cannot be combined with `buffer_content = \"zeros\"`: verify writes its own content",
                 )
                 .hint("remove `buffer_content`"),
+            );
+        }
+        if job.rw.trims() || job.ioengine.moves_no_data() {
+            e.push(
+                JobError::new(
+                    "verify",
+                    "has nothing to check: trims, `falloc` and `ftruncate` write no content",
+                )
+                .hint("verify a job that writes with `ioengine = \"io_uring\"` or `\"sync\"`"),
             );
         }
         if job.ioengine == IoEngine::Null {

@@ -149,6 +149,9 @@ pub const KEYS: &[Key] = &[
     key("zoneskip", BLOCK),
     key("prio", BLOCK),
     key("prioclass", BLOCK),
+    key("filename_format", BLOCK),
+    key("continue_on_error", BLOCK),
+    key("continue_errors", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("nr_files", CREATE),
@@ -193,20 +196,32 @@ pub enum Rw {
     Randrw,
     /// Sequential reads and writes, mixed by `rwmixread`.
     Readwrite,
+    /// Sequential trims: each I/O's range is discarded (a hole punched in a file,
+    /// a discard on a device). Destroys data like a write.
+    Trim,
+    /// Uniformly random trims.
+    Randtrim,
 }
 
 impl Rw {
     pub fn is_random(self) -> bool {
-        matches!(self, Rw::Randread | Rw::Randwrite | Rw::Randrw)
+        matches!(
+            self,
+            Rw::Randread | Rw::Randwrite | Rw::Randrw | Rw::Randtrim
+        )
     }
     pub fn is_mixed(self) -> bool {
         matches!(self, Rw::Randrw | Rw::Readwrite)
     }
     pub fn reads(self) -> bool {
-        !matches!(self, Rw::Write | Rw::Randwrite)
+        matches!(self, Rw::Read | Rw::Randread | Rw::Randrw | Rw::Readwrite)
     }
+    /// Whether the job changes the target's data: writes, and trims, which discard it.
     pub fn writes(self) -> bool {
         !matches!(self, Rw::Read | Rw::Randread)
+    }
+    pub fn trims(self) -> bool {
+        matches!(self, Rw::Trim | Rw::Randtrim)
     }
 }
 
@@ -220,6 +235,20 @@ pub enum IoEngine {
     Sync,
     /// No I/O at all: measures the engine's own cost per operation.
     Null,
+    /// One fallocate per I/O, one at a time (fio's `falloc`): a write allocates its
+    /// range (mode 0, growing the file), a read allocates without growing it
+    /// (KEEP_SIZE), a trim punches a hole. Files only.
+    Falloc,
+    /// One ftruncate per write, one at a time (fio's `ftruncate`): the file is cut or
+    /// grown to the write's offset. Writes only; files only.
+    Ftruncate,
+}
+
+impl IoEngine {
+    /// The engines whose I/O is not a data transfer: no buffers, no verify.
+    pub fn moves_no_data(self) -> bool {
+        matches!(self, IoEngine::Falloc | IoEngine::Ftruncate)
+    }
 }
 
 /// What write buffers contain.
@@ -240,6 +269,45 @@ pub enum RateProcess {
     Linear,
     /// A Poisson process: exponential gaps of the same mean, arrivals independent of each other (an open-loop load).
     Poisson,
+}
+
+/// Which failed I/Os a job goes on after (fio's `continue_on_error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ContinueOn {
+    /// Any failed I/O ends the job.
+    #[default]
+    None,
+    /// Failed reads.
+    Read,
+    /// Failed writes and trims.
+    Write,
+    /// Every failed I/O.
+    Io,
+}
+
+impl ContinueOn {
+    pub fn is_none(&self) -> bool {
+        *self == ContinueOn::None
+    }
+    /// Whether a failed `op` may be gone on after.
+    pub fn covers(self, op: crate::record::Op) -> bool {
+        use crate::record::Op;
+        match self {
+            ContinueOn::None => false,
+            ContinueOn::Read => op == Op::Read,
+            ContinueOn::Write => matches!(op, Op::Write | Op::Trim),
+            ContinueOn::Io => true,
+        }
+    }
+}
+
+/// An error number: `"ENOSPC"` or 28.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ErrnoValue {
+    Number(i32),
+    Name(String),
 }
 
 /// A byte offset that may be negative: a number, or a size string with an optional `-`.
@@ -521,6 +589,12 @@ pub struct JobSpec {
     pub prio: Option<u32>,
     /// Block jobs: each thread's I/O priority class: 1 real-time (needs CAP_SYS_ADMIN), 2 best-effort, 3 idle. Default: the process's.
     pub prioclass: Option<u32>,
+    /// Block jobs with `directory` (and no `filename`): each thread's file name, with `$jobname` (the job's `name`), `$jobnum` (the thread, from 0) and `$filenum` (0) filled in; a relative path, no `..`. Two threads whose names come out equal share one file. Default `"$jobname.$jobnum.$filenum"`.
+    pub filename_format: Option<String>,
+    /// Block jobs: which failed I/Os the job goes on after, when their error is one of `continue_errors`: `none`, `read`, `write` (trims too) or `io` (all). Each is counted in the report's `errors_continued` and warned about (`errors_continued`) instead of ending the job (fio's `continue_on_error`). Default `none`.
+    pub continue_on_error: Option<ContinueOn>,
+    /// Block jobs, with `continue_on_error`: the errors it goes on after, by name (`"ENOSPC"`) or number (fio's `ignore_error`). Default `["EIO", "EILSEQ"]` (fio's).
+    pub continue_errors: Option<Vec<ErrnoValue>>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -765,6 +839,13 @@ pub struct PatternJob {
     pub prio: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prioclass: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub filename_format: Option<String>,
+    #[serde(skip_serializing_if = "ContinueOn::is_none")]
+    pub continue_on_error: ContinueOn,
+    /// Error numbers; left out when `continue_on_error` is `none`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub continue_errors: Vec<i32>,
 }
 
 /// The steady-state keys (`steady_state = true`), resolved.
@@ -828,7 +909,15 @@ impl Job {
         match (&self.directory, &self.filename) {
             (Some(dir), Some(file)) => Some(PathBuf::from(dir).join(file)),
             (None, Some(file)) => Some(PathBuf::from(file)),
-            (Some(dir), None) => Some(PathBuf::from(dir).join(format!("{}.{thread}.0", self.name))),
+            (Some(dir), None) => Some(
+                PathBuf::from(dir).join(match &self.pattern.filename_format {
+                    Some(f) => f
+                        .replace("$jobname", &self.name)
+                        .replace("$jobnum", &thread.to_string())
+                        .replace("$filenum", "0"),
+                    None => format!("{}.{thread}.0", self.name),
+                }),
+            ),
             (None, None) => None,
         }
     }

@@ -284,6 +284,74 @@ impl JobSpec {
                 )),
             }
         }
+        if let Some(f) = &self.filename_format {
+            let rest = f
+                .replace("$jobname", "")
+                .replace("$jobnum", "")
+                .replace("$filenum", "");
+            let path = std::path::Path::new(f);
+            if f.is_empty()
+                || path.is_absolute()
+                || path
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir)
+            {
+                e.push(
+                    JobError::new(
+                        "filename_format",
+                        format!("{f:?} is not a relative path inside `directory`"),
+                    )
+                    .hint("e.g. `\"$jobname.$jobnum.$filenum\"`"),
+                );
+            } else if let Some(i) = rest.find('$') {
+                e.push(
+                    JobError::new(
+                        "filename_format",
+                        format!("{f:?}: `{}` is not one of its keywords", &rest[i..]),
+                    )
+                    .hint("it knows `$jobname`, `$jobnum` and `$filenum`"),
+                );
+            } else if self.filename.is_some() || self.directory.is_none() {
+                e.push(JobError::new(
+                    "filename_format",
+                    "only applies with `directory` and no `filename`",
+                ));
+            } else {
+                p.filename_format = Some(f.clone());
+            }
+        }
+        p.continue_on_error = self.continue_on_error.unwrap_or_default();
+        match (&self.continue_errors, p.continue_on_error.is_none()) {
+            (Some(_), true) => e.push(
+                JobError::new("continue_errors", "only applies with `continue_on_error`")
+                    .hint("add `continue_on_error = \"io\"` (or `read`, `write`)"),
+            ),
+            (Some(list), false) => {
+                for v in list {
+                    match v {
+                        super::ErrnoValue::Number(n) if *n > 0 && *n < 4096 => {
+                            p.continue_errors.push(*n)
+                        }
+                        super::ErrnoValue::Number(n) => e.push(JobError::new(
+                            "continue_errors",
+                            format!("{n} is not an error number (1..4095)"),
+                        )),
+                        super::ErrnoValue::Name(name) => match crate::errno::by_name(name) {
+                            Some(n) => p.continue_errors.push(n),
+                            None => e.push(
+                                JobError::new(
+                                    "continue_errors",
+                                    format!("`{name}` is not an error name fslab-engine knows"),
+                                )
+                                .hint("give its number instead (see `errno -l`)"),
+                            ),
+                        },
+                    }
+                }
+            }
+            (None, false) => p.continue_errors = vec![libc::EIO, libc::EILSEQ],
+            (None, true) => {}
+        }
         p.refill_buffers = self.refill_buffers.unwrap_or(false);
         p.invalidate = self.invalidate.unwrap_or(false);
         p.fadvise_hint = self.fadvise_hint.unwrap_or(false);
