@@ -46,7 +46,17 @@ pub fn run(
 ) -> Result<Report, RunError> {
     // Only a block job knows how to keep its files beneath a directory; the others
     // would open theirs by path.
-    if job.beneath.is_some() && job.kind != Kind::Block {
+    // A files job made from a job file's file engine has its tree right inside the
+    // directory (`<dir>/<name>.files`), which it opens without following a link.
+    let tree_inside = job.kind == Kind::Files
+        && job.dest.is_none()
+        && job.directory.as_deref().is_some_and(|d| {
+            let d = std::path::Path::new(d);
+            d.parent() == job.beneath.as_deref()
+                && d.file_name()
+                    .is_some_and(|n| n.to_string_lossy().ends_with(".files"))
+        });
+    if job.beneath.is_some() && job.kind != Kind::Block && !tree_inside {
         return Err(JobError::new(
             "kind",
             "only a block job can be confined to a directory (--within)",

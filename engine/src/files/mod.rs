@@ -198,6 +198,29 @@ pub fn run(
     on_point: &mut dyn FnMut(&SeriesPoint),
 ) -> Result<Report, RunError> {
     let op = job.op.expect("a files job has an op");
+    let dir = Path::new(job.directory.as_deref().expect("checked by the spec"));
+    if job.create_first && (!dir.exists() || is_empty_dir(dir)) {
+        // The set is readied unmeasured, as fio lays files out before a job.
+        let mut first = job.clone();
+        first.op = Some(FileOp::Create);
+        first.create_first = false;
+        let made = run(first, Vec::new(), flags, &mut |_| {})?;
+        if let Some(e) = made.errors.first() {
+            return Err(RunError::io(
+                format!(
+                    "cannot create the set first (`create_first`): {}",
+                    e.message
+                ),
+                std::io::Error::from_raw_os_error(e.errno.unwrap_or(libc::EIO)),
+            ));
+        }
+        if flags.stopped() {
+            return Err(RunError::io(
+                "stopped while creating the set first (`create_first`)",
+                std::io::Error::from_raw_os_error(libc::EINTR),
+            ));
+        }
+    }
     let (root, dest) = open_trees(&job)?;
     let (root_fd, dest_fd) = (root.as_raw_fd(), dest.as_ref().map(AsRawFd::as_raw_fd));
     let threads = job.numjobs;

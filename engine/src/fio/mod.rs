@@ -685,6 +685,10 @@ pub fn preflight(plan: &Plan) -> Vec<Problem> {
         let (Some(dir), Some(_)) = (&pj.job.beneath, pj.job.path_for(0)) else {
             continue;
         };
+        // A file engine's tree is checked when it is opened (no link followed).
+        if pj.job.kind == spec::Kind::Files {
+            continue;
+        }
         let Some(b) = dirs
             .entry(dir.as_path())
             .or_insert_with(|| crate::beneath::Beneath::open(dir).ok())
@@ -790,6 +794,34 @@ fn resolve(
         )),
         (false, None) => {}
     }
+    if d.cpuio {
+        let Some(load) = d.cpuload else {
+            problems.push(
+                Problem::at(
+                    &s.place,
+                    Some(&s.name),
+                    Some("ioengine"),
+                    "cpuio needs `cpuload`".into(),
+                )
+                .hint("add `cpuload=50` (percent of a CPU)"),
+            );
+            return None;
+        };
+        let cycle_us = d.cpuchunks.unwrap_or(50_000);
+        keys.insert("null_lat".into(), json!(cycle_us as f64 / 1e6));
+        if load < 100 {
+            keys.insert(
+                "thinktime".into(),
+                json!((cycle_us * (100 - load) / load) as f64 / 1e6),
+            );
+        }
+        notes.push(format!(
+            "ioengine=cpuio: each cycle spins {cycle_us} us{}, as fio's; the report counts cycles as reads of the null engine",
+            if load < 100 { " and thinks the rest" } else { "" }
+        ));
+    } else if d.cpuload.is_some() || d.cpuchunks.is_some() {
+        notes.push("cpuload/cpuchunks only apply with ioengine=cpuio".into());
+    }
     if let Some(on) = d.continue_on.filter(|&o| o != "none") {
         keys.insert("continue_on_error".into(), json!(on));
         let mut errors: Vec<Value> = Vec::new();
@@ -887,6 +919,20 @@ fn resolve(
             format!("{key}={n} has no effect with a synchronous ioengine (as in fio)")
         });
     }
+    match d.file_op {
+        Some(op) => files_job(d, op, name, &mut keys, &mut notes),
+        None if d.nrfiles.is_some_and(|n| n > 1) => {
+            problems.push(
+                Problem::at(&s.place, Some(&s.name), Some("nrfiles"), format!(
+                    "{} files per job are not supported with this ioengine (one file per job clone)",
+                    d.nrfiles.unwrap_or(0)
+                ))
+                .hint("the file engines (filecreate, filestat, filedelete) take many; else give each file a job"),
+            );
+            return None;
+        }
+        None => {}
+    }
     let resolved = spec::spec_from_value(Value::Object(keys)).and_then(|spec| {
         let job = spec.resolve()?;
         Ok((spec, job))
@@ -921,6 +967,86 @@ fn resolve(
             }
             None
         }
+    }
+}
+
+/// fio's file engines (`filecreate`, `filestat`, `filedelete`) as a files job: each
+/// clone's `nrfiles` files in a tree of the job's own, `<directory>/<name>.files`.
+fn files_job(
+    d: &Draft,
+    op: &str,
+    name: &str,
+    keys: &mut serde_json::Map<String, Value>,
+    notes: &mut Vec<String>,
+) {
+    let dir = keys
+        .get("directory")
+        .and_then(Value::as_str)
+        .unwrap_or(".")
+        .to_string();
+    if keys.contains_key("filename") {
+        notes.push(format!(
+            "ioengine=file{op}: `filename` is left out; the job's files are made under `directory`"
+        ));
+    }
+    let numjobs = keys.get("numjobs").and_then(Value::as_u64).unwrap_or(1);
+    let nrfiles = d.nrfiles.unwrap_or(1);
+    // `filesize` is each file's size; `size` is the job's, split over its files.
+    let by_filesize = d
+        .sources
+        .get("size")
+        .is_some_and(|(_, _, option)| option == "filesize");
+    let size = keys.get("size").and_then(Value::as_u64).unwrap_or(0);
+    let file_size = match op {
+        // fio's filecreate only opens (creates) each file: it stays empty.
+        "create" => 0,
+        _ if by_filesize => size,
+        _ => size / nrfiles.max(1),
+    };
+    let kept: Vec<(String, Value)> = keys
+        .iter()
+        .filter(|(k, _)| {
+            spec::KEYS
+                .iter()
+                .any(|key| key.name == k.as_str() && key.kinds.contains(&spec::Kind::Files))
+                && ![
+                    "filename",
+                    "directory",
+                    "size",
+                    "io_size",
+                    "rw",
+                    "bs",
+                    "runtime",
+                ]
+                .contains(&k.as_str())
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    keys.clear();
+    keys.extend(kept);
+    keys.insert("kind".into(), json!("files"));
+    keys.insert("op".into(), json!(op));
+    keys.insert(
+        "directory".into(),
+        json!(std::path::Path::new(&dir)
+            .join(format!("{name}.files"))
+            .display()
+            .to_string()),
+    );
+    keys.insert(
+        "nr_files".into(),
+        json!(nrfiles.saturating_mul(numjobs).max(1)),
+    );
+    keys.insert("file_size".into(), json!(file_size));
+    if op != "create" {
+        keys.insert("create_first".into(), json!(true));
+    }
+    notes.push(format!(
+        "ioengine=file{op}: a files job (`op = \"{op}\"`) over {nrfiles} files per clone in `{dir}/{name}.files`{}; each file is one operation of the report",
+        if op == "create" { "" } else { ", created first (unmeasured) as fio lays them out" }
+    ));
+    if d.time_based {
+        notes.push("time_based: a files job does its files once (fio would start over)".into());
     }
 }
 

@@ -33,6 +33,14 @@ pub struct Draft {
     /// reads and writes (`None`: fio's default, EIO and EILSEQ), made one engine list
     /// once both are known.
     pub continue_on: Option<&'static str>,
+    /// `ioengine=filecreate`, `filestat`, `filedelete`: the files op (`create`...).
+    pub file_op: Option<&'static str>,
+    /// `nrfiles`: more than 1 only with a file engine.
+    pub nrfiles: Option<u64>,
+    /// `ioengine=cpuio` and its `cpuload` (percent) and `cpuchunks` (microseconds).
+    pub cpuio: bool,
+    pub cpuload: Option<u64>,
+    pub cpuchunks: Option<u64>,
     /// `exitall`, `exit_what`, `exitall_on_error`: kept in the plan, done by the runner.
     pub exitall: bool,
     pub exit_what: Option<&'static str>,
@@ -351,6 +359,34 @@ fn a_filename_format(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("filename_format", json!(v));
     Ok(())
 }
+fn a_cpuload(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let n = value::int(need(v)?)?;
+    if n == 0 {
+        return Err("0: a CPU job needs a load (1..100)".into());
+    }
+    d.cpuload = Some(n.min(100));
+    Ok(())
+}
+fn a_cpuchunks(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let n = value::int(need(v)?)?;
+    if n == 0 || n > 1_000_000 {
+        return Err(format!("{n} is out of range (1 to 1000000 microseconds)"));
+    }
+    d.cpuchunks = Some(n);
+    Ok(())
+}
+fn a_cpumode(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    match need(v)? {
+        "noop" => Ok(()),
+        "qsort" => {
+            d.notes.push(
+                "cpumode=qsort: fslab-engine spins for the same CPU time instead of sorting".into(),
+            );
+            Ok(())
+        }
+        other => Err(format!("`{other}` is not one of noop, qsort")),
+    }
+}
 fn a_exitall(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.exitall = value::boolean(v)?;
     Ok(())
@@ -441,6 +477,8 @@ fn a_rwmixwrite(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
     d.async_engine = None;
+    d.cpuio = false;
+    d.file_op = None;
     d.notes
         .retain(|n| !n.contains("runs on io_uring") && !n.contains("cpp_null"));
     let engine = match v {
@@ -463,6 +501,21 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         }
         "falloc" => "falloc",
         "ftruncate" => "ftruncate",
+        // fio's file-operation engines: a files job (the runner sets `kind`).
+        "filecreate" | "filestat" | "filedelete" => {
+            d.file_op = Some(match v {
+                "filecreate" => "create",
+                "filestat" => "stat",
+                _ => "delete",
+            });
+            "sync"
+        }
+        // fio's CPU burner: cycles of `cpuchunks` spun, with think time between them
+        // for the `cpuload` share; the engine's null engine spins and thinks alike.
+        "cpuio" => {
+            d.cpuio = true;
+            "null"
+        }
         _ => {
             let needs = ELSEWHERE
                 .iter()
@@ -628,12 +681,12 @@ fn a_offset(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     size_key(d, "offset", Some(v))
 }
 fn a_nrfiles(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let _ = d;
     match value::int(need(v)?)? {
-        1 => Ok(()),
-        n => Err(format!(
-            "{n} files per job are not supported (one file per job clone)"
-        )),
+        0 => Err("0: a job has at least one file".into()),
+        n => {
+            d.nrfiles = Some(n);
+            Ok(())
+        }
     }
 }
 fn a_random_distribution(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
@@ -849,7 +902,7 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("offset", &[], a_offset, "`offset` (bytes; not in percent)"),
     mapped("offset_increment", &[], |d, v| size_key(d, "offset_increment", v), "`offset_increment`: each clone's region starts this much after the one before"),
     mapped("number_ios", &[], |d, v| int_key(d, "number_ios", v), "`number_ios`: each clone stops after this many I/Os"),
-    mapped("nrfiles", &[], a_nrfiles, "1 only"),
+    mapped("nrfiles", &[], a_nrfiles, "1, but any number with the file engines (`nr_files`)"),
     mapped("random_distribution", &[], a_random_distribution, "`random_distribution`: random, zipf, pareto, normal (gauss), zoned, zoned_abs, fio's syntax (one set for reads and writes)"),
     mapped("norandommap", &[], a_norandommap, "`norandommap`: offsets drawn with repeats; without it, every block once per pass (a keyed permutation, no bitmap)"),
     inert("random_generator", &[], "the engine draws with its own generator (xoshiro256++): tausworthe and lfsr change which numbers come, not their law; the random map gives lfsr's every-block-once"),
@@ -925,6 +978,9 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("exitall", &[], a_exitall, "when the job ends, it ends others (`exit_what`): the run's `exitall` in the plan"),
     mapped("exit_what", &[], a_exit_what, "which jobs `exitall` ends: `group`, `stonewall` (those running), `all`"),
     mapped("exitall_on_error", &[], a_exitall_on_error, "when the job fails, it ends the others of its group"),
+    mapped("cpuload", &[], a_cpuload, "with `ioengine=cpuio`: the share of each cycle spun; the rest is `thinktime`"),
+    mapped("cpuchunks", &["cpucycle"], a_cpuchunks, "with `ioengine=cpuio`: one cycle's spin, microseconds (`null_lat`)"),
+    mapped("cpumode", &[], a_cpumode, "with `ioengine=cpuio`: `noop` spins; `qsort` spins too (the same CPU time, not a sort)"),
     mapped(
         "continue_on_error",
         &[],
@@ -937,14 +993,14 @@ pub const OPTIONS: &[FioOption] = &[
         a_ignore_error,
         "`continue_errors`: the errors of the kinds `continue_on_error` names",
     ),
-    refused("openfiles", &[], "one file per job clone"),
+    inert("openfiles", &[], "one file is open at a time (one per clone; the file engines open each file once)"),
     mapped(
         "filename_format",
         &[],
         a_filename_format,
         "`filename_format` (`$jobname`, `$jobnum`, `$filenum`; one file per clone)",
     ),
-    refused("file_service_type", &[], "one file per job clone"),
+    inert("file_service_type", &[], "one file per clone; the file engines do each file once, in order"),
     refused("cpus_allowed", &[], "CPU pinning is not supported"),
     refused("cpumask", &[], "CPU pinning is not supported"),
     refused("numa_cpu_nodes", &[], "NUMA placement is not supported"),

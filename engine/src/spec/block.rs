@@ -214,6 +214,7 @@ impl JobSpec {
             pattern: PatternJob::default(),
             op: None,
             dest: None,
+            create_first: false,
             nr_files: None,
             file_size: None,
             size_dist: None,

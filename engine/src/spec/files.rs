@@ -44,7 +44,18 @@ impl JobSpec {
                 Some(d) => job.dest = Some(d.to_string()),
             }
         }
-        if op == FileOp::Create {
+        let create_first = self.create_first.unwrap_or(false);
+        if create_first && matches!(op, FileOp::Create | FileOp::Copy | FileOp::Sync) {
+            e.push(
+                JobError::new(
+                    "create_first",
+                    format!("does not apply to `op = \"{}\"`", op.name()),
+                )
+                .hint("it readies the set for an op that works on one (stat, delete, scan...)"),
+            );
+        }
+        job.create_first = create_first;
+        if op == FileOp::Create || create_first {
             let nr = self.nr_files.unwrap_or(1000);
             range("nr_files", nr, 1, MAX_NR_FILES, e);
             job.nr_files = Some(nr);

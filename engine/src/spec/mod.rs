@@ -154,6 +154,7 @@ pub const KEYS: &[Key] = &[
     key("continue_errors", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
+    files_key("create_first", &[]),
     files_key("nr_files", CREATE),
     files_key("file_size", CREATE),
     files_key("size_dist", CREATE),
@@ -599,6 +600,8 @@ pub struct JobSpec {
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
     pub dest: Option<String>,
+    /// Files job, an op on an existing tree (`stat`, `delete`, `scan`...): when `directory` is missing or empty, first create the set there (`nr_files`, `file_size`... as `create` would), unmeasured, as fio lays a job's files out before it runs. Default false.
+    pub create_first: Option<bool>,
     /// Files job, `create`: number of files, 1..=100M. Default 1000.
     pub nr_files: Option<u64>,
     /// Files job, `create`: size of each file (the median with `size_dist = "lognormal"`). Default 16KiB.
@@ -705,6 +708,8 @@ pub struct Job {
     pub op: Option<FileOp>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dest: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub create_first: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nr_files: Option<u64>,
     /// Bytes.
@@ -1020,6 +1025,7 @@ impl JobSpec {
             self.set_keys()
                 .filter(|k| k.kinds == FILES && !k.ops.is_empty())
                 .filter(|k| !job.op.is_some_and(|op| k.ops.contains(&op)))
+                .filter(|k| !(job.create_first && k.ops == CREATE))
                 .map(|k| {
                     Warning::new(
                         WarningKind::IgnoredKey,
