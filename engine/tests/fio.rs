@@ -845,3 +845,70 @@ fn continue_on_error_and_ignore_error_become_the_engines_keys() {
     assert_eq!(j["continue_on_error"], "write");
     assert_eq!(j["continue_errors"], serde_json::json!([28, 122]));
 }
+
+#[test]
+fn the_file_engines_run_as_files_jobs_over_nrfiles_per_clone() {
+    let dir = scratch();
+    let text = "[global]\ndirectory=${FIO_DIR}\nfilesize=4k\nnrfiles=30\n\
+                [made]\nioengine=filecreate\nnumjobs=2\n\
+                [looked]\nstonewall\nioengine=filestat\n\
+                [gone]\nstonewall\nioengine=filedelete\n";
+    let f = dir.path().join("files.fio");
+    std::fs::write(&f, text).unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let op = |name: &str| {
+        let res = &job(&r, name)["report"]["results"][0];
+        (
+            res["op"].as_str().unwrap().to_string(),
+            res["ios"].as_u64().unwrap(),
+        )
+    };
+    // Each clone its `nrfiles`; `filecreate`'s files stay empty, as fio's.
+    assert_eq!(op("made"), ("create".into(), 60));
+    assert_eq!(job(&r, "made")["report"]["results"][0]["bytes"], 0);
+    // `filestat` and `filedelete` find their files made first, unmeasured.
+    assert_eq!(op("looked"), ("stat".into(), 30));
+    assert_eq!(op("gone"), ("delete".into(), 30));
+    assert!(dir.path().join("made.files").is_dir());
+    assert!(dir.path().join("looked.files").is_dir());
+    assert!(
+        !dir.path().join("gone.files").exists(),
+        "deleted, tree and all"
+    );
+}
+
+#[test]
+fn nrfiles_above_one_needs_a_file_engine() {
+    let dir = scratch();
+    let f = dir.path().join("n.fio");
+    std::fs::write(&f, "[j]\nrw=read\nsize=1m\nnrfiles=4\n").unwrap();
+    let (code, _, err) = engine(dir.path(), &["check", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("nrfiles") && err.contains("file engines"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cpuio_spins_its_load_and_thinks_the_rest() {
+    let dir = scratch();
+    let f = dir.path().join("cpu.fio");
+    std::fs::write(
+        &f,
+        "[burn]\nioengine=cpuio\ncpuload=25\ncpuchunks=20000\ntime_based\nruntime=1\n",
+    )
+    .unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let rep = &job(&r, "burn")["report"];
+    // 20 ms spun, 60 ms thought: 12.5 cycles a second, a quarter of a CPU.
+    let cycles = rep["results"][0]["ios"].as_u64().unwrap();
+    assert!((11..=14).contains(&cycles), "{cycles} cycles");
+    let cpu = rep["cpu"]["user_s"].as_f64().unwrap() + rep["cpu"]["sys_s"].as_f64().unwrap();
+    // Loose: other tests run beside this one, and a spin preempted burns less.
+    assert!((0.05..0.6).contains(&cpu), "{cpu} s of CPU in 1 s");
+}

@@ -153,6 +153,22 @@ class Job(_Model):
     zoneskip: int | None = None
     prio: int | None = None
     prioclass: int | None = None
+    filename_format: str | None = None
+    continue_on_error: str | None = None
+    """`read`, `write` or `io`; absent: a failed I/O ends the job."""
+    continue_errors: _Items[int] = ()
+    create_first: bool = False
+    """Files jobs: the set was created first, unmeasured."""
+
+
+class ContinuedErrors(_Model):
+    """Failed I/Os of one op and one error that a job went on after."""
+
+    op: str
+    errno: int
+    name: str | None = None
+    count: int
+    first_offset: int
 
 
 class Rate(_Model):
@@ -251,6 +267,8 @@ class SeriesPoint(_Model):
     """The mailstore's maintenance reads."""
     files: IntervalOp | None = None
     """A files job's operation: files handled (`ios`), their bytes read + written."""
+    trim: IntervalOp | None = None
+    """A block job's trims."""
 
 
 class Series(_Model):
@@ -566,6 +584,8 @@ class Report(_Model):
     """What `verify = true` found; absent when the job did not verify."""
     rate: Rate | None = None
     """A paced job's asked and achieved rate (all threads); absent without a rate."""
+    errors_continued: _Items[ContinuedErrors] = ()
+    """With `continue_on_error`: the failed I/Os the job went on after."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:

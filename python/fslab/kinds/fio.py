@@ -301,7 +301,9 @@ def merge_jobs(jobs: Sequence[FioJobRun], *, engine: Path | None = None) -> Repo
     if not any(j.report is not None for j in jobs):
         failed = "; ".join(f"[{j.name}] {j.error}" for j in jobs if j.error)
         raise JobError(f"no job of the file reported{': ' + failed if failed else ''}")
-    return merge_reports("jobs", [(f"[{j.name}]", j.report) for j in jobs], engine=engine)
+    # A job another job's `exitall` kept from starting has no report, and no error.
+    parts = [(f"[{j.name}]", j.report) for j in jobs if j.report is not None or j.error]
+    return merge_reports("jobs", parts, engine=engine)
 
 
 FIO = FioKind()
