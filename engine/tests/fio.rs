@@ -912,3 +912,33 @@ fn cpuio_spins_its_load_and_thinks_the_rest() {
     // Loose: other tests run beside this one, and a spin preempted burns less.
     assert!((0.05..0.6).contains(&cpu), "{cpu} s of CPU in 1 s");
 }
+
+#[test]
+fn cmdprio_becomes_per_request_priorities_on_io_uring() {
+    let dir = scratch();
+    let f = dir.path().join("p.fio");
+    std::fs::write(
+        &f,
+        "[global]\ndirectory=${FIO_DIR}\nsize=4m\ndirect=1\nioengine=libaio\niodepth=8\n\
+         rw=randread\nruntime=0.3\ntime_based\n\
+         [pct]\nbs=64k\ncmdprio_percentage=20\ncmdprio_class=3\n\
+         [split]\nstonewall\nbssplit=64k/40:128k/60\ncmdprio_bssplit=64k/25/3/1:64k/75/2/2:128k/0\n",
+    )
+    .unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let pct = &job(&r, "pct")["report"];
+    assert_eq!(pct["status"], "ok");
+    assert_eq!(
+        pct["job"]["cmdprio_percentage"],
+        serde_json::json!([20, 20])
+    );
+    assert_eq!(pct["job"]["cmdprio_class"], 3);
+    assert!(ios(job(&r, "split"), "read") > 0);
+    // A thread-wide engine cannot carry a priority per request.
+    std::fs::write(&f, "[j]\nrw=read\nsize=1m\ncmdprio_percentage=10\n").unwrap();
+    let (code, _, err) = engine(dir.path(), &["check", f.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("needs `ioengine = \"io_uring\"`"), "{err}");
+}

@@ -8,6 +8,7 @@
 //! `verify` stamps and checks blocks (`verify = true`), `verify_state` keeps their
 //! generations from one job to the next.
 
+pub mod cmdprio;
 pub mod distribution;
 pub mod offsets;
 pub mod pace;

@@ -55,6 +55,8 @@ pub struct Worker<'a> {
     continue_on: crate::spec::ContinueOn,
     continue_errors: Vec<i32>,
     pub continued: Vec<ContinuedErrors>,
+    /// `cmdprio_*`: which requests carry a priority of their own, and the draws.
+    cmdprio: Option<(super::cmdprio::CmdPrio, Xoshiro256PlusPlus)>,
 }
 
 /// What a thread does next.
@@ -115,6 +117,9 @@ impl<'a> Worker<'a> {
             continue_on: job.pattern.continue_on_error,
             continue_errors: job.pattern.continue_errors.clone(),
             continued: Vec::new(),
+            cmdprio: job
+                .cmdprio()
+                .map(|c| (c, Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x10_9e10))),
         }
     }
 
@@ -235,6 +240,15 @@ impl<'a> Worker<'a> {
             seed,
             &self.data,
         );
+    }
+
+    /// The priority the request of an I/O carries (`cmdprio_*`); 0: the thread's own.
+    #[inline]
+    pub fn ioprio(&mut self, op: Op, len: u64) -> u16 {
+        match &mut self.cmdprio {
+            None => 0,
+            Some((c, rng)) => c.pick(op != Op::Read, len, below(rng, 100)),
+        }
     }
 
     /// Records a completed I/O of `len` (in buffer `slot`, at `offset`); returns true

@@ -359,6 +359,28 @@ fn a_filename_format(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("filename_format", json!(v));
     Ok(())
 }
+fn a_cmdprio_percentage(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    let [r, w] = per_direction(need(v)?, |p| value::int(p))?;
+    let (r, w) = (r.unwrap_or(0), w.unwrap_or(0));
+    if r > 100 || w > 100 {
+        return Err(format!("{}% is more than 100", r.max(w)));
+    }
+    d.set("cmdprio_percentage", json!([r, w]));
+    Ok(())
+}
+/// `cmdprio_class`, `cmdprio`: fio's per-direction pair; the engine takes one value.
+fn a_cmdprio_one(d: &mut Draft, v: Option<&str>, key: &str) -> Result<(), String> {
+    let [r, w] = per_direction(need(v)?, |p| value::int(p))?;
+    let one = r.or(w).ok_or("needs a value")?;
+    if w.is_some_and(|w| w != one) {
+        return Err(format!(
+            "`{}`: reads and writes with a {key} each are not supported (one value)",
+            need(v)?
+        ));
+    }
+    d.set(key, json!(one));
+    Ok(())
+}
 fn a_cpuload(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let n = value::int(need(v)?)?;
     if n == 0 {
@@ -978,6 +1000,13 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("exitall", &[], a_exitall, "when the job ends, it ends others (`exit_what`): the run's `exitall` in the plan"),
     mapped("exit_what", &[], a_exit_what, "which jobs `exitall` ends: `group`, `stonewall` (those running), `all`"),
     mapped("exitall_on_error", &[], a_exitall_on_error, "when the job fails, it ends the others of its group"),
+    mapped("cmdprio_percentage", &[], a_cmdprio_percentage, "`cmdprio_percentage` (`[reads, writes]`)"),
+    mapped("cmdprio_class", &[], |d, v| a_cmdprio_one(d, v, "cmdprio_class"), "`cmdprio_class` (one class for both directions)"),
+    mapped("cmdprio", &[], |d, v| a_cmdprio_one(d, v, "cmdprio"), "`cmdprio` (one level for both directions)"),
+    mapped("cmdprio_bssplit", &[], |d, v| {
+        d.set("cmdprio_bssplit", json!(need(v)?.trim()));
+        Ok(())
+    }, "`cmdprio_bssplit`"),
     mapped("cpuload", &[], a_cpuload, "with `ioengine=cpuio`: the share of each cycle spun; the rest is `thinktime`"),
     mapped("cpuchunks", &["cpucycle"], a_cpuchunks, "with `ioengine=cpuio`: one cycle's spin, microseconds (`null_lat`)"),
     mapped("cpumode", &[], a_cpumode, "with `ioengine=cpuio`: `noop` spins; `qsort` spins too (the same CPU time, not a sort)"),

@@ -79,24 +79,33 @@ fn submit_and_spin(
 /// The submission entry for one request; `slot` comes back as the completion's user data.
 fn entry(
     fixed_buffers: bool,
-    w: &Worker,
+    w: &mut Worker,
     op: Op,
     slot: u32,
     offset: u64,
     len: u64,
 ) -> squeue::Entry {
     let buf = w.buffers.ptr(slot);
+    let prio = w.ioprio(op, len);
     let len = len as u32;
     let file = types::Fixed(0);
     let e = match (op, fixed_buffers) {
         (Op::Read, true) => opcode::ReadFixed::new(file, buf, len, 0)
             .offset(offset)
+            .ioprio(prio)
             .build(),
         (Op::Write, true) => opcode::WriteFixed::new(file, buf, len, 0)
             .offset(offset)
+            .ioprio(prio)
             .build(),
-        (Op::Read, false) => opcode::Read::new(file, buf, len).offset(offset).build(),
-        (Op::Write, false) => opcode::Write::new(file, buf, len).offset(offset).build(),
+        (Op::Read, false) => opcode::Read::new(file, buf, len)
+            .offset(offset)
+            .ioprio(prio)
+            .build(),
+        (Op::Write, false) => opcode::Write::new(file, buf, len)
+            .offset(offset)
+            .ioprio(prio)
+            .build(),
         // A hole punched: on a file it frees the blocks; on a device the kernel
         // zeroes the range without writing (an unmap where the device has one, else
         // the request fails EOPNOTSUPP). The sync engine sends a device BLKDISCARD.

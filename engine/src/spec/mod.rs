@@ -149,6 +149,10 @@ pub const KEYS: &[Key] = &[
     key("zoneskip", BLOCK),
     key("prio", BLOCK),
     key("prioclass", BLOCK),
+    key("cmdprio_percentage", BLOCK),
+    key("cmdprio_class", BLOCK),
+    key("cmdprio", BLOCK),
+    key("cmdprio_bssplit", BLOCK),
     key("filename_format", BLOCK),
     key("continue_on_error", BLOCK),
     key("continue_errors", BLOCK),
@@ -442,6 +446,14 @@ pub enum PercentValue {
     Text(String),
 }
 
+/// A percentage for both directions, or `[reads, writes]`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum PercentPair {
+    Both(u32),
+    Each([u32; 2]),
+}
+
 /// A job as written in TOML or JSON. Every key is optional; `Job` holds the defaults.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -590,6 +602,14 @@ pub struct JobSpec {
     pub prio: Option<u32>,
     /// Block jobs: each thread's I/O priority class: 1 real-time (needs CAP_SYS_ADMIN), 2 best-effort, 3 idle. Default: the process's.
     pub prioclass: Option<u32>,
+    /// Block jobs, io_uring: this percent of the I/Os carry the priority `cmdprio_class`/`cmdprio` on their request (fio's `cmdprio_percentage`); a number for both directions or `[reads, writes]`. Default 0.
+    pub cmdprio_percentage: Option<PercentPair>,
+    /// Block jobs, with `cmdprio_percentage` or `cmdprio_bssplit`: the requests' priority class, 1 (real-time) to 3 (idle). Default 1.
+    pub cmdprio_class: Option<u32>,
+    /// Block jobs, with `cmdprio_percentage` or `cmdprio_bssplit`: the requests' priority level, 0 (highest) to 7. Default 0.
+    pub cmdprio: Option<u32>,
+    /// Block jobs, io_uring: per I/O size, the percent of I/Os with a priority, in fio's syntax: `size/percent` (with `cmdprio_class`/`cmdprio`) or `size/percent/class/level` entries joined by `:`, `,` between reads and writes (`"64k/25/1/1:64k/75/3/2:1m/0"`). Not with `cmdprio_percentage`.
+    pub cmdprio_bssplit: Option<String>,
     /// Block jobs with `directory` (and no `filename`): each thread's file name, with `$jobname` (the job's `name`), `$jobnum` (the thread, from 0) and `$filenum` (0) filled in; a relative path, no `..`. Two threads whose names come out equal share one file. Default `"$jobname.$jobnum.$filenum"`.
     pub filename_format: Option<String>,
     /// Block jobs: which failed I/Os the job goes on after, when their error is one of `continue_errors`: `none`, `read`, `write` (trims too) or `io` (all). Each is counted in the report's `errors_continued` and warned about (`errors_continued`) instead of ending the job (fio's `continue_on_error`). Default `none`.
@@ -844,6 +864,15 @@ pub struct PatternJob {
     pub prio: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prioclass: Option<u32>,
+    /// `[reads, writes]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdprio_percentage: Option<[u32; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdprio_class: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdprio: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cmdprio_bssplit: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filename_format: Option<String>,
     #[serde(skip_serializing_if = "ContinueOn::is_none")]
@@ -905,6 +934,21 @@ impl Job {
             .as_deref()
             .and_then(|m| u32::from_str_radix(m, 8).ok())
             .unwrap_or(0o640)
+    }
+    /// The per-request priorities (`cmdprio_*`), when the job has any.
+    pub fn cmdprio(&self) -> Option<crate::block::cmdprio::CmdPrio> {
+        let p = &self.pattern;
+        if p.cmdprio_percentage.is_none() && p.cmdprio_bssplit.is_none() {
+            return None;
+        }
+        crate::block::cmdprio::CmdPrio::new(
+            p.cmdprio_percentage,
+            p.cmdprio_class.unwrap_or(1),
+            p.cmdprio.unwrap_or(0),
+            p.cmdprio_bssplit.as_deref(),
+        )
+        .ok()
+        .filter(|c| !c.is_empty())
     }
     /// The path each thread does I/O on (`None` for the null engine).
     pub fn path_for(&self, thread: u32) -> Option<PathBuf> {

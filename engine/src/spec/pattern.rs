@@ -386,6 +386,68 @@ impl JobSpec {
             range("prioclass", v, 0, 3, e);
             p.prioclass = Some(v);
         }
+        let pct = self.cmdprio_percentage.as_ref().map(|v| match v {
+            super::PercentPair::Both(p) => [*p, *p],
+            super::PercentPair::Each(pair) => *pair,
+        });
+        let cmdprio_set = pct.is_some() || self.cmdprio_bssplit.is_some();
+        for key in ["cmdprio_class", "cmdprio"] {
+            if self.is_set(key) && !cmdprio_set {
+                e.push(JobError::new(
+                    key,
+                    "only applies with `cmdprio_percentage` or `cmdprio_bssplit`",
+                ));
+            }
+        }
+        if cmdprio_set {
+            let class = self.cmdprio_class.unwrap_or(1);
+            let level = self.cmdprio.unwrap_or(0);
+            let key = if pct.is_some() {
+                "cmdprio_percentage"
+            } else {
+                "cmdprio_bssplit"
+            };
+            if pct.is_some() && self.cmdprio_bssplit.is_some() {
+                e.push(
+                    JobError::new(
+                        "cmdprio_bssplit",
+                        "cannot be combined with `cmdprio_percentage`",
+                    )
+                    .hint("give the percentages per size in `cmdprio_bssplit`"),
+                );
+            } else if job.ioengine != super::IoEngine::IoUring {
+                e.push(
+                    JobError::new(
+                        key,
+                        "needs `ioengine = \"io_uring\"`: the priority rides on each request",
+                    )
+                    .hint("use io_uring, or `prio`/`prioclass` for the whole thread"),
+                );
+            } else {
+                let checked = pct
+                    .map_or(Ok(()), |[r, w]| {
+                        crate::block::cmdprio::check(r.max(w), class, level)
+                    })
+                    .and_then(|()| {
+                        crate::block::cmdprio::CmdPrio::new(
+                            pct,
+                            class,
+                            level,
+                            self.cmdprio_bssplit.as_deref(),
+                        )
+                        .map(drop)
+                    });
+                match checked {
+                    Ok(()) => {
+                        p.cmdprio_percentage = pct;
+                        p.cmdprio_class = Some(class);
+                        p.cmdprio = Some(level);
+                        p.cmdprio_bssplit.clone_from(&self.cmdprio_bssplit);
+                    }
+                    Err(m) => e.push(JobError::new(key, m)),
+                }
+            }
+        }
         let data_keys = [
             "buffer_compress_percentage",
             "dedupe_percentage",
