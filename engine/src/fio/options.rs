@@ -360,7 +360,7 @@ fn a_filename_format(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 fn a_cmdprio_percentage(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let [r, w] = per_direction(need(v)?, |p| value::int(p))?;
+    let [r, w] = per_direction(need(v)?, value::int)?;
     let (r, w) = (r.unwrap_or(0), w.unwrap_or(0));
     if r > 100 || w > 100 {
         return Err(format!("{}% is more than 100", r.max(w)));
@@ -370,7 +370,7 @@ fn a_cmdprio_percentage(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 }
 /// `cmdprio_class`, `cmdprio`: fio's per-direction pair; the engine takes one value.
 fn a_cmdprio_one(d: &mut Draft, v: Option<&str>, key: &str) -> Result<(), String> {
-    let [r, w] = per_direction(need(v)?, |p| value::int(p))?;
+    let [r, w] = per_direction(need(v)?, value::int)?;
     let one = r.or(w).ok_or("needs a value")?;
     if w.is_some_and(|w| w != one) {
         return Err(format!(
