@@ -12,6 +12,7 @@ pub mod cmdprio;
 pub mod distribution;
 pub mod offsets;
 pub mod pace;
+pub mod placement;
 pub mod randmap;
 pub mod sizes;
 pub mod target;
@@ -103,6 +104,17 @@ pub fn run(
                     None
                 }
             };
+            // Placed before its buffers are allocated, so they follow the memory policy.
+            let p = &job.pattern;
+            if let Err(e) = placement::apply(
+                p.cpus_allowed.as_deref(),
+                p.cpus_allowed_policy == Some(crate::spec::CpusPolicy::Split),
+                p.numa_cpu_nodes.as_deref(),
+                p.numa_mem_policy.as_deref(),
+                t,
+            ) {
+                gate.setup_failed(format!("cannot place the thread: {e}"));
+            }
             let seed = harness::thread_seed(job.randseed, t);
             let mut buffers = Buffers::new(job.max_bs(), job.iodepth, job.buffer_content, seed);
             buffers.shape(&Data::of(&job));

@@ -1030,10 +1030,27 @@ pub const OPTIONS: &[FioOption] = &[
         "`filename_format` (`$jobname`, `$jobnum`, `$filenum`; one file per clone)",
     ),
     inert("file_service_type", &[], "one file per clone; the file engines do each file once, in order"),
-    refused("cpus_allowed", &[], "CPU pinning is not supported"),
-    refused("cpumask", &[], "CPU pinning is not supported"),
-    refused("numa_cpu_nodes", &[], "NUMA placement is not supported"),
-    refused("numa_mem_policy", &[], "NUMA placement is not supported"),
+    mapped("cpus_allowed", &[], |d, v| {
+        d.set("cpus_allowed", json!(need(v)?.trim()));
+        Ok(())
+    }, "`cpus_allowed`"),
+    mapped("cpus_allowed_policy", &[], |d, v| {
+        let v = need(v)?;
+        if !matches!(v, "shared" | "split") {
+            return Err(format!("`{v}` is not one of shared, split"));
+        }
+        d.set("cpus_allowed_policy", json!(v));
+        Ok(())
+    }, "`cpus_allowed_policy`"),
+    refused("cpumask", &[], "a CPU bit mask is not supported; give the CPUs as a list in `cpus_allowed`"),
+    mapped("numa_cpu_nodes", &[], |d, v| {
+        d.set("numa_cpu_nodes", json!(need(v)?.trim()));
+        Ok(())
+    }, "`numa_cpu_nodes`"),
+    mapped("numa_mem_policy", &[], |d, v| {
+        d.set("numa_mem_policy", json!(need(v)?.trim()));
+        Ok(())
+    }, "`numa_mem_policy`"),
     refused("hipri", &[], "polled completions are not supported"),
     refused("sqthread_poll", &[], "an SQ polling thread is not supported"),
     refused("verify_backlog", &[], "verification happens as blocks are read: the engine does not add read-backs of recent writes"),

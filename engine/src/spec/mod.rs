@@ -153,6 +153,10 @@ pub const KEYS: &[Key] = &[
     key("cmdprio_class", BLOCK),
     key("cmdprio", BLOCK),
     key("cmdprio_bssplit", BLOCK),
+    key("cpus_allowed", BLOCK),
+    key("cpus_allowed_policy", BLOCK),
+    key("numa_cpu_nodes", BLOCK),
+    key("numa_mem_policy", BLOCK),
     key("filename_format", BLOCK),
     key("continue_on_error", BLOCK),
     key("continue_errors", BLOCK),
@@ -446,6 +450,16 @@ pub enum PercentValue {
     Text(String),
 }
 
+/// How a job's threads share its CPUs (fio's `cpus_allowed_policy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CpusPolicy {
+    /// Every thread may run on every CPU of the set.
+    Shared,
+    /// Thread t runs on the set's t-th CPU (round robin).
+    Split,
+}
+
 /// A percentage for both directions, or `[reads, writes]`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
@@ -610,6 +624,14 @@ pub struct JobSpec {
     pub cmdprio: Option<u32>,
     /// Block jobs, io_uring: per I/O size, the percent of I/Os with a priority, in fio's syntax: `size/percent` (with `cmdprio_class`/`cmdprio`) or `size/percent/class/level` entries joined by `:`, `,` between reads and writes (`"64k/25/1/1:64k/75/3/2:1m/0"`). Not with `cmdprio_percentage`.
     pub cmdprio_bssplit: Option<String>,
+    /// Block jobs: the CPUs the threads may run on, as a list (`"0-3,6"`). Default: any.
+    pub cpus_allowed: Option<String>,
+    /// Block jobs, with `cpus_allowed` or `numa_cpu_nodes`: `shared` (every thread may run on every CPU of the set) or `split` (thread t runs on the set's t-th CPU, round robin). Default `shared`.
+    pub cpus_allowed_policy: Option<CpusPolicy>,
+    /// Block jobs: the threads run on the CPUs of these NUMA nodes (`"0"`, `"0-1"`); with `cpus_allowed`, on the CPUs in both.
+    pub numa_cpu_nodes: Option<String>,
+    /// Block jobs: each thread's memory policy (its buffers'): `default`, `local`, `prefer:N`, `bind:LIST`, `interleave:LIST` (set_mempolicy).
+    pub numa_mem_policy: Option<String>,
     /// Block jobs with `directory` (and no `filename`): each thread's file name, with `$jobname` (the job's `name`), `$jobnum` (the thread, from 0) and `$filenum` (0) filled in; a relative path, no `..`. Two threads whose names come out equal share one file. Default `"$jobname.$jobnum.$filenum"`.
     pub filename_format: Option<String>,
     /// Block jobs: which failed I/Os the job goes on after, when their error is one of `continue_errors`: `none`, `read`, `write` (trims too) or `io` (all). Each is counted in the report's `errors_continued` and warned about (`errors_continued`) instead of ending the job (fio's `continue_on_error`). Default `none`.
@@ -873,6 +895,14 @@ pub struct PatternJob {
     pub cmdprio: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cmdprio_bssplit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus_allowed: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus_allowed_policy: Option<CpusPolicy>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_cpu_nodes: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub numa_mem_policy: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filename_format: Option<String>,
     #[serde(skip_serializing_if = "ContinueOn::is_none")]

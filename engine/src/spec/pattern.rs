@@ -448,6 +448,38 @@ impl JobSpec {
                 }
             }
         }
+        for (key, v) in [
+            ("cpus_allowed", &self.cpus_allowed),
+            ("numa_cpu_nodes", &self.numa_cpu_nodes),
+        ] {
+            if let Some(text) = v {
+                match crate::block::placement::parse_list(text) {
+                    Ok(_) => {}
+                    Err(m) => e.push(
+                        JobError::new(key, m)
+                            .hint("a list of numbers and ranges, e.g. `\"0-3,6\"`"),
+                    ),
+                }
+            }
+        }
+        p.cpus_allowed.clone_from(&self.cpus_allowed);
+        p.numa_cpu_nodes.clone_from(&self.numa_cpu_nodes);
+        if self.cpus_allowed_policy.is_some()
+            && p.cpus_allowed.is_none()
+            && p.numa_cpu_nodes.is_none()
+        {
+            e.push(JobError::new(
+                "cpus_allowed_policy",
+                "only applies with `cpus_allowed` or `numa_cpu_nodes`",
+            ));
+        }
+        p.cpus_allowed_policy = self.cpus_allowed_policy;
+        if let Some(text) = &self.numa_mem_policy {
+            match crate::block::placement::parse_mem_policy(text) {
+                Ok(_) => p.numa_mem_policy = Some(text.clone()),
+                Err(m) => e.push(JobError::new("numa_mem_policy", m)),
+            }
+        }
         let data_keys = [
             "buffer_compress_percentage",
             "dedupe_percentage",
