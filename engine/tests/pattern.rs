@@ -153,3 +153,24 @@ fn think_time_spaces_the_ios() {
     let ios = r["results"][0]["ios"].as_u64().unwrap();
     assert!((170..=202).contains(&ios), "{ios} reads");
 }
+
+#[test]
+fn fill_device_writes_the_file_itself_up_to_its_size_or_the_space() {
+    let s = scratch();
+    // Capped by `size` here (the space free is larger): no layout first, one pass.
+    let r = s.write("4m", "fill_device = true\nbs = \"64k\"");
+    assert!(
+        r.get("layout").is_none_or(Value::is_null),
+        "not laid out: {r}"
+    );
+    assert_eq!(r["results"][0]["bytes"], 4 << 20);
+    assert_eq!(std::fs::metadata(&s.file).unwrap().len(), 4 << 20);
+    // Only a sequential write fills.
+    let text = format!(
+        "filename = {:?}\nrw = \"randwrite\"\nfill_device = true",
+        s.file.display().to_string()
+    );
+    let (code, _, err) = common::engine_stdin("check", &text);
+    assert_eq!(code, 2);
+    assert!(err.contains("fill_device"), "{err}");
+}

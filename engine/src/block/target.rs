@@ -141,6 +141,20 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                 JobError::new(key, format!("`{}` is a directory", path.display()))
                     .hint("use `directory` for a directory, `filename` for a file or device"),
             ),
+            Ok(m) if m.is_file() && job.pattern.fill_device => {
+                let parent = path
+                    .parent()
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let free = free_bytes(parent).map_err(|e| {
+                    RunError::io(
+                        format!("cannot tell the space free in {}", parent.display()),
+                        e,
+                    )
+                })?;
+                let room = m.len() + free;
+                device_size = Some(device_size.map_or(room, |d: u64| d.min(room)));
+            }
             Ok(m) if m.is_file() => {
                 if job.size.is_none() {
                     if m.len() < job.bs {
@@ -168,7 +182,15 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                     .parent()
                     .filter(|p| !p.as_os_str().is_empty())
                     .unwrap_or(Path::new("."));
-                if !parent.is_dir() {
+                if parent.is_dir() && job.pattern.fill_device {
+                    let free = free_bytes(parent).map_err(|e| {
+                        RunError::io(
+                            format!("cannot tell the space free in {}", parent.display()),
+                            e,
+                        )
+                    })?;
+                    device_size = Some(device_size.map_or(free, |d: u64| d.min(free)));
+                } else if !parent.is_dir() {
                     errors.push(
                         JobError::new(
                             key,
@@ -199,6 +221,12 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     if !errors.is_empty() {
         return Err(crate::error::JobErrors(errors).into());
     }
+    if job.pattern.fill_device {
+        // Filling: up to `size` when given, at most what the file system has free.
+        if let (Some(s), Some(d)) = (job.size, device_size) {
+            job.size = Some(s.min(d.saturating_sub(job.extent(0))));
+        }
+    }
     if job.size.is_none() {
         // A device (or an existing file) gives the size left after the regions' offsets.
         job.size = device_size.map(|d| d.saturating_sub(job.extent(0)));
@@ -226,7 +254,10 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
             let mut f = opener
                 .open(path, libc::O_RDWR | libc::O_CREAT)
                 .map_err(|e| RunError::io(format!("cannot lay out {}", path.display()), e))?;
-            layout_bytes += lay_out_file(&mut f, path, extent, job.randseed, stop)?;
+            // A filling job writes the file itself, to the end of the space.
+            if !job.pattern.fill_device {
+                layout_bytes += lay_out_file(&mut f, path, extent, job.randseed, stop)?;
+            }
         }
     }
     let layout = (layout_bytes > 0).then(|| Layout {
@@ -297,6 +328,19 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
         layout,
         files,
     })
+}
+
+/// Bytes an unprivileged writer may still use in the file system holding `dir`.
+fn free_bytes(dir: &Path) -> std::io::Result<u64> {
+    let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()))
+        .map_err(std::io::Error::other)?;
+    // SAFETY: a zeroed statvfs, filled in by the kernel; `c` is NUL-terminated.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st.f_bavail * st.f_frsize)
 }
 
 /// Drops the target's cached pages (`invalidate`); dirty pages stay until written back.

@@ -55,6 +55,9 @@ pub struct Worker<'a> {
     continue_on: crate::spec::ContinueOn,
     continue_errors: Vec<i32>,
     pub continued: Vec<ContinuedErrors>,
+    /// `fill_device`: the thread writes until the file system is full, then ends.
+    fill: bool,
+    full: bool,
     /// `cmdprio_*`: which requests carry a priority of their own, and the draws.
     cmdprio: Option<(super::cmdprio::CmdPrio, Xoshiro256PlusPlus)>,
 }
@@ -117,6 +120,8 @@ impl<'a> Worker<'a> {
             continue_on: job.pattern.continue_on_error,
             continue_errors: job.pattern.continue_errors.clone(),
             continued: Vec::new(),
+            fill: job.pattern.fill_device,
+            full: false,
             cmdprio: job
                 .cmdprio()
                 .map(|c| (c, Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x10_9e10))),
@@ -154,7 +159,7 @@ impl<'a> Worker<'a> {
         if self.flags.stopped() {
             return Next::Done;
         }
-        if matches!(self.deadline, Some(d) if now >= d) || self.ios_left == 0 {
+        if matches!(self.deadline, Some(d) if now >= d) || self.ios_left == 0 || self.full {
             return Next::Done;
         }
         if let Some(due) = self.pace.as_ref().and_then(|p| p.wait_until(now)) {
@@ -335,6 +340,12 @@ impl<'a> Worker<'a> {
                 ReadBack::Short(result as usize)
             };
             v.read(read, offset);
+            return false;
+        }
+        // Filling ends at the first write the file system has no room for.
+        let no_room = result >= 0 || matches!(-result as i32, libc::ENOSPC | libc::EDQUOT);
+        if self.fill && op == Op::Write && no_room {
+            self.full = true;
             return false;
         }
         if result < 0 {

@@ -1030,6 +1030,7 @@ pub const OPTIONS: &[FioOption] = &[
         "`filename_format` (`$jobname`, `$jobnum`, `$filenum`; one file per clone)",
     ),
     inert("file_service_type", &[], "one file per clone; the file engines do each file once, in order"),
+    mapped("fill_device", &["fill_fs"], |d, v| bool_key(d, "fill_device", v), "`fill_device` (writes only: fio's fill-then-read is not supported)"),
     mapped("cpus_allowed", &[], |d, v| {
         d.set("cpus_allowed", json!(need(v)?.trim()));
         Ok(())

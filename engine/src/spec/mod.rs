@@ -153,6 +153,7 @@ pub const KEYS: &[Key] = &[
     key("cmdprio_class", BLOCK),
     key("cmdprio", BLOCK),
     key("cmdprio_bssplit", BLOCK),
+    key("fill_device", BLOCK),
     key("cpus_allowed", BLOCK),
     key("cpus_allowed_policy", BLOCK),
     key("numa_cpu_nodes", BLOCK),
@@ -624,6 +625,8 @@ pub struct JobSpec {
     pub cmdprio: Option<u32>,
     /// Block jobs, io_uring: per I/O size, the percent of I/Os with a priority, in fio's syntax: `size/percent` (with `cmdprio_class`/`cmdprio`) or `size/percent/class/level` entries joined by `:`, `,` between reads and writes (`"64k/25/1/1:64k/75/3/2:1m/0"`). Not with `cmdprio_percentage`.
     pub cmdprio_bssplit: Option<String>,
+    /// Block jobs, `rw = "write"`: write until the file system is full (ENOSPC or EDQUOT ends each thread, as done, not failed); the file's size is the space free (at most `size`, when given), and it is not laid out first (fio's `fill_device`). Default false.
+    pub fill_device: Option<bool>,
     /// Block jobs: the CPUs the threads may run on, as a list (`"0-3,6"`). Default: any.
     pub cpus_allowed: Option<String>,
     /// Block jobs, with `cpus_allowed` or `numa_cpu_nodes`: `shared` (every thread may run on every CPU of the set) or `split` (thread t runs on the set's t-th CPU, round robin). Default `shared`.
@@ -895,6 +898,8 @@ pub struct PatternJob {
     pub cmdprio: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cmdprio_bssplit: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fill_device: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus_allowed: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -448,6 +448,13 @@ impl JobSpec {
                 }
             }
         }
+        p.fill_device = self.fill_device.unwrap_or(false);
+        if p.fill_device && (job.rw != super::Rw::Write || job.ioengine.moves_no_data()) {
+            e.push(
+                JobError::new("fill_device", "needs `rw = \"write\"` on an engine that writes data")
+                    .hint("fill the file system with a sequential write job, then read it in a job of its own"),
+            );
+        }
         for (key, v) in [
             ("cpus_allowed", &self.cpus_allowed),
             ("numa_cpu_nodes", &self.numa_cpu_nodes),
