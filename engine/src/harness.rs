@@ -419,6 +419,7 @@ impl<T> Harvest<T> {
             verify: body.verify,
             rate: None,
             errors_continued: Vec::new(),
+            latency_target: None,
             job,
         }
     }

@@ -70,6 +70,18 @@ pub struct Report {
     /// all threads together; absent when there were none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors_continued: Vec<ContinuedErrors>,
+    /// With `latency_target`: each thread's queue-depth search; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatTargetResult>,
+}
+
+/// The queue-depth searches of a job with `latency_target`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct LatTargetResult {
+    pub target_ns: u64,
+    pub percentile: f64,
+    pub window_s: f64,
+    pub threads: Vec<crate::block::lat_target::LatThread>,
 }
 
 /// Failed I/Os of one op and one error that a job went on after (`continue_on_error`).

@@ -942,3 +942,34 @@ fn cmdprio_becomes_per_request_priorities_on_io_uring() {
     assert_eq!(code, 2);
     assert!(err.contains("needs `ioengine = \"io_uring\"`"), "{err}");
 }
+
+#[test]
+fn latency_target_searches_the_depth_and_ends_once_settled() {
+    let dir = scratch();
+    let f = dir.path().join("l.fio");
+    // A target no request here misses: the search doubles to `iodepth` and settles.
+    std::fs::write(
+        &f,
+        "[l]\ndirectory=${FIO_DIR}\nsize=4m\nrw=randread\nioengine=io_uring\niodepth=8\n\
+         time_based\nruntime=30\nlatency_target=2s\nlatency_window=50ms\nlatency_percentile=99\n",
+    )
+    .unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let rep = &job(&r, "l")["report"];
+    let t = &rep["latency_target"]["threads"][0];
+    assert_eq!(t["settled"], true, "{t}");
+    assert_eq!(t["depth"], 8);
+    let depths: Vec<u64> = t["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["depth"].as_u64().unwrap())
+        .collect();
+    assert_eq!(depths[..4], [1, 2, 4, 8], "doubling: {depths:?}");
+    assert!(
+        rep["runtime_s"].as_f64().unwrap() < 10.0,
+        "ended once settled"
+    );
+}

@@ -10,6 +10,7 @@
 
 pub mod cmdprio;
 pub mod distribution;
+pub mod lat_target;
 pub mod offsets;
 pub mod pace;
 pub mod placement;
@@ -157,7 +158,8 @@ pub fn run(
             let error = w.error.take();
             let verifier = w.verify.take();
             let continued = std::mem::take(&mut w.continued);
-            Outcome::finish(w.rec, error, (verifier, continued))
+            let lat = w.lat.as_ref().map(lat_target::LatTarget::report);
+            Outcome::finish(w.rec, error, (verifier, continued, lat))
         },
         |_| {},
     );
@@ -170,6 +172,20 @@ pub fn run(
         None => None,
     };
     let continued = continued_errors(harvest.outcomes.iter().flat_map(|o| &o.value.1));
+    let lat_threads: Vec<lat_target::LatThread> = harvest
+        .outcomes
+        .iter_mut()
+        .filter_map(|o| o.value.2.take())
+        .collect();
+    let latency_target = job
+        .pattern
+        .latency_target
+        .map(|t| crate::report::LatTargetResult {
+            target_ns: (t * 1e9) as u64,
+            percentile: job.pattern.latency_percentile.unwrap_or(100.0),
+            window_s: job.pattern.latency_window.unwrap_or(0.0),
+            threads: lat_threads,
+        });
     if let Some(w) = continued_warning(&continued) {
         warnings.push(w);
     }
@@ -227,6 +243,7 @@ pub fn run(
     );
     report.rate = rate;
     report.errors_continued = continued;
+    report.latency_target = latency_target;
     Ok(report)
 }
 

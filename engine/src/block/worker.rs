@@ -55,6 +55,10 @@ pub struct Worker<'a> {
     continue_on: crate::spec::ContinueOn,
     continue_errors: Vec<i32>,
     pub continued: Vec<ContinuedErrors>,
+    /// `latency_target`: the queue-depth search; `lat_done`: it is over.
+    pub lat: Option<super::lat_target::LatTarget>,
+    lat_done: bool,
+    lat_target_ns: u64,
     /// `fill_device`: the thread writes until the file system is full, then ends.
     fill: bool,
     full: bool,
@@ -120,6 +124,9 @@ impl<'a> Worker<'a> {
             continue_on: job.pattern.continue_on_error,
             continue_errors: job.pattern.continue_errors.clone(),
             continued: Vec::new(),
+            lat: job.lat_target(start),
+            lat_done: false,
+            lat_target_ns: job.pattern.latency_target.map_or(0, |t| (t * 1e9) as u64),
             fill: job.pattern.fill_device,
             full: false,
             cmdprio: job
@@ -159,7 +166,11 @@ impl<'a> Worker<'a> {
         if self.flags.stopped() {
             return Next::Done;
         }
-        if matches!(self.deadline, Some(d) if now >= d) || self.ios_left == 0 || self.full {
+        if matches!(self.deadline, Some(d) if now >= d)
+            || self.ios_left == 0
+            || self.full
+            || self.lat_done
+        {
             return Next::Done;
         }
         if let Some(due) = self.pace.as_ref().and_then(|p| p.wait_until(now)) {
@@ -247,6 +258,16 @@ impl<'a> Worker<'a> {
         );
     }
 
+    /// The most requests the thread may have in flight now (`latency_target`'s depth).
+    #[inline]
+    pub fn depth_cap(&self, iodepth: usize) -> usize {
+        self.lat.as_ref().map_or(iodepth, |l| l.qd as usize)
+    }
+
+    fn lat_target_ns(&self) -> u64 {
+        self.lat_target_ns
+    }
+
     /// The priority the request of an I/O carries (`cmdprio_*`); 0: the thread's own.
     #[inline]
     pub fn ioprio(&mut self, op: Op, len: u64) -> u16 {
@@ -269,6 +290,24 @@ impl<'a> Worker<'a> {
         now: Instant,
     ) -> bool {
         self.rec.complete(op, len, submitted, now);
+        if let Some(l) = &mut self.lat {
+            let lat_ns = now.saturating_duration_since(submitted).as_nanos() as u64;
+            match l.completed(lat_ns, now) {
+                super::lat_target::Verdict::Go => {}
+                super::lat_target::Verdict::Done => self.lat_done = true,
+                super::lat_target::Verdict::Missed => {
+                    let target = self.lat_target_ns();
+                    self.fail(
+                        op,
+                        offset,
+                        Some(libc::ETIMEDOUT),
+                        format!(
+                            "latency target missed at queue depth 1: {lat_ns} ns, over {target} ns"
+                        ),
+                    );
+                }
+            }
+        }
         if let Some(p) = &mut self.pace {
             p.completed(now);
         }

@@ -1030,6 +1030,14 @@ pub const OPTIONS: &[FioOption] = &[
         "`filename_format` (`$jobname`, `$jobnum`, `$filenum`; one file per clone)",
     ),
     inert("file_service_type", &[], "one file per clone; the file engines do each file once, in order"),
+    mapped("latency_target", &[], |d, v| a_thinktime(d, "latency_target", v), "`latency_target` (a bare number is microseconds): the queue-depth search, fio's rule"),
+    mapped("latency_window", &[], |d, v| a_thinktime(d, "latency_window", v), "`latency_window` (a bare number is microseconds)"),
+    mapped("latency_percentile", &[], |d, v| {
+        let p: f64 = need(v)?.trim().parse().map_err(|_| format!("`{}` is not a number", need(v).unwrap_or_default()))?;
+        d.set("latency_percentile", json!(p));
+        Ok(())
+    }, "`latency_percentile`"),
+    mapped("latency_run", &[], |d, v| bool_key(d, "latency_run", v), "`latency_run`"),
     mapped("fill_device", &["fill_fs"], |d, v| bool_key(d, "fill_device", v), "`fill_device` (writes only: fio's fill-then-read is not supported)"),
     mapped("cpus_allowed", &[], |d, v| {
         d.set("cpus_allowed", json!(need(v)?.trim()));

@@ -238,6 +238,9 @@ impl Queue {
                 if due.is_none_or(|t| now >= t) {
                     due = None;
                     while let Some(&slot) = free.last() {
+                        if inflight >= w.depth_cap(depth) {
+                            break;
+                        }
                         match w.next(now) {
                             Next::Io(op, offset, len) => {
                                 free.pop();
@@ -307,7 +310,7 @@ impl Queue {
                     w.fsync();
                 }
                 let mut refilled = false;
-                if !done && due.is_none() {
+                if !done && due.is_none() && inflight < w.depth_cap(depth) {
                     match w.next(now) {
                         Next::Io(op, offset, len) => {
                             w.prepare(op, slot, offset, len);

@@ -154,6 +154,10 @@ pub const KEYS: &[Key] = &[
     key("cmdprio", BLOCK),
     key("cmdprio_bssplit", BLOCK),
     key("fill_device", BLOCK),
+    key("latency_target", BLOCK),
+    key("latency_window", BLOCK),
+    key("latency_percentile", BLOCK),
+    key("latency_run", BLOCK),
     key("cpus_allowed", BLOCK),
     key("cpus_allowed_policy", BLOCK),
     key("numa_cpu_nodes", BLOCK),
@@ -627,6 +631,14 @@ pub struct JobSpec {
     pub cmdprio_bssplit: Option<String>,
     /// Block jobs, `rw = "write"`: write until the file system is full (ENOSPC or EDQUOT ends each thread, as done, not failed); the file's size is the space free (at most `size`, when given), and it is not laid out first (fio's `fill_device`). Default false.
     pub fill_device: Option<bool>,
+    /// Block jobs, io_uring: each thread searches the queue depth (up to `iodepth`) at which `latency_percentile` of its I/Os complete within this, by fio's rule: from depth 1, doubling while a `latency_window` holds, bisecting once one fails; when the same depth comes out twice, one more window runs there and the thread ends (docs/engine.md, "Latency target"). The report's `latency_target` has each thread's depth and windows.
+    pub latency_target: Option<DurationValue>,
+    /// Block jobs, with `latency_target`: the window each depth is judged over. Default 0 (each I/O judges it, as fio's default).
+    pub latency_window: Option<DurationValue>,
+    /// Block jobs, with `latency_target`: the share of I/Os that must be within it, percent, more than 0 and at most 100. Default 100 (one I/O over the target lowers the depth at once).
+    pub latency_percentile: Option<f64>,
+    /// Block jobs, with `latency_target`: keep searching for the whole job instead of ending once settled. Default false.
+    pub latency_run: Option<bool>,
     /// Block jobs: the CPUs the threads may run on, as a list (`"0-3,6"`). Default: any.
     pub cpus_allowed: Option<String>,
     /// Block jobs, with `cpus_allowed` or `numa_cpu_nodes`: `shared` (every thread may run on every CPU of the set) or `split` (thread t runs on the set's t-th CPU, round robin). Default `shared`.
@@ -900,6 +912,16 @@ pub struct PatternJob {
     pub cmdprio_bssplit: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fill_device: bool,
+    /// Seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<f64>,
+    /// Seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_window: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub latency_percentile: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub latency_run: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus_allowed: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -969,6 +991,22 @@ impl Job {
             .as_deref()
             .and_then(|m| u32::from_str_radix(m, 8).ok())
             .unwrap_or(0o640)
+    }
+    /// The thread's queue-depth search (`latency_target`), when the job has one.
+    pub fn lat_target(
+        &self,
+        start: crate::clock::Instant,
+    ) -> Option<crate::block::lat_target::LatTarget> {
+        let p = &self.pattern;
+        let target = p.latency_target?;
+        Some(crate::block::lat_target::LatTarget::new(
+            Duration::from_secs_f64(target),
+            p.latency_percentile.unwrap_or(100.0),
+            Duration::from_secs_f64(p.latency_window.unwrap_or(0.0)),
+            p.latency_run,
+            self.iodepth,
+            start,
+        ))
     }
     /// The per-request priorities (`cmdprio_*`), when the job has any.
     pub fn cmdprio(&self) -> Option<crate::block::cmdprio::CmdPrio> {

@@ -448,6 +448,43 @@ impl JobSpec {
                 }
             }
         }
+        let target = duration("latency_target", &self.latency_target, e);
+        for key in ["latency_window", "latency_percentile", "latency_run"] {
+            if self.is_set(key) && target.is_none() {
+                e.push(JobError::new(key, "only applies with `latency_target`"));
+            }
+        }
+        if let Some(t) = target {
+            if t.is_zero() {
+                e.push(JobError::new(
+                    "latency_target",
+                    "0 is out of range (more than 0)",
+                ));
+            } else if job.ioengine != super::IoEngine::IoUring {
+                e.push(
+                    JobError::new(
+                        "latency_target",
+                        "needs `ioengine = \"io_uring\"`: it searches the queue depth",
+                    )
+                    .hint("use io_uring with an `iodepth` to search up to"),
+                );
+            }
+            p.latency_target = Some(t.as_secs_f64());
+            p.latency_window = Some(
+                duration("latency_window", &self.latency_window, e)
+                    .unwrap_or_default()
+                    .as_secs_f64(),
+            );
+            let pct = self.latency_percentile.unwrap_or(100.0);
+            if !(pct > 0.0 && pct <= 100.0) {
+                e.push(JobError::new(
+                    "latency_percentile",
+                    format!("{pct} is out of range (more than 0, at most 100)"),
+                ));
+            }
+            p.latency_percentile = Some(pct);
+            p.latency_run = self.latency_run.unwrap_or(false);
+        }
         p.fill_device = self.fill_device.unwrap_or(false);
         if p.fill_device && (job.rw != super::Rw::Write || job.ioengine.moves_no_data()) {
             e.push(

@@ -154,6 +154,21 @@ class Job(_Model):
     prio: int | None = None
     prioclass: int | None = None
     filename_format: str | None = None
+    cmdprio_percentage: _Items[int] | None = None
+    """`[reads, writes]`: the share of requests with a priority of their own."""
+    cmdprio_class: int | None = None
+    cmdprio: int | None = None
+    cmdprio_bssplit: str | None = None
+    fill_device: bool = False
+    latency_target: float | None = None
+    """Seconds: the queue-depth search's latency (`latency_target` in the report)."""
+    latency_window: float | None = None
+    latency_percentile: float | None = None
+    latency_run: bool = False
+    cpus_allowed: str | None = None
+    cpus_allowed_policy: str | None = None
+    numa_cpu_nodes: str | None = None
+    numa_mem_policy: str | None = None
     continue_on_error: str | None = None
     """`read`, `write` or `io`; absent: a failed I/O ends the job."""
     continue_errors: _Items[int] = ()
@@ -169,6 +184,28 @@ class ContinuedErrors(_Model):
     name: str | None = None
     count: int
     first_offset: int
+
+
+class LatWindow(_Model):
+    end_s: float
+    depth: int
+    ios: int
+    within_pct: float
+
+
+class LatThread(_Model):
+    """One thread's queue-depth search (`latency_target`)."""
+
+    depth: int
+    settled: bool
+    windows: _Items[LatWindow]
+
+
+class LatTarget(_Model):
+    target_ns: int
+    percentile: float
+    window_s: float
+    threads: _Items[LatThread]
 
 
 class Rate(_Model):
@@ -586,6 +623,8 @@ class Report(_Model):
     """A paced job's asked and achieved rate (all threads); absent without a rate."""
     errors_continued: _Items[ContinuedErrors] = ()
     """With `continue_on_error`: the failed I/Os the job went on after."""
+    latency_target: LatTarget | None = None
+    """With `latency_target`: each thread's queue-depth search."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
