@@ -973,3 +973,22 @@ fn latency_target_searches_the_depth_and_ends_once_settled() {
         "ended once settled"
     );
 }
+
+#[test]
+fn flow_keeps_jobs_in_proportion_to_their_weights() {
+    let dir = scratch();
+    let f = dir.path().join("flow.fio");
+    std::fs::write(
+        &f,
+        "[global]\ndirectory=${FIO_DIR}\nsize=4m\nbs=4k\ntime_based\nruntime=1\nflow_id=7\n\
+         [light]\nrw=randread\nflow=1\n\
+         [heavy]\nrw=randread\nflow=4\n",
+    )
+    .unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let (light, heavy) = (ios(job(&r, "light"), "read"), ios(job(&r, "heavy"), "read"));
+    let share = heavy as f64 / (light + heavy) as f64;
+    assert!((share - 0.8).abs() < 0.05, "light {light}, heavy {heavy}");
+}

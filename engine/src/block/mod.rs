@@ -10,6 +10,7 @@
 
 pub mod cmdprio;
 pub mod distribution;
+pub mod flow;
 pub mod lat_target;
 pub mod offsets;
 pub mod pace;

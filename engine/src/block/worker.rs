@@ -59,6 +59,8 @@ pub struct Worker<'a> {
     pub lat: Option<super::lat_target::LatTarget>,
     lat_done: bool,
     lat_target_ns: u64,
+    /// `flow`: the thread's share in its group, and how long it waits when ahead.
+    flow: Option<(super::flow::Flow, Duration)>,
     /// `fill_device`: the thread writes until the file system is full, then ends.
     fill: bool,
     full: bool,
@@ -76,6 +78,9 @@ pub enum Next {
 
 /// The longest a paced thread sleeps before it looks at its stop flags again.
 const IDLE_SLICE: Duration = Duration::from_millis(50);
+
+/// How soon a thread ahead of its flow share looks again, without `flow_sleep`.
+const FLOW_RECHECK: Duration = Duration::from_micros(20);
 
 /// Recent unique writes a dedupe write may repeat.
 const DEDUPE_POOL: usize = 256;
@@ -125,6 +130,12 @@ impl<'a> Worker<'a> {
             continue_errors: job.pattern.continue_errors.clone(),
             continued: Vec::new(),
             lat: job.lat_target(start),
+            flow: job.pattern.flow.map(|w| {
+                (
+                    super::flow::Flow::join(job.pattern.flow_id.unwrap_or(0), u64::from(w)),
+                    Duration::from_secs_f64(job.pattern.flow_sleep.unwrap_or(0.0)),
+                )
+            }),
             lat_done: false,
             lat_target_ns: job.pattern.latency_target.map_or(0, |t| (t * 1e9) as u64),
             fill: job.pattern.fill_device,
@@ -172,6 +183,13 @@ impl<'a> Worker<'a> {
             || self.lat_done
         {
             return Next::Done;
+        }
+        if let Some((f, sleep)) = &mut self.flow {
+            if f.ahead() {
+                // fio looks again at once without `flow_sleep`; a moment's wait keeps
+                // this thread from spinning on a core another of its group needs.
+                return Next::Wait(now + (*sleep).max(FLOW_RECHECK));
+            }
         }
         if let Some(due) = self.pace.as_ref().and_then(|p| p.wait_until(now)) {
             return Next::Wait(match self.deadline {
@@ -332,8 +350,9 @@ impl<'a> Worker<'a> {
     /// job's `exitall`) is seen; the caller asks `next` again.
     pub fn idle(&mut self, until: Instant) {
         let until = until.min(Instant::now() + IDLE_SLICE);
-        if let Some(p) = &mut self.pace {
-            p.idle(until);
+        match &mut self.pace {
+            Some(p) => p.idle(until),
+            None => super::pace::sleep_until(until),
         }
     }
 

@@ -1038,6 +1038,16 @@ pub const OPTIONS: &[FioOption] = &[
         Ok(())
     }, "`latency_percentile`"),
     mapped("latency_run", &[], |d, v| bool_key(d, "latency_run", v), "`latency_run`"),
+    mapped("flow", &[], |d, v| {
+        let n = value::int(need(v)?)?;
+        if n == 0 {
+            return Err("0: a job in a flow has a weight of 1 or more".into());
+        }
+        d.set("flow", json!(n));
+        Ok(())
+    }, "`flow` (the job's weight among the jobs of its `flow_id`)"),
+    mapped("flow_id", &[], |d, v| int_key(d, "flow_id", v), "`flow_id`"),
+    mapped("flow_sleep", &[], |d, v| a_thinktime(d, "flow_sleep", v), "`flow_sleep` (a bare number is microseconds)"),
     mapped("fill_device", &["fill_fs"], |d, v| bool_key(d, "fill_device", v), "`fill_device` (writes only: fio's fill-then-read is not supported)"),
     mapped("cpus_allowed", &[], |d, v| {
         d.set("cpus_allowed", json!(need(v)?.trim()));
@@ -1071,7 +1081,6 @@ pub const OPTIONS: &[FioOption] = &[
     refused("pre_read", &[], "pre-reading is not supported"),
     refused("exec_prerun", &[], "running commands is not supported"),
     refused("exec_postrun", &[], "running commands is not supported"),
-    refused("flow", &[], "flow control between jobs is not supported"),
     refused("atomic", &[], "atomic writes are not supported"),
 ];
 

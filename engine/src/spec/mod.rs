@@ -154,6 +154,9 @@ pub const KEYS: &[Key] = &[
     key("cmdprio", BLOCK),
     key("cmdprio_bssplit", BLOCK),
     key("fill_device", BLOCK),
+    key("flow", BLOCK),
+    key("flow_id", BLOCK),
+    key("flow_sleep", BLOCK),
     key("latency_target", BLOCK),
     key("latency_window", BLOCK),
     key("latency_percentile", BLOCK),
@@ -631,6 +634,12 @@ pub struct JobSpec {
     pub cmdprio_bssplit: Option<String>,
     /// Block jobs, `rw = "write"`: write until the file system is full (ENOSPC or EDQUOT ends each thread, as done, not failed); the file's size is the space free (at most `size`, when given), and it is not laid out first (fio's `fill_device`). Default false.
     pub fill_device: Option<bool>,
+    /// Block jobs: this thread's weight in its `flow_id` group: threads of the group (of this job and of the other jobs of a job file) keep their I/O counts in proportion to their weights, one ahead of its share waiting `flow_sleep` (fio's `flow`). 1 or more.
+    pub flow: Option<u32>,
+    /// Block jobs, with `flow`: the group. Default 0.
+    pub flow_id: Option<u32>,
+    /// Block jobs, with `flow`: how long a thread ahead of its share waits before it looks again. Default 0 (it looks again at once).
+    pub flow_sleep: Option<DurationValue>,
     /// Block jobs, io_uring: each thread searches the queue depth (up to `iodepth`) at which `latency_percentile` of its I/Os complete within this, by fio's rule: from depth 1, doubling while a `latency_window` holds, bisecting once one fails; when the same depth comes out twice, one more window runs there and the thread ends (docs/engine.md, "Latency target"). The report's `latency_target` has each thread's depth and windows.
     pub latency_target: Option<DurationValue>,
     /// Block jobs, with `latency_target`: the window each depth is judged over. Default 0 (each I/O judges it, as fio's default).
@@ -912,6 +921,13 @@ pub struct PatternJob {
     pub cmdprio_bssplit: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub fill_device: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_id: Option<u32>,
+    /// Seconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_sleep: Option<f64>,
     /// Seconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<f64>,

@@ -485,6 +485,22 @@ impl JobSpec {
             p.latency_percentile = Some(pct);
             p.latency_run = self.latency_run.unwrap_or(false);
         }
+        if let Some(w) = self.flow {
+            range("flow", w, 1, 1_000_000, e);
+            p.flow = Some(w);
+            p.flow_id = Some(self.flow_id.unwrap_or(0));
+            p.flow_sleep = Some(
+                duration("flow_sleep", &self.flow_sleep, e)
+                    .unwrap_or_default()
+                    .as_secs_f64(),
+            );
+        } else {
+            for key in ["flow_id", "flow_sleep"] {
+                if self.is_set(key) {
+                    e.push(JobError::new(key, "only applies with `flow`"));
+                }
+            }
+        }
         p.fill_device = self.fill_device.unwrap_or(false);
         if p.fill_device && (job.rw != super::Rw::Write || job.ioengine.moves_no_data()) {
             e.push(

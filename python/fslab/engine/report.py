@@ -160,6 +160,9 @@ class Job(_Model):
     cmdprio: int | None = None
     cmdprio_bssplit: str | None = None
     fill_device: bool = False
+    flow: int | None = None
+    flow_id: int | None = None
+    flow_sleep: float | None = None
     latency_target: float | None = None
     """Seconds: the queue-depth search's latency (`latency_target` in the report)."""
     latency_window: float | None = None
