@@ -97,6 +97,29 @@ fn a_dedupe_share_repeats_that_share_of_blocks() {
 }
 
 #[test]
+fn a_working_set_bounds_the_contents_dedupe_writes_repeat() {
+    let s = scratch();
+    // 4096 blocks: half fresh, half from a working set of 5% of the blocks (204).
+    s.write(
+        "16m",
+        "bs = \"4k\"\ndedupe_percentage = 50\ndedupe_working_set_percentage = 5",
+    );
+    let data = std::fs::read(&s.file).unwrap();
+    let mut count: std::collections::HashMap<[u8; 32], u32> = Default::default();
+    for b in data.chunks(4096) {
+        *count.entry(*blake3::hash(b).as_bytes()).or_default() += 1;
+    }
+    let repeated = count.values().filter(|&&n| n > 1).count();
+    // The set's 204 contents each come back ~10 times; fresh ones never.
+    assert!(
+        (150..=204).contains(&repeated),
+        "{repeated} contents repeat"
+    );
+    let unique = count.len() as f64 / 4096.0;
+    assert!((unique - 0.55).abs() < 0.05, "{unique:.3} distinct");
+}
+
+#[test]
 fn a_pattern_is_what_the_file_holds() {
     let s = scratch();
     s.write("1m", "buffer_pattern = \"0xdeadbeef|'fslab'\"");

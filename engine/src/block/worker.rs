@@ -44,6 +44,8 @@ pub struct Worker<'a> {
     /// Dedupe: the seeds of recent unique writes, which a dedupe write repeats.
     seeds: Vec<u64>,
     dedupe_rng: Xoshiro256PlusPlus,
+    /// `dedupe_working_set_percentage`: the set's seed base and its size in contents.
+    working_set: Option<(u64, u64)>,
     /// With verify at depth: the offset each slot has in flight (`u64::MAX`: none), and
     /// I/Os held back because their block had one in flight.
     in_flight: Option<Vec<u64>>,
@@ -121,6 +123,15 @@ impl<'a> Worker<'a> {
             writes: 0,
             seeds: Vec::new(),
             dedupe_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xded0),
+            working_set: job.pattern.dedupe_working_set_percentage.map(|ws| {
+                let blocks = job.size.unwrap_or(0) / job.min_bs().max(1);
+                let base = if job.pattern.dedupe_global {
+                    job.randseed ^ 0x61_0ba1
+                } else {
+                    seed ^ 0x61_0ba1
+                };
+                (base, ((blocks as f64 * ws / 100.0) as u64).max(1))
+            }),
             data,
             in_flight: guard.then(|| vec![u64::MAX; job.iodepth as usize]),
             held: Vec::new(),
@@ -250,6 +261,22 @@ impl<'a> Worker<'a> {
     /// Fresh content for a write; with dedupe, a share of writes repeat a recent unique
     /// write's content instead.
     fn refill(&mut self, slot: u32, len: u64) {
+        if let Some((base, n)) = self.working_set {
+            // A dedupe write takes one of the working set's contents; the others are
+            // fresh (fio's `dedupe_mode=working_set`).
+            let dupe = below(&mut self.dedupe_rng, 100) < u64::from(self.data.dedupe_pct);
+            let seed = if dupe {
+                crate::harness::thread_seed(base, below(&mut self.dedupe_rng, n) as u32)
+            } else {
+                self.dedupe_rng.next_u64()
+            };
+            fill_from_seed(
+                self.buffers.slot_mut_len(slot, len as usize),
+                seed,
+                &self.data,
+            );
+            return;
+        }
         let dupe = self.data.dedupe_pct > 0
             && !self.seeds.is_empty()
             && below(&mut self.dedupe_rng, 100) < u64::from(self.data.dedupe_pct);

@@ -822,6 +822,18 @@ fn resolve(
     } else if d.cpuload.is_some() || d.cpuchunks.is_some() {
         notes.push("cpuload/cpuchunks only apply with ioengine=cpuio".into());
     }
+    if d.dedupe_working_set && keys.contains_key("dedupe_percentage") {
+        keys.entry("dedupe_working_set_percentage")
+            .or_insert(json!(5.0));
+    } else {
+        for k in ["dedupe_working_set_percentage", "dedupe_global"] {
+            if keys.remove(k).is_some() {
+                notes.push(format!(
+                    "{k} applies with dedupe_mode=working_set only: left out"
+                ));
+            }
+        }
+    }
     if let Some(on) = d.continue_on.filter(|&o| o != "none") {
         keys.insert("continue_on_error".into(), json!(on));
         let mut errors: Vec<Value> = Vec::new();

@@ -41,6 +41,8 @@ pub struct Draft {
     pub cpuio: bool,
     pub cpuload: Option<u64>,
     pub cpuchunks: Option<u64>,
+    /// `dedupe_mode=working_set`: the working-set keys apply (else they are dropped).
+    pub dedupe_working_set: bool,
     /// `exitall`, `exit_what`, `exitall_on_error`: kept in the plan, done by the runner.
     pub exitall: bool,
     pub exit_what: Option<&'static str>,
@@ -771,11 +773,12 @@ fn a_percent(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 fn a_dedupe_mode(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let _ = d;
-    match need(v)? {
-        "repeat" => Ok(()),
-        other => Err(format!("`{other}`: only `repeat` (a dedupe write repeats an earlier write of the job) is supported")),
-    }
+    d.dedupe_working_set = match need(v)? {
+        "repeat" => false,
+        "working_set" => true,
+        other => return Err(format!("`{other}` is not one of repeat, working_set")),
+    };
+    Ok(())
 }
 /// fio's steady state (`ss=iops:10%`) as the engine's: a window of rounds whose rates
 /// span at most twice fio's deviation from the mean (`iops`, `bw`), or whose line moves at
@@ -943,7 +946,13 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("buffer_compress_percentage", &[], |d, v| a_percent(d, "buffer_compress_percentage", v), "`buffer_compress_percentage`"),
     mapped("buffer_compress_chunk", &[], |d, v| size_key(d, "buffer_compress_chunk", v), "`buffer_compress_chunk`"),
     mapped("dedupe_percentage", &[], |d, v| a_percent(d, "dedupe_percentage", v), "`dedupe_percentage`: a dedupe write repeats one of the thread's last 256 unique writes"),
-    mapped("dedupe_mode", &[], a_dedupe_mode, "`repeat` only (fio's default)"),
+    mapped("dedupe_mode", &[], a_dedupe_mode, "`repeat` (a dedupe write repeats one of the thread's last 256 unique writes) or `working_set` (`dedupe_working_set_percentage`)"),
+    mapped("dedupe_working_set_percentage", &[], |d, v| {
+        let p: f64 = need(v)?.trim().parse().map_err(|_| format!("`{}` is not a number", need(v).unwrap_or_default()))?;
+        d.set("dedupe_working_set_percentage", json!(p));
+        Ok(())
+    }, "`dedupe_working_set_percentage` (with `dedupe_mode=working_set`; default 5, fio's)"),
+    mapped("dedupe_global", &[], |d, v| bool_key(d, "dedupe_global", v), "`dedupe_global`"),
     mapped("buffer_pattern", &[], a_buffer_pattern, "`buffer_pattern`: `0x` hex and quoted strings, joined by `|`"),
     mapped("refill_buffers", &[], |d, v| bool_key(d, "refill_buffers", v), "`refill_buffers`: fresh random bytes for every write"),
     mapped("steadystate", &["ss"], a_ss, "`steady_state` with `steady_range` (twice fio's deviation, for iops and bw) or `steady_slope` (iops_slope, bw_slope); a note says how the rules differ"),

@@ -140,6 +140,8 @@ pub const KEYS: &[Key] = &[
     key("buffer_compress_percentage", BLOCK),
     key("buffer_compress_chunk", BLOCK),
     key("dedupe_percentage", BLOCK),
+    key("dedupe_working_set_percentage", BLOCK),
+    key("dedupe_global", BLOCK),
     key("buffer_pattern", BLOCK),
     key("refill_buffers", BLOCK),
     key("invalidate", BLOCK),
@@ -606,6 +608,10 @@ pub struct JobSpec {
     pub buffer_compress_chunk: Option<SizeValue>,
     /// Block jobs: this percent of writes repeat the content of an earlier write, so deduplication finds them. 0..=100. Default 0.
     pub dedupe_percentage: Option<u32>,
+    /// Block jobs, with `dedupe_percentage`: a dedupe write repeats one of a working set of unique contents, this percent of the region's blocks, instead of one of the thread's last 256 unique writes (fio's `dedupe_mode=working_set`). More than 0, at most 100.
+    pub dedupe_working_set_percentage: Option<f64>,
+    /// Block jobs, with `dedupe_working_set_percentage`: the working set is the same for every thread and every job with the same `randseed` (fio's `dedupe_global`), so their writes dedupe against each other's. Default false.
+    pub dedupe_global: Option<bool>,
     /// Block jobs: write buffers hold this pattern, repeated: `0x` and hex digits, a quoted string, or several joined by `|` (`"0xdead|\"fslab\""`). Not with `verify`.
     pub buffer_pattern: Option<String>,
     /// Block jobs: every write gets fresh random bytes. Without it a thread's few buffers are reused, each write stamped with its offset and a counter: unique blocks, cheaply, but a compressor with a window of a few buffers finds the repeats (fio's default too). `buffer_compress_percentage` and `dedupe_percentage` refill always. Default false.
@@ -892,6 +898,10 @@ pub struct PatternJob {
     pub buffer_compress_chunk: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dedupe_percentage: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dedupe_working_set_percentage: Option<f64>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dedupe_global: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub buffer_pattern: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]

@@ -272,6 +272,27 @@ impl JobSpec {
             }
             p.buffer_compress_chunk = Some(c);
         }
+        if let Some(ws) = self.dedupe_working_set_percentage {
+            if !(ws > 0.0 && ws <= 100.0) {
+                e.push(JobError::new(
+                    "dedupe_working_set_percentage",
+                    format!("{ws} is out of range (more than 0, at most 100)"),
+                ));
+            }
+            if self.dedupe_percentage.is_none() {
+                e.push(JobError::new(
+                    "dedupe_working_set_percentage",
+                    "only applies with `dedupe_percentage`",
+                ));
+            }
+            p.dedupe_working_set_percentage = Some(ws);
+            p.dedupe_global = self.dedupe_global.unwrap_or(false);
+        } else if self.dedupe_global.is_some() {
+            e.push(JobError::new(
+                "dedupe_global",
+                "only applies with `dedupe_working_set_percentage`",
+            ));
+        }
         if let Some(pct) = self.dedupe_percentage {
             range("dedupe_percentage", pct, 0, 100, e);
             p.dedupe_percentage = (pct > 0).then_some(pct);

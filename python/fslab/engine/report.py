@@ -144,6 +144,8 @@ class Job(_Model):
     buffer_compress_percentage: int | None = None
     buffer_compress_chunk: int | None = None
     dedupe_percentage: int | None = None
+    dedupe_working_set_percentage: float | None = None
+    dedupe_global: bool = False
     buffer_pattern: str | None = None
     refill_buffers: bool = False
     invalidate: bool = False
