@@ -8,7 +8,7 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 mod common;
-use common::{engine_stdin, run_job};
+use common::{engine_stdin, result, run_job};
 
 fn shm_or_disk() -> (TempDir, bool) {
     if Path::new("/dev/shm").is_dir() {
@@ -35,15 +35,6 @@ fn job(kind: &str, dir: &Path, tmpfs: bool, extra: &str) -> String {
         dir.display(),
         !tmpfs
     )
-}
-
-fn result<'a>(r: &'a Value, op: &str) -> &'a Value {
-    r["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["op"] == op)
-        .unwrap_or_else(|| panic!("no {op} in results"))
 }
 
 fn u(v: &Value) -> u64 {

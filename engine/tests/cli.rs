@@ -9,7 +9,7 @@ use assert_cmd::cargo::cargo_bin;
 use serde_json::{json, Value};
 
 mod common;
-use common::{engine_bounded, engine_stdin, engine_stdin_env, mkfifo, run_job};
+use common::{engine_bounded, engine_stdin, engine_stdin_env, mkfifo, result as op, run_job};
 
 fn engine() -> Command {
     Command::new(cargo_bin("fslab-engine"))
@@ -23,15 +23,6 @@ fn run(job: &str) -> (i32, String, String) {
 /// `check` on a job given as text on stdin: (exit code, stdout, stderr).
 fn check(job: &str) -> (i32, String, String) {
     engine_stdin("check", job)
-}
-
-fn op<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["op"] == name)
-        .unwrap_or_else(|| panic!("no {name} result"))
 }
 
 fn u(v: &Value) -> u64 {

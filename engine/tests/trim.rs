@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod common;
-use common::run_job;
+use common::{result, run_job};
 
 fn scratch() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::Builder::new()
@@ -30,15 +30,6 @@ fn run(file: &Path, keys: &str) -> Value {
     ));
     assert_eq!(r["status"], "ok", "{r}");
     r
-}
-
-fn result<'a>(r: &'a Value, op: &str) -> &'a Value {
-    r["results"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["op"] == op)
-        .unwrap_or_else(|| panic!("no {op} result in {r}"))
 }
 
 #[test]

@@ -180,6 +180,10 @@ impl LatTarget {
         self.failed = 0;
     }
 
+    pub fn target_ns(&self) -> u64 {
+        self.target_ns
+    }
+
     pub fn report(&self) -> LatThread {
         LatThread {
             depth: self.qd,

@@ -142,17 +142,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                     .hint("use `directory` for a directory, `filename` for a file or device"),
             ),
             Ok(m) if m.is_file() && job.pattern.fill_device => {
-                let parent = path
-                    .parent()
-                    .filter(|p| !p.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                let free = free_bytes(parent).map_err(|e| {
-                    RunError::io(
-                        format!("cannot tell the space free in {}", parent.display()),
-                        e,
-                    )
-                })?;
-                let room = m.len() + free;
+                let room = m.len() + free_beside(path)?;
                 device_size = Some(device_size.map_or(room, |d: u64| d.min(room)));
             }
             Ok(m) if m.is_file() => {
@@ -183,12 +173,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                     .filter(|p| !p.as_os_str().is_empty())
                     .unwrap_or(Path::new("."));
                 if parent.is_dir() && job.pattern.fill_device {
-                    let free = free_bytes(parent).map_err(|e| {
-                        RunError::io(
-                            format!("cannot tell the space free in {}", parent.display()),
-                            e,
-                        )
-                    })?;
+                    let free = free_beside(path)?;
                     device_size = Some(device_size.map_or(free, |d: u64| d.min(free)));
                 } else if !parent.is_dir() {
                     errors.push(
@@ -330,15 +315,26 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     })
 }
 
-/// Bytes an unprivileged writer may still use in the file system holding `dir`.
-fn free_bytes(dir: &Path) -> std::io::Result<u64> {
+/// Bytes an unprivileged writer may still use in the file system that holds (or will
+/// hold) the file `path`.
+fn free_beside(path: &Path) -> Result<u64, RunError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let io = |e| {
+        RunError::io(
+            format!("cannot tell the space free in {}", dir.display()),
+            e,
+        )
+    };
     let c = std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(dir.as_os_str()))
-        .map_err(std::io::Error::other)?;
+        .map_err(|e| io(std::io::Error::other(e)))?;
     // SAFETY: a zeroed statvfs, filled in by the kernel; `c` is NUL-terminated.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: as above.
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return Err(std::io::Error::last_os_error());
+        return Err(io(std::io::Error::last_os_error()));
     }
     Ok(st.f_bavail * st.f_frsize)
 }

@@ -60,7 +60,6 @@ pub struct Worker<'a> {
     /// `latency_target`: the queue-depth search; `lat_done`: it is over.
     pub lat: Option<super::lat_target::LatTarget>,
     lat_done: bool,
-    lat_target_ns: u64,
     /// `flow`: the thread's share in its group, and how long it waits when ahead.
     flow: Option<(super::flow::Flow, Duration)>,
     /// `fill_device`: the thread writes until the file system is full, then ends.
@@ -148,7 +147,6 @@ impl<'a> Worker<'a> {
                 )
             }),
             lat_done: false,
-            lat_target_ns: job.pattern.latency_target.map_or(0, |t| (t * 1e9) as u64),
             fill: job.pattern.fill_device,
             full: false,
             cmdprio: job
@@ -309,10 +307,6 @@ impl<'a> Worker<'a> {
         self.lat.as_ref().map_or(iodepth, |l| l.qd as usize)
     }
 
-    fn lat_target_ns(&self) -> u64 {
-        self.lat_target_ns
-    }
-
     /// The priority the request of an I/O carries (`cmdprio_*`); 0: the thread's own.
     #[inline]
     pub fn ioprio(&mut self, op: Op, len: u64) -> u16 {
@@ -341,7 +335,7 @@ impl<'a> Worker<'a> {
                 super::lat_target::Verdict::Go => {}
                 super::lat_target::Verdict::Done => self.lat_done = true,
                 super::lat_target::Verdict::Missed => {
-                    let target = self.lat_target_ns();
+                    let target = l.target_ns();
                     self.fail(
                         op,
                         offset,

@@ -743,7 +743,7 @@ pub fn escaped(text: &str) -> String {
 
 /// The engine job of one section (`None`: its problems are recorded).
 /// The runtime of a time-based job with none (fio: until stopped): the engine's most, 7 days.
-const UNTIL_STOPPED_S: u64 = 7 * 86_400 - 1;
+const UNTIL_STOPPED_S: u64 = spec::MAX_RUNTIME.as_secs() - 1;
 
 fn resolve(
     d: &Draft,
@@ -786,7 +786,7 @@ fn resolve(
             keys.remove("io_size");
             notes.push(format!(
                 "time_based without runtime: fio runs until it is stopped; so does fslab-engine (Ctrl-C, or after {} days), reporting the time it ran",
-                (UNTIL_STOPPED_S + 1) / 86_400
+                spec::MAX_RUNTIME.as_secs() / 86_400
             ));
         }
         (false, Some(r)) => notes.push(format!(

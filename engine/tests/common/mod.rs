@@ -77,3 +77,13 @@ pub fn mkfifo(path: &Path) {
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
 }
+
+/// The result of `op` in a report's `results`.
+pub fn result<'a>(report: &'a Value, op: &str) -> &'a Value {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["op"] == op)
+        .unwrap_or_else(|| panic!("no {op} result in {report}"))
+}
