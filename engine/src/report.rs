@@ -141,6 +141,10 @@ pub struct VerifyResult {
     pub unreadable: u64,
     /// Never written as far as the engine knows (generation 0): not checked.
     pub unwritten: u64,
+    /// `verify_read_back`: blocks read back once the job's I/O had ended (also counted in
+    /// `blocks_read` and their classes, not in `results`), and how long that took.
+    pub read_back_blocks: u64,
+    pub read_back_s: f64,
     /// `verify_state`, when the job has one.
     pub state_file: Option<String>,
     /// The first 16 bad blocks (each block once), in the order they were met.

@@ -992,3 +992,50 @@ fn flow_keeps_jobs_in_proportion_to_their_weights() {
     let share = heavy as f64 / (light + heavy) as f64;
     assert!((share - 0.8).abs() < 0.05, "light {light}, heavy {heavy}");
 }
+
+/// fio's verify on a writing job reads back what it wrote (`do_verify`, on by default),
+/// `verify_backlog` reads back batches as it goes, and clones with regions of their own
+/// (fio's cross-stripe-verify) each verify theirs: run, not only planned.
+#[test]
+fn verify_reads_back_as_fio_does_with_a_backlog_and_a_region_per_clone() {
+    let dir = scratch();
+    let text = "[global]\nfilename=${FIO_DIR}/data\nbs=16k\nverify=crc32c\n\
+                [stripes]\nrw=write:112k\noffset=120k\noffset_increment=1m\nsize=1m\n\
+                numjobs=3\nverify_backlog=1\nloops=2\n\
+                [off]\nstonewall\nrw=randwrite\nsize=256k\ndo_verify=0\n";
+    let f = dir.path().join("v.fio");
+    std::fs::write(&f, text).unwrap();
+    let (code, out, err) = engine(
+        dir.path(),
+        &["check", "--format", "json", f.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let plan: Value = serde_json::from_str(&out).unwrap();
+    let stripes = &plan["plan"]["jobs"][0]["job"];
+    assert_eq!(stripes["verify_read_back"], true);
+    assert_eq!(stripes["verify_backlog"], 1);
+    assert!(plan["plan"]["jobs"][1]["job"]
+        .get("verify_read_back")
+        .is_none());
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let v = &job(&r, "stripes")["report"]["verify"];
+    // Each clone writes 16k of every 128k of its own 1 MiB: 8 blocks, twice (loops=2).
+    assert_eq!(v["blocks_written"], 3 * 16, "{v}");
+    assert_eq!(v["read_back_blocks"], 3 * 8, "{v}");
+    assert_eq!(v["good"], v["blocks_read"], "{v}");
+    assert_eq!(
+        v["corrupt"].as_u64().unwrap() + v["stale"].as_u64().unwrap(),
+        0,
+        "{v}"
+    );
+    // The backlog reads back each write as the next I/O, but for each clone's last
+    // (its job has ended: as in fio, the verify phase reads that one).
+    assert_eq!(
+        ios(job(&r, "stripes"), "read"),
+        3 * 15,
+        "each write read back once"
+    );
+    assert_eq!(job(&r, "off")["report"]["verify"]["read_back_blocks"], 0);
+}

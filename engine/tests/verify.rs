@@ -489,3 +489,116 @@ fn a_missing_state_directory_is_refused_before_the_job_runs() {
     );
     assert!(!s.data.exists());
 }
+
+fn ios(r: &Value, op: &str) -> u64 {
+    r["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["op"] == op)
+        .map_or(0, |x| x["ios"].as_u64().unwrap())
+}
+
+/// fio's verify phase: once the writes end, every block written is read back (from a
+/// cold cache) and checked, once each, and none of it counts as the job's reads.
+#[test]
+fn a_read_back_checks_every_block_written_exactly_once() {
+    for (engine, depth) in [("sync", 1), ("io_uring", 8)] {
+        let s = scratch();
+        let r = run_job(&format!(
+            "filename = {:?}\nsize = \"1m\"\nrw = \"randwrite\"\niodepth = {depth}\nioengine = \"{engine}\"\nverify = true\nverify_read_back = true",
+            s.data.display().to_string()
+        ));
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(
+            n(&r, "blocks_written"),
+            256,
+            "{engine}: the random map writes each block once"
+        );
+        assert_eq!(n(&r, "read_back_blocks"), 256, "{engine}: {}", v(&r));
+        assert_eq!(n(&r, "good"), 256, "{engine}: {}", v(&r));
+        assert_eq!(n(&r, "blocks_read"), 256, "{engine}");
+        assert_eq!(
+            ios(&r, "read"),
+            0,
+            "{engine}: the read-back is not the job's reads"
+        );
+        assert!(v(&r)["read_back_s"].as_f64().unwrap() > 0.0);
+    }
+}
+
+/// Writes spaced by a skip that is not a multiple of `bs` fall at another place in each
+/// block: the read-back must read each where it was written (a wrong offset reads back
+/// misplaced or corrupt).
+#[test]
+fn a_read_back_reads_each_block_where_it_was_written() {
+    let s = scratch();
+    let r = run_job(&format!(
+        "filename = {:?}\nsize = \"1m\"\nbs = \"16k\"\nblockalign = \"4k\"\nrw = \"write\"\nseq_skip = \"4k\"\nioengine = \"sync\"\nverify = true\nverify_read_back = true",
+        s.data.display().to_string()
+    ));
+    // 16k written every 20k: 51 places fit in 1 MiB, each at its own place in its
+    // block; 64 writes (1 MiB) come back round to the first 13 (a second generation).
+    assert_eq!(n(&r, "blocks_written"), 64, "{}", v(&r));
+    assert_eq!(n(&r, "read_back_blocks"), 51, "{}", v(&r));
+    assert_eq!(n(&r, "good"), 51, "{}", v(&r));
+}
+
+/// fio's `verify_backlog`: after every N writes, those N blocks are read back (oldest
+/// first) and checked, measured as the job's reads; the writes still cover `size`.
+#[test]
+fn a_backlog_reads_back_each_batch_of_writes() {
+    let s = scratch();
+    let r = run_job(&format!(
+        "filename = {:?}\nsize = \"1m\"\nrw = \"write\"\nioengine = \"sync\"\nverify = true\nverify_backlog = 16",
+        s.data.display().to_string()
+    ));
+    assert_eq!(ios(&r, "write"), 256, "{r}");
+    assert_eq!(ios(&r, "read"), 256, "16 batches of 16 read back: {r}");
+    assert_eq!(n(&r, "good"), 256, "{}", v(&r));
+    assert_eq!(n(&r, "read_back_blocks"), 0);
+}
+
+/// Threads with regions of their own (fio's cross-stripe-verify) each verify theirs:
+/// the counts are the threads' summed; regions that overlap are refused.
+#[test]
+fn threads_verify_regions_of_their_own() {
+    let s = scratch();
+    let job = |inc: &str| {
+        format!(
+            "filename = {:?}\nsize = \"256k\"\noffset = \"8k\"\noffset_increment = \"{inc}\"\nnumjobs = 4\nrw = \"randwrite\"\niodepth = 4\nverify = true\nverify_read_back = true\nverify_backlog = 8",
+            s.data.display().to_string()
+        )
+    };
+    let r = run_job(&job("256k"));
+    assert_eq!(r["status"], "ok", "{r}");
+    assert_eq!(n(&r, "blocks_written"), 4 * 64, "{}", v(&r));
+    assert_eq!(n(&r, "read_back_blocks"), 4 * 64, "{}", v(&r));
+    let bad = n(&r, "corrupt") + n(&r, "misplaced") + n(&r, "stale") + n(&r, "unwritten");
+    assert_eq!(bad, 0, "{}", v(&r));
+    assert_eq!(n(&r, "good"), n(&r, "blocks_read"));
+    std::fs::remove_file(&s.data).unwrap();
+    let err = refused(&job("128k"));
+    assert!(
+        err.contains("`verify`: needs `numjobs = 1`, not 4, or a region per thread"),
+        "{err}"
+    );
+    assert!(!s.data.exists(), "a refused job touches nothing");
+    let err = refused(&format!(
+        "{}\nverify_state = {:?}",
+        job("256k"),
+        s.state.display().to_string()
+    ));
+    assert!(
+        err.contains("`verify_state`: keeps the generations of one thread's blocks"),
+        "{err}"
+    );
+    let err = refused(&format!(
+        "filename = {:?}\nsize = \"1m\"\nrw = \"read\"\nverify = true\nverify_read_back = true",
+        s.data.display().to_string()
+    ));
+    assert!(
+        err.contains("`verify_read_back`: reads back what the job writes"),
+        "{err}"
+    );
+}

@@ -82,14 +82,13 @@ pub fn run(
     } = target::open(&mut job, &flags.stop)?;
     let job = job;
     let device = info.kind == crate::report::TargetKind::Block;
-    let verifier = verifier(&job, saved)?;
     // The threads borrow the files: each makes its own handle in a table of its own
     // (io/fdtable.rs), and these close the shared table's copies once they are done.
-    let mut inputs: Vec<(Option<&std::fs::File>, Option<Verifier>)> =
-        files.iter().map(|f| (f.as_ref(), None)).collect();
-    if let Some(first) = inputs.first_mut() {
-        first.1 = verifier;
-    }
+    let inputs: Vec<(Option<&std::fs::File>, Option<Verifier>)> = files
+        .iter()
+        .map(Option::as_ref)
+        .zip(verifiers(&job, saved)?)
+        .collect();
     let mut harvest = harness::run_threads(
         &Launch::of(&job, true),
         flags,
@@ -155,6 +154,9 @@ pub fn run(
                 if job.end_fsync && !flags.aborted() {
                     w.fsync();
                 }
+                if job.verify_read_back {
+                    w.read_back(device);
+                }
             }
             let error = w.error.take();
             let verifier = w.verify.take();
@@ -169,8 +171,13 @@ pub fn run(
     }
 
     let verify = match harvest.outcomes.first_mut() {
-        Some(o) => finish_verify(&job, o.value.0.take(), &mut o.error),
-        None => None,
+        Some(o) if job.numjobs == 1 => finish_verify(&job, o.value.0.take(), &mut o.error),
+        _ => verify::merge(
+            harvest
+                .outcomes
+                .iter_mut()
+                .filter_map(|o| o.value.0.take().map(Verifier::into_result)),
+        ),
     };
     let continued = continued_errors(harvest.outcomes.iter().flat_map(|o| &o.value.1));
     let lat_threads: Vec<lat_target::LatThread> = harvest
@@ -418,14 +425,47 @@ fn verify_blocks(job: &Job, size: u64) -> Result<u64, RunError> {
     Ok(blocks)
 }
 
-/// The job's verifier, once the target has given `size`: generations from the state
-/// file, or all 0 (never written).
-fn verifier(job: &Job, saved: Option<verify_state::Saved>) -> Result<Option<Verifier>, RunError> {
+/// Each thread's verifier, once the target has given `size`. With `numjobs = 1` it
+/// covers the whole target, generations from the state file or all 0 (never written);
+/// with more, each thread's covers its own region or file (the spec allows no other).
+fn verifiers(
+    job: &Job,
+    saved: Option<verify_state::Saved>,
+) -> Result<Vec<Option<Verifier>>, RunError> {
+    let threads = job.numjobs as usize;
     if !job.verify {
-        return Ok(None);
+        return Ok((0..threads).map(|_| None).collect());
+    }
+    let made = |base: u64, generations: Vec<u32>| {
+        Verifier::new(job.bs, job.randseed, generations, job.verify_state.clone())
+            .from(base)
+            .with_backlog(job.verify_backlog)
+            .with_read_back(job.verify_read_back)
+    };
+    let part = job.size.unwrap_or(job.bs);
+    if threads > 1 {
+        let own_file = job.filename.is_none();
+        if let (false, Some(inc)) = (own_file, job.pattern.offset_increment) {
+            // A device's size is known only now.
+            if inc < part {
+                return Err(JobError::new(
+                    "verify",
+                    format!("needs a region per thread: `offset_increment` = {inc} is less than the {part} bytes each thread addresses, so threads would write the same blocks"),
+                )
+                .hint("give `size` at most `offset_increment`, or use `numjobs = 1`")
+                .into());
+            }
+        }
+        let blocks = verify_blocks(job, part)? as usize;
+        return Ok((0..job.numjobs)
+            .map(|t| {
+                let base = if own_file { 0 } else { job.shape(t).base };
+                Some(made(base, vec![0; blocks]))
+            })
+            .collect());
     }
     // Blocks are numbered from the target's start: the regions' offsets included.
-    let size = job.extent(job.size.unwrap_or(job.bs));
+    let size = job.extent(part);
     let blocks = verify_blocks(job, size)?;
     let generations = match saved {
         Some(s) => {
@@ -436,12 +476,7 @@ fn verifier(job: &Job, saved: Option<verify_state::Saved>) -> Result<Option<Veri
         }
         None => vec![0; blocks as usize],
     };
-    Ok(Some(Verifier::new(
-        job.bs,
-        job.randseed,
-        generations,
-        job.verify_state.clone(),
-    )))
+    Ok(vec![Some(made(0, generations))])
 }
 
 /// Saves the generations of a job that wrote (also one stopped early: what completed
@@ -527,5 +562,45 @@ mod tests {
     #[test]
     fn a_failed_read_is_counted_and_the_job_goes_on_io_uring() {
         read_all_unreadable("io_uring");
+    }
+    /// The read-back reads what is on the file now: a block damaged after it was
+    /// written (here between the writes and the read-back) comes back corrupt, the
+    /// rest good.
+    #[test]
+    fn the_read_back_finds_a_block_damaged_after_its_write() {
+        use std::os::unix::fs::FileExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![0u8; 16 * 4096]).unwrap();
+        let text = format!(
+            "filename = {:?}\nsize = \"64k\"\nrw = \"write\"\nverify = true\nverify_read_back = true\nioengine = \"sync\"",
+            path.display().to_string()
+        );
+        let (_, job) = crate::spec::load(&text).unwrap();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        let (tx, _rx) = mpsc::channel();
+        let start = Instant::now();
+        let rec = Recorder::new(start, Duration::ZERO, Duration::from_secs(1), tx, false);
+        let flags = Flags::new();
+        let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, 1);
+        let verifier = Verifier::new(job.bs, job.randseed, vec![0; 16], None).with_read_back(true);
+        let mut w = Worker::new(&job, 0, Some(file), start, buffers, rec, &flags)
+            .with_verify(Some(verifier));
+        io::sync::run(&mut w, io::sync::Call::Transfer { device: false });
+        let other = OpenOptions::new().write(true).open(&path).unwrap();
+        other.write_all_at(&[0u8; 100], 3 * 4096 + 200).unwrap();
+        w.read_back(false);
+        assert!(w.error.is_none(), "{:?}", w.error);
+        let r = w.verify.take().unwrap().into_result();
+        assert_eq!(
+            (r.read_back_blocks, r.good, r.corrupt),
+            (16, 15, 1),
+            "{r:?}"
+        );
+        assert_eq!(r.bad[0].offset, 3 * 4096);
     }
 }

@@ -265,6 +265,25 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                 let [r, w] = job.sizes();
                 let odd = r.all().iter().chain(w.all()).copied().find(|s| s % a != 0);
                 let odd = odd.or(job.pattern.blockalign.filter(|b| b % a != 0));
+                let skip = job.pattern.seq_skip.map(i64::unsigned_abs);
+                let moved = [
+                    ("offset", job.pattern.offset),
+                    ("offset_increment", job.pattern.offset_increment),
+                    ("seq_skip", skip),
+                ]
+                .into_iter()
+                .find_map(|(k, v)| v.filter(|v| v % a != 0).map(|v| (k, v)));
+                if let (None, Some((key, v))) = (odd, moved) {
+                    return Err(JobError::new(
+                        key,
+                        format!(
+                            "{v} is not a multiple of {a}, the O_DIRECT alignment of `{}`",
+                            path.display()
+                        ),
+                    )
+                    .hint(format!("use a multiple of {a}"))
+                    .into());
+                }
                 if let Some(odd) = odd {
                     return Err(JobError::new(
                         match (&job.pattern.bssplit, &job.pattern.bsrange) {

@@ -18,6 +18,8 @@
 //! | 24..32 | the job's `randseed` (informational) |
 //! | 32..bs | payload: pseudo-random, from (seed, offset, generation) |
 
+use std::collections::VecDeque;
+
 use crc32c::{crc32c, crc32c_append};
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -179,18 +181,36 @@ pub fn fill(block: &mut [u8], pattern: &[u64], seed: u64, offset: u64, generatio
     block[AT_CRC..AT_CRC + 4].copy_from_slice(&crc.to_le_bytes());
 }
 
-/// One thread's verification: the expected generation of every block, and what the
-/// reads found. `numjobs = 1` makes the only thread its sole owner.
+/// One thread's verification: the expected generation of every block of its part of the
+/// target (the whole target with `numjobs = 1`; its own region or file otherwise), and
+/// what the reads found. No other thread writes that part.
 pub struct Verifier {
     bs: u64,
     seed: u64,
+    /// Where the thread's part starts: block i is the `bs` bytes at `base + i * bs`.
+    base: u64,
     expected: Vec<u32>,
     pattern: Vec<u64>,
     result: VerifyResult,
+    /// `verify_backlog`: writes completed and not yet read back, after how many writes
+    /// the next ones are read back, the writes since the last batch, and the read-backs
+    /// owed.
+    backlog: VecDeque<u64>,
+    backlog_every: u64,
+    since_batch: u64,
+    owed: u64,
+    /// `verify_read_back`: the blocks this job wrote (a bit each).
+    wrote: Option<Vec<u64>>,
+    /// Where in its block the writes fall (one offset modulo `bs` for all, the usual
+    /// case); a write elsewhere in its block (`seq_skip` not a multiple of `bs`) makes
+    /// the per-block table.
+    phase: Option<u64>,
+    phases: Option<Vec<u32>>,
 }
 
 impl Verifier {
-    /// `expected` holds one generation per block (from the state file, or zeros).
+    /// `expected` holds one generation per block from `base` (from the state file, or
+    /// zeros).
     pub fn new(bs: u64, seed: u64, expected: Vec<u32>, state_file: Option<String>) -> Self {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7e51_f1ed);
         let pattern = (0..(bs as usize - HEADER_LEN) / 8)
@@ -199,17 +219,44 @@ impl Verifier {
         Self {
             bs,
             seed,
+            base: 0,
             expected,
             pattern,
             result: VerifyResult {
                 state_file,
                 ..VerifyResult::default()
             },
+            backlog: VecDeque::new(),
+            backlog_every: 0,
+            since_batch: 0,
+            owed: 0,
+            wrote: None,
+            phase: None,
+            phases: None,
         }
     }
 
+    /// The thread's part starts at `base` (a region of its own).
+    pub fn from(mut self, base: u64) -> Self {
+        self.base = base;
+        self
+    }
+
+    /// After every `every` writes completed, read them back (`verify_backlog`).
+    pub fn with_backlog(mut self, every: u64) -> Self {
+        self.backlog_every = every;
+        self
+    }
+
+    /// Keep which blocks were written, to read them back at the end (`verify_read_back`).
+    pub fn with_read_back(mut self, on: bool) -> Self {
+        self.wrote = on.then(|| vec![0; self.expected.len().div_ceil(64)]);
+        self
+    }
+
+    #[inline]
     fn block(&self, offset: u64) -> usize {
-        (offset / self.bs) as usize
+        ((offset - self.base) / self.bs) as usize
     }
 
     /// Fills a write buffer with the next generation of the block at `offset`. Its
@@ -227,6 +274,65 @@ impl Verifier {
         let b = self.block(offset);
         self.expected[b] = self.expected[b].saturating_add(1);
         self.result.blocks_written += 1;
+        if self.backlog_every > 0 {
+            self.backlog.push_back(offset);
+            self.since_batch += 1;
+            if self.since_batch == self.backlog_every {
+                self.since_batch = 0;
+                self.owed += self.backlog_every;
+            }
+        }
+        if let Some(wrote) = &mut self.wrote {
+            wrote[b / 64] |= 1 << (b % 64);
+            let within = (offset - self.base) % self.bs;
+            match (self.phase, &mut self.phases) {
+                (None, _) => self.phase = Some(within),
+                (Some(p), None) if p == within => {}
+                (Some(p), None) => {
+                    let mut all = vec![p as u32; self.expected.len()];
+                    all[b] = within as u32;
+                    self.phases = Some(all);
+                }
+                (_, Some(all)) => all[b] = within as u32,
+            }
+        }
+    }
+
+    /// The next block to read back under `verify_backlog`, oldest write first, once a
+    /// batch is owed.
+    #[inline]
+    pub fn next_backlog(&mut self) -> Option<u64> {
+        if self.owed == 0 {
+            return None;
+        }
+        let offset = self.backlog.pop_front()?;
+        self.owed -= 1;
+        Some(offset)
+    }
+
+    /// The blocks of the thread's part.
+    pub fn blocks(&self) -> usize {
+        self.expected.len()
+    }
+
+    /// Where block `b` was written by this job (`verify_read_back`), if it was.
+    #[inline]
+    pub fn written_at(&self, b: usize) -> Option<u64> {
+        let wrote = self.wrote.as_deref()?;
+        if wrote[b / 64] & (1 << (b % 64)) == 0 {
+            return None;
+        }
+        let within = match &self.phases {
+            Some(all) => u64::from(all[b]),
+            None => self.phase.unwrap_or(0),
+        };
+        Some(self.base + b as u64 * self.bs + within)
+    }
+
+    /// The read-back's blocks and time, for the report.
+    pub fn read_back_done(&mut self, blocks: u64, secs: f64) {
+        self.result.read_back_blocks = blocks;
+        self.result.read_back_s = secs;
     }
 
     /// Classifies one read of the block at `offset` and counts it.
@@ -264,6 +370,31 @@ impl Verifier {
     pub fn into_result(self) -> VerifyResult {
         self.result
     }
+}
+
+/// The threads' findings as one (each verified a part of its own): counts summed, the
+/// first bad blocks of each in thread order, the read-back's time the longest.
+pub fn merge(parts: impl IntoIterator<Item = VerifyResult>) -> Option<VerifyResult> {
+    let mut all: Option<VerifyResult> = None;
+    for p in parts {
+        let Some(m) = &mut all else {
+            all = Some(p);
+            continue;
+        };
+        m.blocks_written += p.blocks_written;
+        m.blocks_read += p.blocks_read;
+        m.good += p.good;
+        m.corrupt += p.corrupt;
+        m.misplaced += p.misplaced;
+        m.stale += p.stale;
+        m.unreadable += p.unreadable;
+        m.unwritten += p.unwritten;
+        m.read_back_blocks += p.read_back_blocks;
+        m.read_back_s = m.read_back_s.max(p.read_back_s);
+        let room = MAX_BAD.saturating_sub(m.bad.len());
+        m.bad.extend(p.bad.into_iter().take(room));
+    }
+    all
 }
 
 /// The `verify_failed` warning, when any block read back bad.

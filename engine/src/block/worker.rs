@@ -49,7 +49,9 @@ pub struct Worker<'a> {
     /// With verify at depth: the offset each slot has in flight (`u64::MAX`: none), and
     /// I/Os held back because their block had one in flight.
     in_flight: Option<Vec<u64>>,
-    held: Vec<(Op, u64, u64)>,
+    held: Vec<(Op, u64, u64, bool)>,
+    /// The one I/O size of a verify job: a read-back's length.
+    bs: u64,
     /// `invalidate` on buffered I/O: the passes over the region seen, at each new one of
     /// which the thread drops the file's cached pages again, as fio does.
     passes_seen: Option<u64>,
@@ -134,6 +136,7 @@ impl<'a> Worker<'a> {
             data,
             in_flight: guard.then(|| vec![u64::MAX; job.iodepth as usize]),
             held: Vec::new(),
+            bs: job.bs,
             passes_seen: (job.pattern.invalidate && !job.direct).then_some(0),
             verify: None,
             continue_on: job.pattern.continue_on_error,
@@ -162,22 +165,36 @@ impl<'a> Worker<'a> {
     }
 
     /// The next I/O to draw, keeping two I/Os to one block out of flight at once (verify
-    /// at depth): a block in flight is held back until it completes.
+    /// at depth): a block in flight is held back until it completes. True for a
+    /// `verify_backlog` read-back, which counts against no budget of the job's.
     #[inline]
-    fn draw(&mut self) -> (Op, u64, u64) {
+    fn draw(&mut self) -> (Op, u64, u64, bool) {
         let Some(busy) = &self.in_flight else {
-            return self.offsets.next_io();
+            return self.source();
         };
         if let Some(i) = self.held.iter().position(|h| !busy.contains(&h.1)) {
             return self.held.swap_remove(i);
         }
         loop {
-            let io = self.offsets.next_io();
+            let io = self.source();
+            let Some(busy) = &self.in_flight else {
+                return io;
+            };
             if !busy.contains(&io.1) {
                 return io;
             }
             self.held.push(io);
         }
+    }
+
+    /// A read-back owed (`verify_backlog`), else the pattern's next I/O.
+    #[inline]
+    fn source(&mut self) -> (Op, u64, u64, bool) {
+        if let Some(offset) = self.verify.as_mut().and_then(Verifier::next_backlog) {
+            return (Op::Read, offset, self.bs, true);
+        }
+        let (op, offset, len) = self.offsets.next_io();
+        (op, offset, len, false)
     }
 
     /// The next I/O to issue at `now`, a time to wait for, or `Done`.
@@ -206,7 +223,10 @@ impl<'a> Worker<'a> {
                 None => due,
             });
         }
-        let (op, offset, len) = self.draw();
+        let (op, offset, len, read_back) = self.draw();
+        if read_back {
+            return Next::Io(op, offset, len);
+        }
         if self.deadline.is_none() {
             // A size-based job's budget starts after the ramp.
             let ramping = matches!(self.ramp_end, Some(r) if now < r);
@@ -375,6 +395,44 @@ impl<'a> Worker<'a> {
             Some(p) => p.idle(until),
             None => super::pace::sleep_until(until),
         }
+    }
+
+    /// Reads back every block the job wrote, in offset order, and checks each
+    /// (`verify_read_back`): after an fsync, from a cold cache, as fio's verify phase.
+    /// Not measured as the job's I/O; a signal or an error ends it.
+    pub fn read_back(&mut self, device: bool) {
+        let (Some(v), Some(f)) = (&mut self.verify, &self.file) else {
+            return;
+        };
+        if self.flags.aborted() || self.flags.interrupted() {
+            return;
+        }
+        let t0 = Instant::now();
+        if let Err(e) = f.sync_all() {
+            let msg = format!("fsync before the read-back failed: {e}");
+            self.fail(Op::Write, 0, e.raw_os_error(), msg);
+            return;
+        }
+        super::target::invalidate(f, device);
+        let buf = self.buffers.slot_mut(0);
+        let len = (self.bs as usize).min(buf.len());
+        let mut blocks = 0;
+        for b in 0..v.blocks() {
+            let Some(offset) = v.written_at(b) else {
+                continue;
+            };
+            if self.flags.aborted() || self.flags.interrupted() {
+                break;
+            }
+            let read = match std::os::unix::fs::FileExt::read_at(f, &mut buf[..len], offset) {
+                Ok(n) if n == len => ReadBack::Data(&buf[..len]),
+                Ok(n) => ReadBack::Short(n),
+                Err(e) => ReadBack::Failed(e.raw_os_error().unwrap_or(libc::EIO)),
+            };
+            v.read(read, offset);
+            blocks += 1;
+        }
+        v.read_back_done(blocks, t0.elapsed().as_secs_f64());
     }
 
     /// fsyncs the file and records how long it took.

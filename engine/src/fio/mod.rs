@@ -856,6 +856,48 @@ fn resolve(
         }
         keys.insert("continue_errors".into(), Value::Array(errors));
     }
+    let writes = keys
+        .get("rw")
+        .and_then(Value::as_str)
+        .is_some_and(|rw| rw.contains("write") || rw == "rw" || rw == "randrw");
+    if keys.get("verify") == Some(&json!(true)) && writes {
+        if d.do_verify != Some(false) {
+            keys.insert("verify_read_back".into(), json!(true));
+            notes.push(format!(
+                "verify on a writing job: once its I/O ends it reads back every block it wrote and checks it (fio's verify phase){}; the read-back is counted in the report's `verify`, not in its reads",
+                if d.time_based { ", after the whole `runtime` (fio verifies after every `size` written)" } else { "" }
+            ));
+        }
+    } else if keys.remove("verify_backlog").is_some() {
+        notes.push("verify_backlog applies to a writing job with `verify` only: left out".into());
+    }
+    // fio ends a size-based sequential pass with holes (`rw=write:112k`) once the walk
+    // leaves the region, so a pass is fewer I/Os than `size` holds; the engine counts
+    // bytes, so the pass is given as a number of I/Os.
+    let skip = keys.get("seq_skip").and_then(Value::as_i64).unwrap_or(0);
+    let sized_io = keys.contains_key("io_size")
+        || keys.contains_key("bssplit")
+        || keys.contains_key("bsrange");
+    let sequential = keys
+        .get("rw")
+        .and_then(Value::as_str)
+        .is_none_or(|rw| !rw.starts_with("rand"));
+    if let (false, true, false, Some(size)) = (
+        d.time_based,
+        skip > 0 && sequential,
+        sized_io,
+        keys.get("size").and_then(Value::as_u64),
+    ) {
+        let bs = keys.get("bs").and_then(Value::as_u64).unwrap_or(4096);
+        let pass = size.div_ceil(bs + skip as u64);
+        let n = pass * d.loops.unwrap_or(1);
+        let ios = keys
+            .get("number_ios")
+            .and_then(Value::as_u64)
+            .map_or(n, |m| m.min(n));
+        keys.insert("number_ios".into(), json!(ios));
+        notes.push(format!("rw with a skip of {skip} bytes: fio ends each pass at the region's end, {pass} I/Os here; fslab-engine does {ios} (`number_ios`)"));
+    }
     if let Some(n) = d.loops.filter(|&n| n > 1 && !d.time_based) {
         let once = keys
             .get("io_size")

@@ -43,6 +43,8 @@ pub struct Draft {
     pub cpuchunks: Option<u64>,
     /// `dedupe_mode=working_set`: the working-set keys apply (else they are dropped).
     pub dedupe_working_set: bool,
+    /// `do_verify` (fio's default 1): a writing verify job reads back what it wrote.
+    pub do_verify: Option<bool>,
     /// `exitall`, `exit_what`, `exitall_on_error`: kept in the plan, done by the runner.
     pub exitall: bool,
     pub exit_what: Option<&'static str>,
@@ -831,6 +833,10 @@ fn a_zero_buffers(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     }
     Ok(())
 }
+fn a_do_verify(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.do_verify = Some(value::boolean(v)?);
+    Ok(())
+}
 fn a_verify(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
     match v {
@@ -961,7 +967,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("steadystate_check_interval", &["ss_interval"], "the engine's rounds are whole seconds or more"),
     mapped("sync", &[], a_sync, "0/none only"),
     inert("thread", &["threads"], "the engine always runs its clones as threads"),
-    inert("do_verify", &[], "a job with `verify` always checks what it reads"),
+    mapped("do_verify", &[], a_do_verify, "1 (fio's default): a writing job with `verify` reads back every block it wrote once its I/O ends (`verify_read_back`); 0: it does not"),
     inert("verify_fatal", &[], "bad blocks are counted and warned about, never fatal"),
     inert("scramble_buffers", &[], "the engine stamps every write with its offset and a counter (`refill_buffers` for fresh bytes)"),
     mapped("invalidate", &[], |d, v| bool_key(d, "invalidate", v), "`invalidate` (on unless the file says 0, as in fio)"),
@@ -1081,7 +1087,8 @@ pub const OPTIONS: &[FioOption] = &[
     }, "`numa_mem_policy`"),
     refused("hipri", &[], "polled completions are not supported"),
     refused("sqthread_poll", &[], "an SQ polling thread is not supported"),
-    refused("verify_backlog", &[], "verification happens as blocks are read: the engine does not add read-backs of recent writes"),
+    mapped("verify_backlog", &[], |d, v| int_key(d, "verify_backlog", v), "`verify_backlog`: after every N writes, those N blocks are read back and checked (measured as reads)"),
+    inert("verify_batch", &[], "a backlog's blocks are read back all together, `verify_backlog` of them"),
     inert("verify_pattern", &[], "the engine's verify writes and checks its own checksummed payload, which finds any change a pattern would"),
     refused("verify_state_save", &[], "the engine's `verify_state` keeps generations across jobs"),
     refused("verify_state_load", &[], "the engine's `verify_state` keeps generations across jobs"),

@@ -211,6 +211,8 @@ impl JobSpec {
             steady: None,
             verify: false,
             verify_state: None,
+            verify_backlog: 0,
+            verify_read_back: false,
             pattern: PatternJob::default(),
             op: None,
             dest: None,
@@ -234,29 +236,69 @@ impl JobSpec {
     pub(super) fn resolve_verify(&self, job: &mut Job, e: &mut Vec<JobError>) {
         job.verify = self.verify.unwrap_or(false);
         job.verify_state = self.verify_state.clone();
+        job.verify_backlog = self.verify_backlog.unwrap_or(0);
+        job.verify_read_back = self.verify_read_back.unwrap_or(false);
         if !job.verify {
-            if job.verify_state.is_some() {
-                e.push(
-                    JobError::new("verify_state", "only applies with `verify = true`")
-                        .hint("add `verify = true`, or remove `verify_state`"),
-                );
+            for (key, set) in [
+                ("verify_state", job.verify_state.is_some()),
+                ("verify_backlog", job.verify_backlog > 0),
+                ("verify_read_back", job.verify_read_back),
+            ] {
+                if set {
+                    e.push(
+                        JobError::new(key, "only applies with `verify = true`")
+                            .hint(format!("add `verify = true`, or remove `{key}`")),
+                    );
+                }
             }
             return;
+        }
+        if !job.rw.writes() {
+            for (key, set) in [
+                ("verify_backlog", job.verify_backlog > 0),
+                ("verify_read_back", job.verify_read_back),
+            ] {
+                if set {
+                    e.push(
+                        JobError::new(key, "reads back what the job writes, and this job's `rw` writes nothing")
+                            .hint(format!("remove `{key}`: a reading job with `verify` checks every block it reads")),
+                    );
+                }
+            }
         }
         if job.verify_state.as_deref() == Some("") {
             e.push(JobError::new("verify_state", "is empty"));
         }
         if job.numjobs != 1 {
-            e.push(
-                JobError::new(
-                    "verify",
-                    format!(
-                        "needs `numjobs = 1`, not {}: threads sharing one file would race to write the same blocks",
-                        job.numjobs
-                    ),
-                )
-                .hint("use `numjobs = 1` with a deeper `iodepth` for more load"),
-            );
+            // Each thread may verify a part no other thread writes: its own file, or
+            // its own region of one (a device's size is known only once it is open).
+            let own_file = job.filename.is_none();
+            let own_region = match (job.pattern.offset_increment, job.size) {
+                (Some(inc), Some(size)) => inc >= size,
+                (Some(_), None) => true,
+                (None, _) => false,
+            };
+            if !own_file && !own_region {
+                e.push(
+                    JobError::new(
+                        "verify",
+                        format!(
+                            "needs `numjobs = 1`, not {}, or a region per thread: threads sharing one file would race to write the same blocks",
+                            job.numjobs
+                        ),
+                    )
+                    .hint("use `numjobs = 1` with a deeper `iodepth`, or give each thread its own region (`offset_increment` at least `size`) or file (`directory` without `filename`)"),
+                );
+            }
+            if job.verify_state.is_some() {
+                e.push(
+                    JobError::new(
+                        "verify_state",
+                        format!("keeps the generations of one thread's blocks, and this job has `numjobs = {}`", job.numjobs),
+                    )
+                    .hint("use `numjobs = 1` with a deeper `iodepth`, or remove `verify_state`"),
+                );
+            }
         }
         if job.bs < VERIFY_BS_ALIGN || job.bs % VERIFY_BS_ALIGN != 0 {
             e.push(

@@ -32,6 +32,11 @@ use crate::error::{JobError, JobErrors};
 pub const MAX_NUMJOBS: u32 = 1024;
 pub const MAX_IODEPTH: u32 = 4096;
 pub const MAX_BS: u64 = 1 << 30;
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// `verify = true` needs `bs` a multiple of this: a block's header fits in one sector.
 pub const VERIFY_BS_ALIGN: u64 = 512;
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
@@ -118,6 +123,8 @@ pub const KEYS: &[Key] = &[
     key("steady_measure", TIMED),
     key("verify", BLOCK),
     key("verify_state", BLOCK),
+    key("verify_backlog", BLOCK),
+    key("verify_read_back", BLOCK),
     key("bssplit", BLOCK),
     key("bsrange", BLOCK),
     key("blockalign", BLOCK),
@@ -564,6 +571,10 @@ pub struct JobSpec {
     pub verify: Option<bool>,
     /// With `verify`: a file holding each block's expected generation, read before the job when it exists (its `bs` and `size` must be the job's) and written at the end of a job that wrote. Without it every block starts unwritten and nothing is kept.
     pub verify_state: Option<String>,
+    /// With `verify` on a writing job: after every N writes completed, the next I/Os read those N blocks back and check them (fio's `verify_backlog`). The read-backs are measured as the job's reads. Default 0: none.
+    pub verify_backlog: Option<u64>,
+    /// With `verify` on a writing job: once its I/O has ended (a time-based job's `runtime` too), read back every block the job wrote, in offset order, from a cold cache, and check it (fio's verify phase, `do_verify`). Counted in the report's `verify` (`read_back`), not in `results`. Default false.
+    pub verify_read_back: Option<bool>,
     /// Block jobs: a mix of I/O sizes in fio's syntax, `size/percent` entries joined by `:` (`"4k/50:8k/30:64k/20"`; a size without a percent shares what the others leave); a `,` gives the writes a mix of their own (`"64k/40:1m/60,1m/100"`). Replaces `bs`. Not with `verify`.
     pub bssplit: Option<String>,
     /// Block jobs: I/O sizes drawn evenly from every multiple of the smaller end up to the larger (`"4k-64k"`; `,` for the writes' own range). Replaces `bs`. Not with `bssplit` or `verify`.
@@ -772,6 +783,10 @@ pub struct Job {
     pub verify: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verify_state: Option<String>,
+    #[serde(skip_serializing_if = "crate::spec::is_zero")]
+    pub verify_backlog: u64,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub verify_read_back: bool,
     /// Block jobs: sizes, offsets, pace and data beyond one `bs` and uniform offsets;
     /// each key left out when it has its default.
     #[serde(flatten)]

@@ -14,6 +14,9 @@ use crate::units::parse_size;
 /// fio's default compressible unit.
 pub const COMPRESS_CHUNK: u64 = 512;
 
+/// The least a region may be moved by (`offset`, `offset_increment`).
+const SECTOR: u64 = 512;
+
 fn signed_size(key: &str, v: &Option<SignedSizeValue>, e: &mut Vec<JobError>) -> Option<i64> {
     match v.as_ref()? {
         SignedSizeValue::Bytes(b) => Some(*b),
@@ -157,16 +160,16 @@ impl JobSpec {
             ("offset", p.offset),
             ("offset_increment", p.offset_increment),
         ] {
-            if v.is_some_and(|v| v % align != 0) {
+            // The offsets are aligned within the region, which may start anywhere a
+            // sector does (fio's `offset=120k` with `bs=16k`); O_DIRECT's own alignment
+            // is the target's to check.
+            if v.is_some_and(|v| v % SECTOR != 0) {
                 e.push(
                     JobError::new(
                         key,
-                        format!(
-                            "{} is not a multiple of {align}, the offsets' alignment",
-                            v.unwrap_or(0)
-                        ),
+                        format!("{} is not a multiple of {SECTOR}, a sector", v.unwrap_or(0)),
                     )
-                    .hint("use a multiple of `bs` (or of `blockalign`)"),
+                    .hint("use a multiple of 512 (e.g. of `bs`)"),
                 );
             }
         }
@@ -175,11 +178,24 @@ impl JobSpec {
             p.number_ios = Some(n);
         }
         if let Some(skip) = signed_size("seq_skip", &self.seq_skip, e) {
-            if skip.unsigned_abs() % align != 0 {
-                e.push(JobError::new(
-                    "seq_skip",
-                    format!("{skip} is not a multiple of {align}, the offsets' alignment"),
-                ));
+            // As `offset`: fio's `rw=write:4k` with `bs=16k` moves 20k at a time.
+            if skip.unsigned_abs() % SECTOR != 0 {
+                e.push(
+                    JobError::new(
+                        "seq_skip",
+                        format!("{skip} is not a multiple of {SECTOR}, a sector"),
+                    )
+                    .hint("use a multiple of 512 (e.g. of `bs`)"),
+                );
+            }
+            // Backwards by less than two blocks, or forwards by less than one, the
+            // next I/O overlaps the last: verify's blocks would be torn by design.
+            let bs = job.bs;
+            if verify && skip < 0 && skip.unsigned_abs() < 2 * bs {
+                e.push(
+                    JobError::new("seq_skip", format!("{skip} with `verify`: each I/O would overlap the one before ({bs}-byte blocks)"))
+                        .hint("skip at least two blocks backwards, or go forwards"),
+                );
             }
             p.seq_skip = (skip != 0).then_some(skip);
         }

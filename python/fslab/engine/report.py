@@ -120,6 +120,10 @@ class Job(_Model):
     leaves it out when false); what was found is the report's `verify`."""
     verify_state: str | None = None
     """With `verify`: the file of each block's expected write generation."""
+    verify_backlog: int = 0
+    """With `verify` on a writing job: after every N writes, those blocks are read back."""
+    verify_read_back: bool = False
+    """With `verify` on a writing job: every block written is read back once its I/O ends."""
     # block jobs: the user's workload (docs/engine.md); left out at their defaults
     bssplit: str | None = None
     bsrange: str | None = None
@@ -584,6 +588,10 @@ class Verify(_Model):
     """Reads that failed or came back short; the engine went on with the next block."""
     unwritten: int
     """Blocks no recorded write reached (generation 0): not checked."""
+    read_back_blocks: int = 0
+    """`verify_read_back`: blocks read back once the job's I/O ended (also in
+    `blocks_read`), not in `results`."""
+    read_back_s: float = 0.0
     state_file: str | None = None
     bad: _Items[VerifyBad]
     """The first 16 bad blocks, each once, in the order met."""
