@@ -347,7 +347,10 @@ fn bad_jobs_exit_2_naming_the_key_and_what_is_allowed() {
     assert!(e.contains("hint: did you mean `rw`?"), "{e}");
 
     let e = bad("filename = \"/dev/shm/x\"\niodepth = 0");
-    assert!(e.contains("`iodepth`: 0 is out of range (1..=4096)"), "{e}");
+    assert!(
+        e.contains("`iodepth`: 0 is out of range (1..=32768)"),
+        "{e}"
+    );
 
     let e = bad("filename = \"/dev/shm/x\"\ndirect = true\nbs = 1000");
     assert!(e.contains("`bs`: 1000 is not a multiple of 512"), "{e}");

@@ -189,7 +189,10 @@ fn every_problem_is_told_at_once_and_nothing_runs() {
             "unsupported.fio:10 [bad] rate_process",
             "not a rate process",
         ),
-        ("unsupported.fio:11 [bad] size", "percent"),
+        (
+            "unsupported.fio:11 [bad] size",
+            "arithmetic needs parentheses",
+        ),
         (
             "unsupported.fio:12 [bad] filename",
             "`${FIO_UNDEFINED_DIR}` is not defined",
@@ -1038,4 +1041,63 @@ fn verify_reads_back_as_fio_does_with_a_backlog_and_a_region_per_clone() {
         "each write read back once"
     );
     assert_eq!(job(&r, "off")["report"]["verify"]["read_back_blocks"], 0);
+}
+
+/// Options real-world job files use that fio accepts quietly: flushes on a job that
+/// only reads, a CPU bit mask, a placement policy with nothing to place, a share of the
+/// device, `fdatasync`, names fio also knows (`nr_files`, `fileoffset`), logging knobs.
+#[test]
+fn what_real_job_files_say_maps_as_fio_reads_it() {
+    let dir = scratch();
+    let text = "[global]\nfilename=/dev/null-not-opened\nend_fsync=1\nfsync=4\n\
+                cpus_allowed_policy=split\nlog_max_value=1\nbwavgtime=500\nstats=1\n\
+                [reader]\nrw=randread\nsize=95%\noffset=1%\ncpumask=0x5\n\
+                [writer]\nrw=write\nfsync=0\nfdatasync=8\nfsync_on_close=1\nsize=1m\nnr_files=1\nfileoffset=4k\niodepth=8192\nioengine=io_uring\n";
+    let f = dir.path().join("r.fio");
+    std::fs::write(&f, text).unwrap();
+    let (code, out, err) = engine(
+        dir.path(),
+        &["check", "--format", "json", f.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    let plan: Value = serde_json::from_str(&out).unwrap();
+    let reader = &plan["plan"]["jobs"][0]["job"];
+    assert!(
+        reader.get("end_fsync").is_none_or(|v| v == false),
+        "{reader}"
+    );
+    assert_eq!(reader["fsync"], 0, "{reader}");
+    assert_eq!(reader["cpus_allowed"], "0,2");
+    assert_eq!(reader["size_percent"], 95.0);
+    assert_eq!(reader["offset_percent"], 1.0);
+    let writer = &plan["plan"]["jobs"][1]["job"];
+    assert_eq!(writer["fdatasync"], 8, "{writer}");
+    assert_eq!(writer["end_fsync"], true);
+    assert_eq!(writer["offset"], 4096);
+    assert_eq!(writer["iodepth"], 8192);
+    assert!(writer.get("cpus_allowed_policy").is_none(), "{writer}");
+}
+
+/// Every option fio 3.33 defines is in the table: a real job file may be refused for
+/// what it asks, never met with "not an option".
+#[test]
+fn every_option_of_fio_is_known() {
+    let dir = scratch();
+    let names = std::fs::read_to_string(fixture("fio-3.33-options.txt")).unwrap();
+    let mut text = String::from("[j]\nfilename=x\nsize=1m\n");
+    for name in names
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+    {
+        text.push_str(&format!("{name}=1\n"));
+    }
+    let f = dir.path().join("all.fio");
+    std::fs::write(&f, text).unwrap();
+    let (_, _, err) = engine(dir.path(), &["check", f.to_str().unwrap()]);
+    let unknown: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("is not an option fslab-engine knows"))
+        .collect();
+    assert!(unknown.is_empty(), "{}", unknown.join("\n"));
+    assert!(names.lines().count() > 200);
 }

@@ -197,3 +197,61 @@ fn fill_device_writes_the_file_itself_up_to_its_size_or_the_space() {
     assert_eq!(code, 2);
     assert!(err.contains("fill_device"), "{err}");
 }
+
+/// fio's `size=50%` and `offset=25%`: shares of an existing file (or device), made bytes
+/// aligned to the block size once it is open; a file not there yet has no share.
+#[test]
+fn a_size_and_an_offset_in_percent_are_shares_of_the_target() {
+    let s = scratch();
+    std::fs::write(&s.file, vec![0u8; 1 << 20]).unwrap();
+    let job = |size: &str, offset: &str| {
+        format!(
+            "filename = {:?}\nsize = \"{size}\"\noffset = \"{offset}\"\nrw = \"read\"\nioengine = \"sync\"",
+            s.file.display().to_string()
+        )
+    };
+    let r = run_job(&job("50%", "25%"));
+    assert_eq!(r["job"]["size"], 512 << 10, "{}", r["job"]);
+    assert_eq!(r["job"]["offset"], 256 << 10);
+    assert_eq!(common::result(&r, "read")["ios"], 128);
+    // 95% of 1 MiB, down to a whole 4k block: 243 blocks (fio reads the same).
+    let r = run_job(&job("95%", "0"));
+    assert_eq!(r["job"]["size"], 243 * 4096);
+    // A share past the end keeps to the file.
+    let r = run_job(&job("100%", "50%"));
+    assert_eq!(r["job"]["size"], 512 << 10);
+    let missing = job("50%", "0").replace("data", "not-there");
+    let (code, _, err) = common::engine_stdin("run", &missing);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("`size`: is in percent of the target, and"),
+        "{err}"
+    );
+    let (code, _, err) = common::engine_stdin("check", &job("150%", "0"));
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("`size`: `150%` is not a percent of the target"),
+        "{err}"
+    );
+}
+
+/// `fdatasync` flushes after every N writes, counted with the report's flushes; it
+/// cannot be combined with `fsync`.
+#[test]
+fn fdatasync_flushes_every_n_writes() {
+    let s = scratch();
+    let r = s.write("1m", "bs = \"4k\"\nioengine = \"sync\"\nfdatasync = 16");
+    assert_eq!(r["fsync"]["count"], 256 / 16, "{}", r["fsync"]);
+    let (code, _, err) = common::engine_stdin(
+        "check",
+        &format!(
+            "filename = {:?}\nsize = \"1m\"\nrw = \"write\"\nfsync = 1\nfdatasync = 1",
+            s.file.display().to_string()
+        ),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("`fdatasync`: cannot be combined with `fsync`"),
+        "{err}"
+    );
+}

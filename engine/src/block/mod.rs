@@ -152,7 +152,7 @@ pub fn run(
                     IoEngine::Null => io::sync::run_null(&mut w, job.null_lat()),
                 }
                 if job.end_fsync && !flags.aborted() {
-                    w.fsync();
+                    w.end_fsync();
                 }
                 if job.verify_read_back {
                     w.read_back(device);

@@ -146,7 +146,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                 device_size = Some(device_size.map_or(room, |d: u64| d.min(room)));
             }
             Ok(m) if m.is_file() => {
-                if job.size.is_none() {
+                if job.size.is_none() || job.pattern.offset_percent.is_some() {
                     if m.len() < job.bs {
                         errors.push(
                             JobError::new(
@@ -183,6 +183,21 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
                         )
                         .hint("create it first, or point the job at a directory that exists"),
                     );
+                } else if job.size_percent.is_some() || job.pattern.offset_percent.is_some() {
+                    errors.push(
+                        JobError::new(
+                            if job.size_percent.is_some() {
+                                "size"
+                            } else {
+                                "offset"
+                            },
+                            format!(
+                                "is in percent of the target, and `{}` does not exist yet",
+                                path.display()
+                            ),
+                        )
+                        .hint("give it in bytes, or name a file that exists or a device"),
+                    );
                 } else if job.size.is_none() {
                     errors.push(
                         JobError::new(
@@ -210,6 +225,24 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
         // Filling: up to `size` when given, at most what the file system has free.
         if let (Some(s), Some(d)) = (job.size, device_size) {
             job.size = Some(s.min(d.saturating_sub(job.extent(0))));
+        }
+    }
+    if let (Some(whole), true) = (
+        device_size,
+        job.size_percent.is_some() || job.pattern.offset_percent.is_some(),
+    ) {
+        // Shares of the target, aligned down to the offsets' alignment as fio's.
+        let align = job
+            .pattern
+            .blockalign
+            .unwrap_or_else(|| job.min_bs())
+            .max(1);
+        let share = |p: f64| ((whole as f64 * p / 100.0) as u64) / align * align;
+        if let Some(p) = job.pattern.offset_percent {
+            job.pattern.offset = Some(share(p)).filter(|&o| o > 0);
+        }
+        if let Some(p) = job.size_percent {
+            job.size = Some(share(p).min(whole.saturating_sub(job.extent(0))));
         }
     }
     if job.size.is_none() {

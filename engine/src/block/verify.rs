@@ -434,6 +434,12 @@ pub fn summary(r: &VerifyResult) -> String {
         "verify: {} blocks written, {} read: {} good, {} corrupt, {} misplaced, {} stale, {} unreadable, {} unwritten",
         r.blocks_written, r.blocks_read, r.good, r.corrupt, r.misplaced, r.stale, r.unreadable, r.unwritten
     );
+    if r.read_back_blocks > 0 {
+        line.push_str(&format!(
+            "; {} read back after the job in {:.2} s",
+            r.read_back_blocks, r.read_back_s
+        ));
+    }
     if let Some(s) = &r.state_file {
         line.push_str(&format!("; state {s}"));
     }

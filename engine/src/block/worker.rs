@@ -37,6 +37,8 @@ pub struct Worker<'a> {
     /// I/Os left under `number_ios`.
     ios_left: u64,
     fsync_every: u64,
+    /// `fdatasync`: the flushes every `fsync_every` writes are fdatasyncs.
+    datasync: bool,
     writes_since_fsync: u64,
     scramble: bool,
     writes: u64,
@@ -115,7 +117,8 @@ impl<'a> Worker<'a> {
             ramp_end: (!ramp.is_zero()).then_some(start + ramp),
             bytes_left: job.io_size.unwrap_or(u64::MAX),
             ios_left: job.pattern.number_ios.unwrap_or(u64::MAX),
-            fsync_every: job.fsync,
+            fsync_every: job.fsync.max(job.fdatasync),
+            datasync: job.fdatasync > 0,
             writes_since_fsync: 0,
             // Verify writes content of its own, as distinct per block and write.
             scramble: job.buffer_content == BufferContent::Random
@@ -435,12 +438,28 @@ impl<'a> Worker<'a> {
         v.read_back_done(blocks, t0.elapsed().as_secs_f64());
     }
 
-    /// fsyncs the file and records how long it took.
+    /// The job's last flush (`end_fsync`): a whole fsync, whatever the job's own were.
+    pub fn end_fsync(&mut self) {
+        self.datasync = false;
+        self.fsync();
+    }
+
+    /// fsyncs (or fdatasyncs) the file and records how long it took.
     pub fn fsync(&mut self) {
         let Some(f) = &self.file else { return };
         let t0 = Instant::now();
-        if let Err(e) = f.sync_all() {
-            self.fail(Op::Write, 0, e.raw_os_error(), format!("fsync failed: {e}"));
+        let (done, name) = if self.datasync {
+            (f.sync_data(), "fdatasync")
+        } else {
+            (f.sync_all(), "fsync")
+        };
+        if let Err(e) = done {
+            self.fail(
+                Op::Write,
+                0,
+                e.raw_os_error(),
+                format!("{name} failed: {e}"),
+            );
             return;
         }
         self.rec.fsync(t0.elapsed());

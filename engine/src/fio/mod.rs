@@ -860,6 +860,22 @@ fn resolve(
         .get("rw")
         .and_then(Value::as_str)
         .is_some_and(|rw| rw.contains("write") || rw == "rw" || rw == "randrw");
+    if keys.contains_key("cpus_allowed_policy")
+        && !keys.contains_key("cpus_allowed")
+        && !keys.contains_key("numa_cpu_nodes")
+    {
+        keys.remove("cpus_allowed_policy");
+        notes.push("cpus_allowed_policy without cpus_allowed: fio places nothing; left out".into());
+    }
+    if !writes {
+        for k in ["fsync", "fdatasync", "end_fsync"] {
+            if keys.remove(k).is_some() {
+                notes.push(format!(
+                    "{k} on a job that does not write: fio flushes nothing; left out"
+                ));
+            }
+        }
+    }
     if keys.get("verify") == Some(&json!(true)) && writes {
         if d.do_verify != Some(false) {
             keys.insert("verify_read_back".into(), json!(true));

@@ -222,7 +222,13 @@ fn need(v: Option<&str>) -> Result<&str, String> {
 
 /// `key` = the value read as a size, in bytes (with the job's `kb_base`).
 fn size_key(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
-    let s = value::size(need(v)?, d.base())?;
+    let v = need(v)?;
+    // A share of the file or device: the engine's `size`/`offset` take it as it is.
+    if matches!(key, "size" | "offset") && v.trim().ends_with('%') {
+        d.set(key, json!(v.trim()));
+        return Ok(());
+    }
+    let s = value::size(v, d.base())?;
     d.set(key, json!(s));
     Ok(())
 }
@@ -699,11 +705,6 @@ fn a_bsrange(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
 }
 fn a_offset(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
-    if v.trim().ends_with('%') {
-        return Err(format!(
-            "`{v}`: an offset in percent of the file is not supported; give bytes"
-        ));
-    }
     size_key(d, "offset", Some(v))
 }
 fn a_nrfiles(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
@@ -898,7 +899,7 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("bssplit", &[], a_bssplit, "`bssplit` (the same syntax; sizes read with the job's `kb_base`)"),
     mapped("bsrange", &["blocksize_range"], a_bsrange, "`bsrange`; `4k-4k` is `bs`"),
     mapped("blockalign", &["ba"], |d, v| size_key(d, "blockalign", v), "`blockalign` (one value for reads and writes)"),
-    mapped("size", &[], |d, v| size_key(d, "size", v), "`size`"),
+    mapped("size", &[], |d, v| size_key(d, "size", v), "`size` (bytes, or in percent of the file or device)"),
     mapped("filesize", &[], |d, v| size_key(d, "size", v), "`size` (one file per job)"),
     mapped("io_size", &["io_limit"], |d, v| size_key(d, "io_size", v), "`io_size`"),
     mapped("filename", &[], a_filename, "`filename` (one file; `\\:` escapes a colon)"),
@@ -930,10 +931,10 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("loops", &[], a_loops, "a size-based job's `io_size` is `loops` times its size (with the random map, every block once per loop); no effect on a time-based job"),
     mapped("zero_buffers", &[], a_zero_buffers, "`buffer_content = \"zeros\"`"),
     mapped("verify", &[], a_verify, "a checksum method: `verify` (the engine's own header and crc32c); 0 or none: off"),
-    mapped("offset", &[], a_offset, "`offset` (bytes; not in percent)"),
+    mapped("offset", &["fileoffset"], a_offset, "`offset` (bytes, or in percent of the file or device)"),
     mapped("offset_increment", &[], |d, v| size_key(d, "offset_increment", v), "`offset_increment`: each clone's region starts this much after the one before"),
     mapped("number_ios", &[], |d, v| int_key(d, "number_ios", v), "`number_ios`: each clone stops after this many I/Os"),
-    mapped("nrfiles", &[], a_nrfiles, "1, but any number with the file engines (`nr_files`)"),
+    mapped("nrfiles", &["nr_files"], a_nrfiles, "1, but any number with the file engines (`nr_files`)"),
     mapped("random_distribution", &[], a_random_distribution, "`random_distribution`: random, zipf, pareto, normal (gauss), zoned, zoned_abs, fio's syntax (one set for reads and writes)"),
     mapped("norandommap", &[], a_norandommap, "`norandommap`: offsets drawn with repeats; without it, every block once per pass (a keyed permutation, no bitmap)"),
     inert("random_generator", &[], "the engine draws with its own generator (xoshiro256++): tausworthe and lfsr change which numbers come, not their law; the random map gives lfsr's every-block-once"),
@@ -1011,7 +1012,8 @@ pub const OPTIONS: &[FioOption] = &[
     inert("verify_async", &[], "verification happens as blocks are read"),
     inert("verify_interval", &[], "the engine's verify checks whole blocks"),
     inert("error_dump", &[], "errors are in the report's `errors`"),
-    refused("fdatasync", &[], "fdatasync is not supported; `fsync` flushes after every N writes"),
+    mapped("fdatasync", &[], |d, v| int_key(d, "fdatasync", v), "`fdatasync`: after every N writes"),
+    mapped("fsync_on_close", &[], |d, v| bool_key(d, "end_fsync", v), "`end_fsync`: the file is fsynced when the job ends"),
     mapped("exitall", &[], a_exitall, "when the job ends, it ends others (`exit_what`): the run's `exitall` in the plan"),
     mapped("exit_what", &[], a_exit_what, "which jobs `exitall` ends: `group`, `stonewall` (those running), `all`"),
     mapped("exitall_on_error", &[], a_exitall_on_error, "when the job fails, it ends the others of its group"),
@@ -1076,7 +1078,20 @@ pub const OPTIONS: &[FioOption] = &[
         d.set("cpus_allowed_policy", json!(v));
         Ok(())
     }, "`cpus_allowed_policy`"),
-    refused("cpumask", &[], "a CPU bit mask is not supported; give the CPUs as a list in `cpus_allowed`"),
+    mapped("cpumask", &[], |d, v| {
+        let v = need(v)?.trim();
+        let bits = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+            Some(hex) => u128::from_str_radix(hex, 16),
+            None => v.parse::<u128>(),
+        }
+        .map_err(|_| format!("`{v}` is not a CPU bit mask (e.g. 0xf or 15)"))?;
+        if bits == 0 {
+            return Err(format!("`{v}` allows no CPU"));
+        }
+        let cpus: Vec<String> = (0..128).filter(|c| bits >> c & 1 == 1).map(|c: u32| c.to_string()).collect();
+        d.set("cpus_allowed", json!(cpus.join(",")));
+        Ok(())
+    }, "`cpus_allowed`: the mask's CPUs as a list"),
     mapped("numa_cpu_nodes", &[], |d, v| {
         d.set("numa_cpu_nodes", json!(need(v)?.trim()));
         Ok(())
@@ -1088,7 +1103,7 @@ pub const OPTIONS: &[FioOption] = &[
     refused("hipri", &[], "polled completions are not supported"),
     refused("sqthread_poll", &[], "an SQ polling thread is not supported"),
     mapped("verify_backlog", &[], |d, v| int_key(d, "verify_backlog", v), "`verify_backlog`: after every N writes, those N blocks are read back and checked (measured as reads)"),
-    inert("verify_batch", &[], "a backlog's blocks are read back all together, `verify_backlog` of them"),
+    inert("verify_backlog_batch", &["verify_batch"], "a backlog's blocks are read back all together, `verify_backlog` of them"),
     inert("verify_pattern", &[], "the engine's verify writes and checks its own checksummed payload, which finds any change a pattern would"),
     refused("verify_state_save", &[], "the engine's `verify_state` keeps generations across jobs"),
     refused("verify_state_load", &[], "the engine's `verify_state` keeps generations across jobs"),
@@ -1098,6 +1113,93 @@ pub const OPTIONS: &[FioOption] = &[
     refused("exec_prerun", &[], "running commands is not supported"),
     refused("exec_postrun", &[], "running commands is not supported"),
     refused("atomic", &[], "atomic writes are not supported"),
+    inert("allow_file_create", &[], "the engine lays out the files a job needs before it starts"),
+    inert("allow_mounted_write", &[], "writes to a block device pass the engine's own gate (`allow_device_write`, which the lab sets only for devices it made or the user named)"),
+    inert("create_fsync", &[], "files are laid out before the job, unmeasured"),
+    refused("create_only", &[], "a job that only lays out its files is not supported: the engine lays them out before measuring"),
+    inert("lockfile", &[], "the engine does not serialize jobs' I/O to one file"),
+    inert("unique_filename", &[], "the engine's file names are the job's name and clone number (or `filename`)"),
+    refused("unlink_each_loop", &[], "removing the files after each loop is not supported"),
+    refused("file_append", &[], "appending at the end of the file is not supported"),
+    refused("opendir", &[], "taking a directory tree's files as a job's files is not supported"),
+    inert("block_error_percentiles", &[], "the engine reports no trim error histogram"),
+    inert("bwavgtime", &[], "the series interval is the engine's `interval`"),
+    inert("iopsavgtime", &[], "the series interval is the engine's `interval`"),
+    inert("ratecycle", &[], "the engine paces each I/O on a schedule rather than averaging over a window"),
+    inert("rwmixcycle", &[], "obsolete in fio"),
+    inert("flow_watermark", &[], "obsolete in fio"),
+    inert("significant_figures", &[], "the report holds full numbers"),
+    inert("unified_rw_reporting", &[], "the report gives each op its own result"),
+    inert("stats", &[], "the engine always keeps its statistics"),
+    inert("gtod_cpu", &[], "the engine reads the clock itself"),
+    inert("log_max_value", &[], "the report's `series` holds the intervals"),
+    inert("log_entries", &[], "the report's `series` holds the intervals"),
+    inert("log_hist_coarseness", &[], "the report's latency histograms are HdrHistograms"),
+    inert("log_compression", &[], "the engine writes no log files"),
+    inert("log_compression_cpus", &[], "the engine writes no log files"),
+    inert("log_store_compressed", &[], "the engine writes no log files"),
+    inert("log_unix_epoch", &[], "the report's series is in seconds from the job's start"),
+    inert("log_alternate_epoch", &[], "the report's series is in seconds from the job's start"),
+    inert("log_alternate_epoch_clock_id", &[], "the report's series is in seconds from the job's start"),
+    inert("write_iolog", &[], "the engine writes no I/O log"),
+    refused("read_iolog", &[], "replaying an I/O log is not supported yet"),
+    refused("read_iolog_chunked", &[], "replaying an I/O log is not supported yet"),
+    refused("replay_no_stall", &[], "replaying an I/O log is not supported yet"),
+    refused("replay_redirect", &[], "replaying an I/O log is not supported yet"),
+    refused("replay_scale", &[], "replaying an I/O log is not supported yet"),
+    refused("replay_align", &[], "replaying an I/O log is not supported yet"),
+    refused("replay_time_scale", &[], "replaying an I/O log is not supported yet"),
+    refused("replay_skip", &[], "replaying an I/O log is not supported yet"),
+    refused("merge_blktrace_file", &[], "replaying an I/O log is not supported yet"),
+    refused("merge_blktrace_scalars", &[], "replaying an I/O log is not supported yet"),
+    refused("merge_blktrace_iters", &[], "replaying an I/O log is not supported yet"),
+    inert("iomem", &["mem"], "the engine's buffers are page-aligned anonymous memory (registered with io_uring)"),
+    inert("iomem_align", &["mem_align"], "the engine's buffers are page-aligned"),
+    inert("hugepage-size", &[], "the engine's buffers are page-aligned anonymous memory"),
+    refused("nice", &[], "a thread's nice value is not set by the engine; run it under `nice`"),
+    refused("uid", &[], "the engine runs as the user that starts it"),
+    refused("gid", &[], "the engine runs as the user that starts it"),
+    refused("cgroup", &[], "cgroups are not managed by the engine; start it inside the cgroup"),
+    refused("cgroup_weight", &[], "cgroups are not managed by the engine; start it inside the cgroup"),
+    inert("cgroup_nodelete", &[], "cgroups are not managed by the engine"),
+    refused("ioscheduler", &[], "the I/O scheduler is a setting of the target, not of the job: set it before the run (`/sys/block/<dev>/queue/scheduler`)"),
+    refused("max_latency", &[], "ending a job at its first slow I/O is not supported (`latency_target` searches for the depth that holds a limit)"),
+    inert("offset_align", &[], "applies to an offset in percent, which is aligned to the job's block size"),
+    refused("percentage_random", &["percentage_sequential"], "a mix of random and sequential I/O in one job is not supported"),
+    refused("bs_is_seq_rand", &[], "block sizes for sequential and random I/O rather than reads and writes are not supported"),
+    refused("bs_unaligned", &["blocksize_unaligned"], "I/O sizes not aligned to the block size are not supported"),
+    inert("softrandommap", &[], "the random map is a permutation that needs no memory: it never runs out"),
+    inert("serialize_overlap", &[], "the engine keeps two I/Os to one block from flying at once only with `verify`"),
+    refused("sync_file_range", &[], "sync_file_range is not supported (`fsync` and `fdatasync` are)"),
+    refused("thinktime_iotime", &[], "think time after a span of I/O time is not supported (`thinktime_blocks` is)"),
+    refused("write_barrier", &[], "barrier writes are not supported"),
+    refused("write_hint", &[], "write lifetime hints are not supported"),
+    refused("trim_backlog", &[], "verifying trimmed blocks is not supported"),
+    refused("trim_backlog_batch", &[], "verifying trimmed blocks is not supported"),
+    refused("trim_verify_zero", &[], "verifying trimmed blocks is not supported"),
+    refused("experimental_verify", &[], "the engine's verify reads back from its own record of what was written"),
+    refused("verify_only", &[], "verifying without writing: run a reading job with `verify` and the writer's `verify_state`"),
+    inert("verifysort", &[], "the read-back goes in offset order"),
+    inert("verifysort_nr", &[], "the read-back goes in offset order"),
+    refused("verify_offset", &[], "the engine's verify header is at the block's start"),
+    inert("verify_async_cpus", &[], "verification happens in the thread that reads"),
+    refused("gpu_dev_id", &[], "GPU memory for buffers is not supported"),
+    refused("profile", &[], "fio's built-in profiles are not supported"),
+    refused("ignore_zone_limits", &[], "zoned block devices are not driven by fslab-engine"),
+    refused("max_open_zones", &[], "zoned block devices are not driven by fslab-engine"),
+    refused("job_max_open_zones", &[], "zoned block devices are not driven by fslab-engine"),
+    refused("read_beyond_wp", &[], "zoned block devices are not driven by fslab-engine"),
+    refused("zone_reset_frequency", &[], "zoned block devices are not driven by fslab-engine"),
+    refused("zone_reset_threshold", &[], "zoned block devices are not driven by fslab-engine"),
+    refused("zonecapacity", &[], "zoned block devices are not driven by fslab-engine"),
+    inert("stat_type", &[], "the files kind's stat is statx"),
+    inert("nonvectored", &[], "the engine chooses its io_uring set-up itself"),
+    inert("force_async", &[], "the engine chooses its io_uring set-up itself"),
+    inert("userspace_reap", &[], "libaio runs on io_uring, which reaps in user space"),
+    refused("sqthread_poll_cpu", &[], "an SQ polling thread is not supported"),
+    refused("hipri_percentage", &[], "polled completions are not supported"),
+    refused("nowait", &[], "RWF_NOWAIT I/O is not supported"),
+    refused("uncached", &[], "uncached buffered I/O is not supported"),
 ];
 
 /// The row for `name` (a name or an alias), or `None`.

@@ -17,7 +17,7 @@ pub fn size(text: &str, base: KbBase) -> Result<u64, String> {
     let t = text.trim();
     if t.ends_with('%') {
         return Err(format!(
-            "`{t}`: a size in percent of the file or device is not supported"
+            "`{t}`: a size in percent of the file or device is not supported here"
         ));
     }
     if t.starts_with('(') {
@@ -27,6 +27,13 @@ pub fn size(text: &str, base: KbBase) -> Result<u64, String> {
         return Err(format!("`{t}`: a size cannot be negative"));
     }
     let (num, suffix) = split_number(t)?;
+    if suffix.contains(['*', '+', '/']) {
+        // fio reads the number before the operator and drops the rest, silently: its
+        // `size=10*1000` is 10 bytes.
+        return Err(format!(
+            "`{t}`: arithmetic needs parentheses, `({t})`; fio reads only the number before the operator"
+        ));
+    }
     let mult = size_suffix(suffix, base)
         .ok_or_else(|| format!("`{t}`: unknown size suffix `{suffix}` (k, m, g, t, p; KiB...)"))?;
     to_u64(num * mult as f64, t)

@@ -38,6 +38,16 @@ impl JobSpec {
                 .hint("use a multiple of the device's logical block size, e.g. `4k`"),
             );
         }
+        let size_percent = super::parse::share_of_target("size", &self.size, e);
+        if size_percent.is_some() && kind != Kind::Block {
+            e.push(
+                JobError::new(
+                    "size",
+                    "in percent applies to block jobs (a share of the file or device)",
+                )
+                .hint("give the size in bytes"),
+            );
+        }
         let size_b = size("size", &self.size, e);
         if let Some(s) = size_b {
             if s < bs {
@@ -151,11 +161,24 @@ impl JobSpec {
         }
 
         let fsync = self.fsync.unwrap_or(0);
+        let fdatasync = self.fdatasync.unwrap_or(0);
         let end_fsync = self.end_fsync.unwrap_or(false);
-        if (fsync > 0 || end_fsync) && !rw.writes() {
+        if fsync > 0 && fdatasync > 0 {
+            e.push(
+                JobError::new("fdatasync", "cannot be combined with `fsync`")
+                    .hint("flush with one of them: `fsync` also writes the inode's times"),
+            );
+        }
+        if (fsync > 0 || fdatasync > 0 || end_fsync) && !rw.writes() {
             e.push(
                 JobError::new(
-                    if fsync > 0 { "fsync" } else { "end_fsync" },
+                    if fsync > 0 {
+                        "fsync"
+                    } else if fdatasync > 0 {
+                        "fdatasync"
+                    } else {
+                        "end_fsync"
+                    },
                     format!("has nothing to flush: rw = {:?} does not write", rw).to_lowercase(),
                 )
                 .hint("leave it out, or pick a `rw` that writes"),
@@ -163,7 +186,9 @@ impl JobSpec {
         }
 
         let name = self.name.clone().unwrap_or_else(|| "job".to_string());
-        if name.is_empty() || name.contains('/') || name.contains('\0') {
+        // A name becomes a file's only without `filename` (`<directory>/<name>.<thread>.0`).
+        let names_a_file = self.filename.is_none();
+        if name.is_empty() || (names_a_file && name.contains('/')) || name.contains('\0') {
             e.push(JobError::new(
                 "name",
                 format!("{name:?} cannot be used in a file name"),
@@ -183,6 +208,7 @@ impl JobSpec {
             rwmixread,
             bs,
             size: size_b,
+            size_percent,
             io_size: if runtime.is_some() {
                 None
             } else {
@@ -199,6 +225,7 @@ impl JobSpec {
             runtime: runtime.map(|d| d.as_secs_f64()),
             ramp_time: ramp_time.as_secs_f64(),
             fsync,
+            fdatasync,
             end_fsync,
             ioengine,
             buffer_content: self.buffer_content.unwrap_or(BufferContent::Random),

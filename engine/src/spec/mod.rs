@@ -30,7 +30,8 @@ use crate::diagnostics::{Warning, WarningKind};
 use crate::error::{JobError, JobErrors};
 
 pub const MAX_NUMJOBS: u32 = 1024;
-pub const MAX_IODEPTH: u32 = 4096;
+/// io_uring's most entries (IORING_MAX_ENTRIES); the buffers are one registered region.
+pub const MAX_IODEPTH: u32 = 32768;
 pub const MAX_BS: u64 = 1 << 30;
 #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
 fn is_zero(n: &u64) -> bool {
@@ -107,6 +108,7 @@ pub const KEYS: &[Key] = &[
     key("runtime", ANY),
     key("ramp_time", ANY),
     key("fsync", ANY),
+    key("fdatasync", BLOCK),
     key("end_fsync", ANY),
     key("ioengine", ANY),
     key("buffer_content", ANY),
@@ -504,7 +506,8 @@ pub struct JobSpec {
     /// Block size of each I/O. Default 4KiB.
     pub bs: Option<SizeValue>,
     /// Size of the file (or the region of the device) I/O goes to. Required for a file
-    /// that does not exist yet; a device defaults to its whole size.
+    /// that does not exist yet; a device defaults to its whole size. Block jobs may give
+    /// it in percent of the device or existing file (`"95%"`), aligned down to the block size.
     pub size: Option<SizeValue>,
     /// Bytes each thread transfers in a size-based job. Default `size`. Not with `runtime`.
     pub io_size: Option<SizeValue>,
@@ -514,7 +517,7 @@ pub struct JobSpec {
     pub directory: Option<String>,
     /// Number of threads, each with its own queue. 1..=1024. Default 1.
     pub numjobs: Option<u32>,
-    /// Requests in flight per thread (io_uring only). 1..=4096. Default 1.
+    /// Requests in flight per thread (io_uring only). 1..=32768. Default 1.
     pub iodepth: Option<u32>,
     /// Refilled requests gathered before they are submitted (io_uring). 1 submits each one
     /// as soon as its slot is refilled, as fio does by default: the device stays fed
@@ -539,6 +542,8 @@ pub struct JobSpec {
     pub ramp_time: Option<DurationValue>,
     /// fsync the file after every N writes; 0 never. Default 0.
     pub fsync: Option<u64>,
+    /// Block jobs: fdatasync the file after every N writes (the data and what reading it needs, not every inode change); 0 never. Not with `fsync`. Default 0.
+    pub fdatasync: Option<u64>,
     /// fsync the file once when the job ends (timed as part of it). Default false.
     pub end_fsync: Option<bool>,
     /// How I/O is issued. Default `io_uring`.
@@ -585,7 +590,7 @@ pub struct JobSpec {
     pub random_distribution: Option<String>,
     /// Block jobs: draw uniform random offsets with repeats. Without it (fio's default) every block is done once per pass over the file, in a fresh order each pass. Default false.
     pub norandommap: Option<bool>,
-    /// Block jobs: the I/O region starts this far into the file or device. Default 0.
+    /// Block jobs: the I/O region starts this far into the file or device (a multiple of 512), or this share of it (`"50%"`). Default 0.
     pub offset: Option<SizeValue>,
     /// Block jobs: each thread's region starts this much further than the one before (thread t at `offset + t * offset_increment`). Default 0.
     pub offset_increment: Option<SizeValue>,
@@ -745,6 +750,10 @@ pub struct Job {
     pub bs: u64,
     /// Filled in from the target when the job leaves it out (a device's size).
     pub size: Option<u64>,
+    /// `size` in percent of the target (a device, or a file that exists): made bytes
+    /// once the target is open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_percent: Option<f64>,
     /// `None` in a time-based job.
     pub io_size: Option<u64>,
     pub filename: Option<String>,
@@ -761,6 +770,8 @@ pub struct Job {
     /// Seconds.
     pub ramp_time: f64,
     pub fsync: u64,
+    #[serde(skip_serializing_if = "crate::spec::is_zero")]
+    pub fdatasync: u64,
     pub end_fsync: bool,
     pub ioengine: IoEngine,
     pub buffer_content: BufferContent,
@@ -877,6 +888,9 @@ pub struct PatternJob {
     pub norandommap: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,
+    /// `offset` in percent of the target, made bytes once it is open.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset_percent: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset_increment: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -1288,7 +1302,7 @@ mod tests {
         let errs = errors("filename = \"/f\"\niodepth = 0\nnumjobs = 5000\nrwmixread = 101");
         let text = JobErrors(errs).to_string();
         assert!(
-            text.contains("`iodepth`: 0 is out of range (1..=4096)"),
+            text.contains("`iodepth`: 0 is out of range (1..=32768)"),
             "{text}"
         );
         assert!(

@@ -139,7 +139,36 @@ fn type_error(key: &str, val: &Value, serde_msg: &str) -> JobError {
     e
 }
 
+/// A size given in percent of the target (`"95%"`), in percent; `None` for bytes.
+pub(super) fn share_of_target(
+    key: &str,
+    v: &Option<SizeValue>,
+    errors: &mut Vec<JobError>,
+) -> Option<f64> {
+    let SizeValue::Text(t) = v.as_ref()? else {
+        return None;
+    };
+    let n = t.trim().strip_suffix('%')?;
+    match n.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Some(p),
+        _ => {
+            errors.push(
+                JobError::new(
+                    key,
+                    format!("`{t}` is not a percent of the target above 0 and at most 100"),
+                )
+                .hint("e.g. `\"50%\"`: half of the file or device"),
+            );
+            None
+        }
+    }
+}
+
 pub(super) fn size(key: &str, v: &Option<SizeValue>, errors: &mut Vec<JobError>) -> Option<u64> {
+    if matches!(v, Some(SizeValue::Text(t)) if t.trim().ends_with('%')) {
+        // `share_of_target` reads (and checks) it.
+        return None;
+    }
     match v.as_ref()? {
         SizeValue::Bytes(b) => Some(*b),
         SizeValue::Text(t) => {

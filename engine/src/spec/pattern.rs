@@ -155,6 +155,7 @@ impl JobSpec {
         p.norandommap = self.norandommap.unwrap_or(false);
 
         p.offset = size("offset", &self.offset, e).filter(|&o| o > 0);
+        p.offset_percent = super::parse::share_of_target("offset", &self.offset, e);
         p.offset_increment = size("offset_increment", &self.offset_increment, e).filter(|&o| o > 0);
         for (key, v) in [
             ("offset", p.offset),

@@ -120,6 +120,12 @@ class Job(_Model):
     leaves it out when false); what was found is the report's `verify`."""
     verify_state: str | None = None
     """With `verify`: the file of each block's expected write generation."""
+    fdatasync: int = 0
+    """Block jobs: fdatasync after every N writes (0: never)."""
+    size_percent: float | None = None
+    """Block jobs: `size` given in percent of the target (`size` is then the bytes)."""
+    offset_percent: float | None = None
+    """Block jobs: `offset` given in percent of the target."""
     verify_backlog: int = 0
     """With `verify` on a writing job: after every N writes, those blocks are read back."""
     verify_read_back: bool = False
