@@ -883,19 +883,6 @@ fn the_file_engines_run_as_files_jobs_over_nrfiles_per_clone() {
 }
 
 #[test]
-fn nrfiles_above_one_needs_a_file_engine() {
-    let dir = scratch();
-    let f = dir.path().join("n.fio");
-    std::fs::write(&f, "[j]\nrw=read\nsize=1m\nnrfiles=4\n").unwrap();
-    let (code, _, err) = engine(dir.path(), &["check", f.to_str().unwrap()]);
-    assert_eq!(code, 2);
-    assert!(
-        err.contains("nrfiles") && err.contains("file engines"),
-        "{err}"
-    );
-}
-
-#[test]
 fn cpuio_spins_its_load_and_thinks_the_rest() {
     let dir = scratch();
     let f = dir.path().join("cpu.fio");
@@ -1100,4 +1087,49 @@ fn every_option_of_fio_is_known() {
         .collect();
     assert!(unknown.is_empty(), "{}", unknown.join("\n"));
     assert!(names.lines().count() > 200);
+}
+
+/// `nrfiles`: each clone's files, `size` split over them (or `filesize` each), every
+/// file once; with `filename`, fio uses the one file it names, and so does the engine.
+#[test]
+fn nrfiles_gives_each_clone_its_files_as_fio_does() {
+    let dir = scratch();
+    let text = "[global]\ndirectory=${FIO_DIR}\nbs=64k\nrw=randread\n\
+                [split]\nnrfiles=4\nsize=1m\nfile_service_type=roundrobin:2\n\
+                [each]\nnrfiles=2\nfilesize=512k\nnumjobs=2\n\
+                [named]\nfilename=${FIO_DIR}/one\nnrfiles=3\nsize=768k\n";
+    let f = dir.path().join("n.fio");
+    std::fs::write(&f, text).unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    // 1 MiB over 4 files of 256k: 16 reads; 2 clones x 2 files of 512k: 32; one file.
+    assert_eq!(ios(job(&r, "split"), "read"), 16);
+    assert_eq!(job(&r, "split")["report"]["job"]["size"], 256 << 10);
+    assert_eq!(
+        job(&r, "split")["report"]["job"]["file_service_type"],
+        "roundrobin:2"
+    );
+    assert_eq!(ios(job(&r, "each"), "read"), 32);
+    assert_eq!(ios(job(&r, "named"), "read"), 12);
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".fio"))
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "each.0.0",
+            "each.0.1",
+            "each.1.0",
+            "each.1.1",
+            "one",
+            "split.0.0",
+            "split.0.1",
+            "split.0.2",
+            "split.0.3"
+        ]
+    );
 }

@@ -116,3 +116,32 @@ fn what_moves_no_data_is_not_verified_and_ftruncate_only_writes() {
     }
     assert!(!file.exists(), "a refused job touches nothing");
 }
+
+/// `nrfiles`: each thread's files get their own pass of the random map, so one pass of
+/// trims over three files frees every block of each, once, with either engine.
+#[test]
+fn a_pass_over_several_files_frees_every_block_of_each() {
+    for engine in ["io_uring", "sync"] {
+        let (dir, _) = scratch();
+        let depth = if engine == "io_uring" { 8 } else { 1 };
+        let r = run_job(&format!(
+            "directory = {:?}\nname = \"t\"\nnrfiles = 3\nsize = \"1m\"\nrw = \"randtrim\"\nbs = \"64k\"\nioengine = \"{engine}\"\niodepth = {depth}",
+            dir.path().display().to_string()
+        ));
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(
+            result(&r, "trim")["ios"],
+            3 * 16,
+            "{engine}: every file once: {r}"
+        );
+        for f in 0..3 {
+            let p = dir.path().join(format!("t.0.{f}"));
+            assert_eq!(std::fs::metadata(&p).unwrap().len(), 1 << 20, "laid out");
+            assert_eq!(
+                allocated(&p),
+                0,
+                "{engine}: every block of file {f} punched out"
+            );
+        }
+    }
+}

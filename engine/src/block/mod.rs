@@ -22,7 +22,7 @@ pub mod verify;
 pub mod verify_state;
 pub mod worker;
 
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 
 use crate::buffers::{Buffers, Data};
@@ -84,9 +84,11 @@ pub fn run(
     let device = info.kind == crate::report::TargetKind::Block;
     // The threads borrow the files: each makes its own handle in a table of its own
     // (io/fdtable.rs), and these close the shared table's copies once they are done.
-    let inputs: Vec<(Option<&std::fs::File>, Option<Verifier>)> = files
-        .iter()
-        .map(Option::as_ref)
+    // Each thread its files: one, or `nrfiles` in a row.
+    let per_thread = (files.len() / job.numjobs.max(1) as usize).max(1);
+    let inputs: Vec<(Vec<&std::fs::File>, Option<Verifier>)> = files
+        .chunks(per_thread)
+        .map(|c| c.iter().flatten().collect())
         .zip(verifiers(&job, saved)?)
         .collect();
     let mut harvest = harness::run_threads(
@@ -94,15 +96,16 @@ pub fn run(
         flags,
         inputs,
         on_point,
-        |t, (file, verifier), gate| {
-            // Held to the end of the thread's work; the handle below is a duplicate in
+        |t, (shared, verifier), gate| {
+            // Held to the end of the thread's work; the handles below are duplicates in
             // the thread's own table (or, where the kernel refuses, in the shared one).
-            let _own = io::fdtable::OwnTable::keeping(file.map(AsRawFd::as_raw_fd).as_slice());
-            let file = match file.map(std::fs::File::try_clone).transpose() {
+            let fds: Vec<RawFd> = shared.iter().map(|f| f.as_raw_fd()).collect();
+            let _own = io::fdtable::OwnTable::keeping(&fds);
+            let files = match shared.iter().map(|f| f.try_clone()).collect() {
                 Ok(f) => f,
                 Err(e) => {
                     gate.setup_failed(format!("cannot open a handle of the thread's own: {e}"));
-                    None
+                    Vec::new()
                 }
             };
             // Placed before its buffers are allocated, so they follow the memory policy.
@@ -119,9 +122,10 @@ pub fn run(
             let seed = harness::thread_seed(job.randseed, t);
             let mut buffers = Buffers::new(job.max_bs(), job.iodepth, job.buffer_content, seed);
             buffers.shape(&Data::of(&job));
-            let queue = match (job.ioengine, &file) {
-                (IoEngine::IoUring, Some(f)) => {
-                    match io::uring::Queue::new(f.as_raw_fd(), &buffers, job.iodepth) {
+            let fds: Vec<RawFd> = files.iter().map(AsRawFd::as_raw_fd).collect();
+            let queue = match job.ioengine {
+                IoEngine::IoUring if !fds.is_empty() => {
+                    match io::uring::Queue::new(&fds, &buffers, job.iodepth) {
                         Ok(q) => Some(q),
                         Err(e) => {
                             gate.setup_failed(format!("cannot set up io_uring: {e}"));
@@ -138,7 +142,7 @@ pub fn run(
             }
             let (start, rec) = gate.start();
             let mut w =
-                Worker::new(&job, t, file, start, buffers, rec, flags).with_verify(verifier);
+                Worker::new(&job, t, files, start, buffers, rec, flags).with_verify(verifier);
             if !flags.aborted() {
                 match job.ioengine {
                     IoEngine::IoUring => {
@@ -533,9 +537,9 @@ mod tests {
         let flags = Flags::new();
         let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, 1);
         let queue = (ioengine == "io_uring")
-            .then(|| io::uring::Queue::new(file.as_raw_fd(), &buffers, job.iodepth).unwrap());
+            .then(|| io::uring::Queue::new(&[file.as_raw_fd()], &buffers, job.iodepth).unwrap());
         let verifier = Verifier::new(job.bs, job.randseed, vec![1; 16], None);
-        let mut w = Worker::new(&job, 0, Some(file), start, buffers, rec, &flags)
+        let mut w = Worker::new(&job, 0, vec![file], start, buffers, rec, &flags)
             .with_verify(Some(verifier));
         match queue {
             Some(q) => q.run(&mut w, io::uring::Batching::EACH),
@@ -588,7 +592,7 @@ mod tests {
         let flags = Flags::new();
         let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, 1);
         let verifier = Verifier::new(job.bs, job.randseed, vec![0; 16], None).with_read_back(true);
-        let mut w = Worker::new(&job, 0, Some(file), start, buffers, rec, &flags)
+        let mut w = Worker::new(&job, 0, vec![file], start, buffers, rec, &flags)
             .with_verify(Some(verifier));
         io::sync::run(&mut w, io::sync::Call::Transfer { device: false });
         let other = OpenOptions::new().write(true).open(&path).unwrap();
@@ -602,5 +606,40 @@ mod tests {
             "{r:?}"
         );
         assert_eq!(r.bad[0].offset, 3 * 4096);
+    }
+    /// With several files, each I/O goes to the file the service type names: in turn
+    /// (after every N), a whole pass over one before the next, or drawn.
+    #[test]
+    fn several_files_take_their_turns_as_the_service_type_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let order = |service: &str| -> Vec<usize> {
+            let text = format!(
+                "directory = {:?}\nnrfiles = 3\nsize = \"16k\"\nrw = \"randread\"\nfile_service_type = \"{service}\"",
+                dir.path().display().to_string()
+            );
+            let (_, job) = crate::spec::load(&text).unwrap();
+            let (tx, _rx) = mpsc::channel();
+            let start = Instant::now();
+            let rec = Recorder::new(start, Duration::ZERO, Duration::from_secs(1), tx, false);
+            let flags = Flags::new();
+            let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, 1);
+            let mut w = Worker::new(&job, 0, vec![], start, buffers, rec, &flags);
+            (0..12)
+                .map(|_| match w.next(Instant::now()) {
+                    crate::block::worker::Next::Io(_, offset, _) => {
+                        let (file, at) = w.locate(offset);
+                        assert!(at < 16 << 10);
+                        file
+                    }
+                    _ => panic!("an I/O"),
+                })
+                .collect()
+        };
+        assert_eq!(order("roundrobin"), [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2]);
+        assert_eq!(order("roundrobin:2"), [0, 0, 1, 1, 2, 2, 0, 0, 1, 1, 2, 2]);
+        assert_eq!(order("sequential"), [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2]);
+        let drawn = order("random");
+        assert!(drawn.iter().all(|&f| f < 3));
+        assert!((0..3).all(|f| drawn.contains(&f)), "{drawn:?}");
     }
 }

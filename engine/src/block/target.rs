@@ -65,7 +65,8 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
             files: (0..job.numjobs).map(|_| None).collect(),
         });
     }
-    let paths: Vec<PathBuf> = (0..job.numjobs).filter_map(|t| job.path_for(t)).collect();
+    // Thread by thread, each thread's files in order (`nrfiles`).
+    let paths: Vec<PathBuf> = (0..job.numjobs).flat_map(|t| job.paths_of(t)).collect();
     let mut unique: Vec<&PathBuf> = paths.iter().collect();
     unique.dedup();
     let key = key_of_path(job);
@@ -262,7 +263,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     let size = job.size.unwrap_or(0);
     let extent = job.extent(size);
     if job.runtime.is_none() && job.io_size.is_none() {
-        job.io_size = Some(size);
+        job.io_size = Some(size.saturating_mul(u64::from(job.files_per_thread())));
     }
 
     let mut layout_bytes = 0;

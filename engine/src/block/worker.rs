@@ -16,11 +16,12 @@ use crate::clock::Instant;
 use crate::harness::{thread_seed, Flags};
 use crate::record::{Op, Recorder};
 use crate::report::{ContinuedErrors, IoErrorEntry};
-use crate::spec::{BufferContent, Job};
+use crate::spec::{BufferContent, FileService, Job};
 
 pub struct Worker<'a> {
     pub thread: u32,
-    pub file: Option<File>,
+    /// The thread's files (one, or `nrfiles`); none for the null engine.
+    pub files: Vec<File>,
     pub buffers: Buffers,
     pub rec: Recorder,
     pub error: Option<IoErrorEntry>,
@@ -29,7 +30,14 @@ pub struct Worker<'a> {
     /// With a rate or think time: when each I/O may be issued.
     pub pace: Option<Pace>,
     flags: &'a Flags,
-    offsets: Offsets,
+    /// Each file's offsets (its own walk and random map).
+    offsets: Vec<Offsets>,
+    /// With several files: which file the next I/O goes to, how the next is chosen,
+    /// and the I/Os left before it is; the draw for `random`.
+    file_now: usize,
+    service: FileService,
+    file_ios_left: u64,
+    file_rng: Xoshiro256PlusPlus,
     deadline: Option<Instant>,
     ramp_end: Option<Instant>,
     /// A size-based job's bytes left to transfer after the ramp.
@@ -54,6 +62,8 @@ pub struct Worker<'a> {
     held: Vec<(Op, u64, u64, bool)>,
     /// The one I/O size of a verify job: a read-back's length.
     bs: u64,
+    /// `sequential` file service: a file's I/Os before the next.
+    pass_ios: u64,
     /// `invalidate` on buffered I/O: the passes over the region seen, at each new one of
     /// which the thread drops the file's cached pages again, as fio does.
     passes_seen: Option<u64>,
@@ -81,6 +91,15 @@ pub enum Next {
     Done,
 }
 
+/// With several files, an offset's file number sits above this bit (files of up to
+/// 256 TiB each).
+const FILE_SHIFT: u32 = 48;
+
+/// The I/Os of one pass over a file: `sequential` file service moves on after them.
+fn pass_ios(job: &Job) -> u64 {
+    (job.size.unwrap_or(job.bs) / job.min_bs().max(1)).max(1)
+}
+
 /// The longest a paced thread sleeps before it looks at its stop flags again.
 const IDLE_SLICE: Duration = Duration::from_millis(50);
 
@@ -94,7 +113,7 @@ impl<'a> Worker<'a> {
     pub fn new(
         job: &Job,
         thread: u32,
-        file: Option<File>,
+        files: Vec<File>,
         start: Instant,
         buffers: Buffers,
         rec: Recorder,
@@ -106,12 +125,21 @@ impl<'a> Worker<'a> {
         let guard = job.verify && job.iodepth > 1;
         Self {
             thread,
-            file,
+            files,
             buffers,
             rec,
             error: None,
             flags,
-            offsets: Offsets::new(&job.shape(thread), seed),
+            offsets: (0..job.files_per_thread())
+                .map(|f| Offsets::new(&job.shape(thread), thread_seed(seed, f)))
+                .collect(),
+            file_now: 0,
+            service: job.file_service(),
+            file_ios_left: match job.file_service() {
+                FileService::RoundRobin(n) | FileService::Random(n) => n,
+                FileService::Sequential => pass_ios(job),
+            },
+            file_rng: Xoshiro256PlusPlus::seed_from_u64(seed ^ 0xf11e),
             pace: Pace::of(job, seed),
             deadline: job.runtime().map(|r| start + ramp + r),
             ramp_end: (!ramp.is_zero()).then_some(start + ramp),
@@ -140,6 +168,7 @@ impl<'a> Worker<'a> {
             in_flight: guard.then(|| vec![u64::MAX; job.iodepth as usize]),
             held: Vec::new(),
             bs: job.bs,
+            pass_ios: pass_ios(job),
             passes_seen: (job.pattern.invalidate && !job.direct).then_some(0),
             verify: None,
             continue_on: job.pattern.continue_on_error,
@@ -196,8 +225,40 @@ impl<'a> Worker<'a> {
         if let Some(offset) = self.verify.as_mut().and_then(Verifier::next_backlog) {
             return (Op::Read, offset, self.bs, true);
         }
-        let (op, offset, len) = self.offsets.next_io();
-        (op, offset, len, false)
+        if self.offsets.len() == 1 {
+            let (op, offset, len) = self.offsets[0].next_io();
+            return (op, offset, len, false);
+        }
+        if self.file_ios_left == 0 {
+            let n = self.offsets.len();
+            (self.file_now, self.file_ios_left) = match self.service {
+                FileService::RoundRobin(k) => ((self.file_now + 1) % n, k),
+                FileService::Sequential => ((self.file_now + 1) % n, self.pass_ios),
+                FileService::Random(k) => (below(&mut self.file_rng, n as u64) as usize, k),
+            };
+        }
+        self.file_ios_left -= 1;
+        let (op, offset, len) = self.offsets[self.file_now].next_io();
+        (
+            op,
+            (self.file_now as u64) << FILE_SHIFT | offset,
+            len,
+            false,
+        )
+    }
+
+    /// The file an offset from `next` is in, and the offset in it: with several files,
+    /// the file's number is in the offset's top bits.
+    #[inline]
+    pub fn locate(&self, offset: u64) -> (usize, u64) {
+        if self.offsets.len() == 1 {
+            (0, offset)
+        } else {
+            (
+                (offset >> FILE_SHIFT) as usize,
+                offset & ((1 << FILE_SHIFT) - 1),
+            )
+        }
     }
 
     /// The next I/O to issue at `now`, a time to wait for, or `Done`.
@@ -245,9 +306,10 @@ impl<'a> Worker<'a> {
             p.issued(len, now);
         }
         if let Some(seen) = &mut self.passes_seen {
-            if self.offsets.passes != *seen {
-                *seen = self.offsets.passes;
-                if let Some(f) = &self.file {
+            let passes = self.offsets.iter().map(|o| o.passes).sum();
+            if passes != *seen {
+                *seen = passes;
+                for f in &self.files {
                     let device = f.metadata().is_ok_and(|m| {
                         std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type())
                     });
@@ -404,7 +466,7 @@ impl<'a> Worker<'a> {
     /// (`verify_read_back`): after an fsync, from a cold cache, as fio's verify phase.
     /// Not measured as the job's I/O; a signal or an error ends it.
     pub fn read_back(&mut self, device: bool) {
-        let (Some(v), Some(f)) = (&mut self.verify, &self.file) else {
+        let (Some(v), Some(f)) = (&mut self.verify, self.files.first()) else {
             return;
         };
         if self.flags.aborted() || self.flags.interrupted() {
@@ -446,21 +508,27 @@ impl<'a> Worker<'a> {
 
     /// fsyncs (or fdatasyncs) the file and records how long it took.
     pub fn fsync(&mut self) {
-        let Some(f) = &self.file else { return };
-        let t0 = Instant::now();
-        let (done, name) = if self.datasync {
-            (f.sync_data(), "fdatasync")
-        } else {
-            (f.sync_all(), "fsync")
-        };
-        if let Err(e) = done {
-            self.fail(
-                Op::Write,
-                0,
-                e.raw_os_error(),
-                format!("{name} failed: {e}"),
-            );
+        if self.files.is_empty() {
             return;
+        }
+        let t0 = Instant::now();
+        let name = if self.datasync { "fdatasync" } else { "fsync" };
+        for i in 0..self.files.len() {
+            let f = &self.files[i];
+            let done = if self.datasync {
+                f.sync_data()
+            } else {
+                f.sync_all()
+            };
+            if let Err(e) = done {
+                self.fail(
+                    Op::Write,
+                    0,
+                    e.raw_os_error(),
+                    format!("{name} failed: {e}"),
+                );
+                return;
+            }
         }
         self.rec.fsync(t0.elapsed());
     }

@@ -991,17 +991,32 @@ fn resolve(
     }
     match d.file_op {
         Some(op) => files_job(d, op, name, &mut keys, &mut notes),
-        None if d.nrfiles.is_some_and(|n| n > 1) => {
-            problems.push(
-                Problem::at(&s.place, Some(&s.name), Some("nrfiles"), format!(
-                    "{} files per job are not supported with this ioengine (one file per job clone)",
-                    d.nrfiles.unwrap_or(0)
-                ))
-                .hint("the file engines (filecreate, filestat, filedelete) take many; else give each file a job"),
-            );
-            return None;
+        None if d.nrfiles.is_some_and(|n| n > 1) && keys.contains_key("filename") => {
+            // fio takes its files from `filename` when it names them: one file here.
+            keys.remove("file_service_type");
+            notes.push(format!(
+                "nrfiles={} with filename: fio uses the one file `filename` names; so does fslab-engine",
+                d.nrfiles.unwrap_or(1)
+            ));
         }
-        None => {}
+        None if d.nrfiles.is_some_and(|n| n > 1) => {
+            let n = d.nrfiles.unwrap_or(1);
+            // fio's `size` is the clone's, over all its files; `filesize` each file's.
+            let by_filesize = d
+                .sources
+                .get("size")
+                .is_some_and(|(_, _, option)| option == "filesize");
+            if let (false, Some(total)) = (by_filesize, keys.get("size").and_then(Value::as_u64)) {
+                keys.insert("size".into(), json!(total / n));
+                if !d.time_based {
+                    keys.entry("io_size").or_insert(json!(total));
+                }
+            }
+            keys.insert("nrfiles".into(), json!(n));
+        }
+        None => {
+            keys.remove("file_service_type");
+        }
     }
     let resolved = spec::spec_from_value(Value::Object(keys)).and_then(|spec| {
         let job = spec.resolve()?;

@@ -123,16 +123,18 @@ unsafe fn one(call: Call, op: Op, fd: i32, buf: *mut u8, offset: u64, len: u64) 
 
 /// One I/O at a time, timed from just before the call to just after it.
 pub fn run(w: &mut Worker, call: Call) {
-    let fd = w.file.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+    let fds: Vec<i32> = w.files.iter().map(AsRawFd::as_raw_fd).collect();
     let buf = w.buffers.ptr(0);
     let mut now = Instant::now();
     while let Some((op, offset, len)) = next_in_turn(w, &mut now) {
         w.prepare(op, 0, offset, len);
+        let (n, at) = w.locate(offset);
+        let fd = fds.get(n).copied().unwrap_or(-1);
         let t0 = Instant::now();
         // SAFETY: `buf` points at a buffer of the job's largest I/O (`len` or more)
         // owned by this worker's Buffers, alive for the whole loop; the kernel reads or
         // writes only inside the first `len` bytes.
-        let r = unsafe { one(call, op, fd, buf, offset, len) };
+        let r = unsafe { one(call, op, fd, buf, at, len) };
         now = Instant::now();
         let r = if r < 0 {
             -(std::io::Error::last_os_error()

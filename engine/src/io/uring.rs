@@ -88,7 +88,8 @@ fn entry(
     let buf = w.buffers.ptr(slot);
     let prio = w.ioprio(op, len);
     let len = len as u32;
-    let file = types::Fixed(0);
+    let (n, offset) = w.locate(offset);
+    let file = types::Fixed(n as u32);
     let e = match (op, fixed_buffers) {
         (Op::Read, true) => opcode::ReadFixed::new(file, buf, len, 0)
             .offset(offset)
@@ -196,9 +197,10 @@ fn went_on(w: &mut Worker, entered: io::Result<usize>) -> bool {
 
 impl Queue {
     /// Sets up the ring in the calling thread, which must be the one that runs it.
-    pub fn new(fd: RawFd, buffers: &Buffers, depth: u32) -> io::Result<Self> {
+    /// `fds`: the thread's files, registered in order (an entry names its file by number).
+    pub fn new(fds: &[RawFd], buffers: &Buffers, depth: u32) -> io::Result<Self> {
         let ring = build(depth.next_power_of_two())?;
-        ring.submitter().register_files(&[fd])?;
+        ring.submitter().register_files(fds)?;
         let iov = libc::iovec {
             iov_base: buffers.ptr(0).cast(),
             iov_len: buffers.len() * depth as usize,

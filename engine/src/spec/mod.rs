@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use self::parse::{closest, parse_text, spec_from_value};
-pub use self::pattern::COMPRESS_CHUNK;
+pub use self::pattern::{file_service, FileService, COMPRESS_CHUNK};
 use crate::diagnostics::{Warning, WarningKind};
 use crate::error::{JobError, JobErrors};
 
@@ -100,6 +100,8 @@ pub const KEYS: &[Key] = &[
     key("filename", ANY),
     key("directory", ANY),
     key("numjobs", ANY),
+    key("nrfiles", BLOCK),
+    key("file_service_type", BLOCK),
     key("iodepth", ANY),
     key("iodepth_batch_submit", ANY),
     key("iodepth_batch_complete_min", ANY),
@@ -680,6 +682,10 @@ pub struct JobSpec {
     pub numa_mem_policy: Option<String>,
     /// Block jobs with `directory` (and no `filename`): each thread's file name, with `$jobname` (the job's `name`), `$jobnum` (the thread, from 0) and `$filenum` (0) filled in; a relative path, no `..`. Two threads whose names come out equal share one file. Default `"$jobname.$jobnum.$filenum"`.
     pub filename_format: Option<String>,
+    /// Block jobs with `directory` (and no `filename`): files per thread, each `size` bytes, named by `filename_format` (`$filenum` from 0); the thread's I/O goes to them in turn (`file_service_type`), each with its own offsets (and random map). `io_size` defaults to every file once. 1..=65536. Default 1.
+    pub nrfiles: Option<u32>,
+    /// Block jobs with `nrfiles` > 1: which file each I/O goes to: `roundrobin` (the next after every N I/Os: `roundrobin:N`, N = 1 unless given), `sequential` (a whole pass over one file, then the next), `random` (a file drawn uniformly, again after every N I/Os: `random:N`). Default `roundrobin`.
+    pub file_service_type: Option<String>,
     /// Block jobs: which failed I/Os the job goes on after, when their error is one of `continue_errors`: `none`, `read`, `write` (trims too) or `io` (all). Each is counted in the report's `errors_continued` and warned about (`errors_continued`) instead of ending the job (fio's `continue_on_error`). Default `none`.
     pub continue_on_error: Option<ContinueOn>,
     /// Block jobs, with `continue_on_error`: the errors it goes on after, by name (`"ENOSPC"`) or number (fio's `ignore_error`). Default `["EIO", "EILSEQ"]` (fio's).
@@ -987,6 +993,10 @@ pub struct PatternJob {
     pub numa_mem_policy: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub filename_format: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nrfiles: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_service_type: Option<String>,
     #[serde(skip_serializing_if = "ContinueOn::is_none")]
     pub continue_on_error: ContinueOn,
     /// Error numbers; left out when `continue_on_error` is `none`.
@@ -1079,6 +1089,30 @@ impl Job {
         .filter(|c| !c.is_empty())
     }
     /// The path each thread does I/O on (`None` for the null engine).
+    /// Thread `thread`'s file number `file` in `dir` (`directory` without `filename`).
+    fn file_in(&self, dir: &str, thread: u32, file: u32) -> PathBuf {
+        PathBuf::from(dir).join(match &self.pattern.filename_format {
+            Some(f) => f
+                .replace("$jobname", &self.name)
+                .replace("$jobnum", &thread.to_string())
+                .replace("$filenum", &file.to_string()),
+            None => format!("{}.{thread}.{file}", self.name),
+        })
+    }
+
+    /// The files of a thread: `path_for` and, with `nrfiles` > 1, the others.
+    pub fn paths_of(&self, thread: u32) -> Vec<PathBuf> {
+        match (self.pattern.nrfiles, &self.directory, &self.filename) {
+            (Some(n), Some(dir), None) => (0..n).map(|f| self.file_in(dir, thread, f)).collect(),
+            _ => self.path_for(thread).into_iter().collect(),
+        }
+    }
+
+    /// The files each thread has (`nrfiles`).
+    pub fn files_per_thread(&self) -> u32 {
+        self.pattern.nrfiles.unwrap_or(1)
+    }
+
     pub fn path_for(&self, thread: u32) -> Option<PathBuf> {
         if self.ioengine == IoEngine::Null {
             return None;
@@ -1086,15 +1120,7 @@ impl Job {
         match (&self.directory, &self.filename) {
             (Some(dir), Some(file)) => Some(PathBuf::from(dir).join(file)),
             (None, Some(file)) => Some(PathBuf::from(file)),
-            (Some(dir), None) => Some(
-                PathBuf::from(dir).join(match &self.pattern.filename_format {
-                    Some(f) => f
-                        .replace("$jobname", &self.name)
-                        .replace("$jobnum", &thread.to_string())
-                        .replace("$filenum", "0"),
-                    None => format!("{}.{thread}.0", self.name),
-                }),
-            ),
+            (Some(dir), None) => Some(self.file_in(dir, thread, 0)),
             (None, None) => None,
         }
     }

@@ -14,6 +14,57 @@ use crate::units::parse_size;
 /// fio's default compressible unit.
 pub const COMPRESS_CHUNK: u64 = 512;
 
+/// The most files a thread may have (`nrfiles`): each is open for the whole job.
+const MAX_NRFILES: u64 = 65_536;
+
+/// How a thread with several files picks the file of each I/O (`file_service_type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileService {
+    /// The next file after every N I/Os.
+    RoundRobin(u64),
+    /// A whole pass over a file, then the next.
+    Sequential,
+    /// A file drawn uniformly after every N I/Os.
+    Random(u64),
+}
+
+/// Reads `file_service_type` (fio's syntax).
+pub fn file_service(text: &str) -> Result<FileService, String> {
+    let t = text.trim();
+    let kind = t.split(':').next().unwrap_or_default().trim();
+    if matches!(kind, "zipf" | "pareto" | "normal" | "gauss") {
+        return Err(format!(
+            "`{t}`: a skewed choice of files is not supported (roundrobin, sequential, random are)"
+        ));
+    }
+    let (kind, n) = match t.split_once(':') {
+        Some((k, n)) => {
+            let n: u64 = n.trim().parse().ok().filter(|&n| n > 0).ok_or_else(|| {
+                format!("`{t}`: the count after `:` must be a whole number above 0")
+            })?;
+            (k.trim(), Some(n))
+        }
+        None => (t, None),
+    };
+    match (kind, n) {
+        ("roundrobin", n) => Ok(FileService::RoundRobin(n.unwrap_or(1))),
+        ("sequential", None) => Ok(FileService::Sequential),
+        ("random", n) => Ok(FileService::Random(n.unwrap_or(1))),
+        _ => Err(format!("`{t}` is not a file service type")),
+    }
+}
+
+impl Job {
+    /// How each thread picks its files (`RoundRobin(1)` with one file).
+    pub fn file_service(&self) -> FileService {
+        self.pattern
+            .file_service_type
+            .as_deref()
+            .and_then(|t| file_service(t).ok())
+            .unwrap_or(FileService::RoundRobin(1))
+    }
+}
+
 /// The least a region may be moved by (`offset`, `offset_increment`).
 const SECTOR: u64 = 512;
 
@@ -356,6 +407,53 @@ impl JobSpec {
                 ));
             } else {
                 p.filename_format = Some(f.clone());
+            }
+        }
+        if let Some(n) = self.nrfiles {
+            range("nrfiles", u64::from(n), 1, MAX_NRFILES, e);
+            if n > 1 {
+                if self.filename.is_some() || self.directory.is_none() {
+                    e.push(
+                        JobError::new(
+                            "nrfiles",
+                            format!("{n} files per thread need `directory` and no `filename`"),
+                        )
+                        .hint("give `directory`: the files are named by `filename_format`"),
+                    );
+                }
+                if verify {
+                    e.push(
+                        JobError::new(
+                            "nrfiles",
+                            "cannot be combined with `verify`, which checks one file per thread",
+                        )
+                        .hint("verify with `nrfiles = 1`"),
+                    );
+                }
+                if self.fill_device == Some(true) {
+                    e.push(JobError::new(
+                        "nrfiles",
+                        "cannot be combined with `fill_device`, which fills one file per thread",
+                    ));
+                }
+                p.nrfiles = Some(n);
+                // A size-based job does every file once unless told otherwise.
+                if self.io_size.is_none() && job.runtime.is_none() {
+                    job.io_size = job.size.map(|s| s.saturating_mul(u64::from(n)));
+                }
+            }
+        }
+        if let Some(t) = &self.file_service_type {
+            match file_service(t) {
+                Ok(_) if p.nrfiles.is_none() => e.push(
+                    JobError::new("file_service_type", "only applies with `nrfiles` > 1")
+                        .hint("add `nrfiles`, or remove `file_service_type`"),
+                ),
+                Ok(_) => p.file_service_type = Some(t.trim().to_string()),
+                Err(m) => e
+                    .push(JobError::new("file_service_type", m).hint(
+                        "`roundrobin`, `roundrobin:N`, `sequential`, `random` or `random:N`",
+                    )),
             }
         }
         p.continue_on_error = self.continue_on_error.unwrap_or_default();

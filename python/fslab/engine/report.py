@@ -166,6 +166,9 @@ class Job(_Model):
     prio: int | None = None
     prioclass: int | None = None
     filename_format: str | None = None
+    nrfiles: int | None = None
+    """Block jobs: files per thread (left out when 1)."""
+    file_service_type: str | None = None
     cmdprio_percentage: _Items[int] | None = None
     """`[reads, writes]`: the share of requests with a priority of their own."""
     cmdprio_class: int | None = None
