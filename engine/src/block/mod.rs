@@ -153,6 +153,14 @@ pub fn run(
                     IoEngine::Sync => io::sync::run(&mut w, io::sync::Call::Transfer { device }),
                     IoEngine::Falloc => io::sync::run(&mut w, io::sync::Call::Falloc),
                     IoEngine::Ftruncate => io::sync::run(&mut w, io::sync::Call::Ftruncate),
+                    IoEngine::Mmap => io::sync::run(
+                        &mut w,
+                        io::sync::Call::Mmap {
+                            len: job.extent(job.size.unwrap_or(0)),
+                            write: job.writes(),
+                            random: job.rw.is_random(),
+                        },
+                    ),
                     IoEngine::Null => io::sync::run_null(&mut w, job.null_lat()),
                 }
                 if job.end_fsync && !flags.aborted() {

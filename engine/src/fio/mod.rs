@@ -969,7 +969,17 @@ fn resolve(
     }
     // fio lets a synchronous engine carry any iodepth and batch sizes (they have no
     // effect there); the engine refuses them, so they go, with a note.
-    let sync = keys.get("ioengine").and_then(Value::as_str) == Some("sync");
+    let engine = keys
+        .get("ioengine")
+        .and_then(Value::as_str)
+        .unwrap_or("sync")
+        .to_string();
+    // fio's mmap opens the file O_DIRECT when asked, but a mapping is the page cache's.
+    if engine == "mmap" && keys.get("direct") == Some(&json!(true)) {
+        keys.insert("direct".into(), json!(false));
+        notes.push("direct=1 with ioengine=mmap: the mapping is served from the page cache whatever the open flags (fio's too); fslab-engine maps it buffered".into());
+    }
+    let sync = matches!(engine.as_str(), "sync" | "mmap" | "falloc" | "ftruncate");
     for key in [
         "iodepth",
         "iodepth_batch_submit",

@@ -533,6 +533,7 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         }
         "falloc" => "falloc",
         "ftruncate" => "ftruncate",
+        "mmap" => "mmap",
         // fio's file-operation engines: a files job (the runner sets `kind`).
         "filecreate" | "filestat" | "filedelete" => {
             d.file_op = Some(match v {
@@ -556,7 +557,7 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
             return Err(match needs {
                 Some(needs) => format!("`{v}` needs {needs}, which fslab-engine does not drive"),
                 None => format!(
-                    "`{v}` is not an engine fslab-engine has (psync, sync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio, null, falloc, ftruncate)"
+                    "`{v}` is not an engine fslab-engine has (psync, sync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio, null, falloc, ftruncate, mmap)"
                 ),
             });
         }

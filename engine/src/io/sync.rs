@@ -33,6 +33,66 @@ pub enum Call {
     Falloc,
     /// fio's `ftruncate`: a write truncates the file to its offset.
     Ftruncate,
+    /// fio's `mmap`: each file mapped whole (`len` bytes), reads and writes copies.
+    Mmap { len: u64, write: bool, random: bool },
+}
+
+/// The thread's files mapped for `Call::Mmap` (else none), unmapped when dropped.
+struct Maps(Vec<(*mut u8, usize)>);
+
+impl Maps {
+    fn of(call: Call, fds: &[i32]) -> std::io::Result<Self> {
+        let Call::Mmap { len, write, random } = call else {
+            return Ok(Self(Vec::new()));
+        };
+        let len = len as usize;
+        let prot = libc::PROT_READ | if write { libc::PROT_WRITE } else { 0 };
+        let mut maps = Self(Vec::with_capacity(fds.len()));
+        for &fd in fds {
+            // SAFETY: a new shared mapping of an open descriptor; nothing else points
+            // into it, and `Maps` unmaps it once.
+            let at =
+                unsafe { libc::mmap(std::ptr::null_mut(), len, prot, libc::MAP_SHARED, fd, 0) };
+            if at == libc::MAP_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            let advice = if random {
+                libc::MADV_RANDOM
+            } else {
+                libc::MADV_SEQUENTIAL
+            };
+            // SAFETY: advice on the mapping just made; failing it changes nothing.
+            unsafe { libc::madvise(at, len, advice) };
+            maps.0.push((at.cast(), len));
+        }
+        Ok(maps)
+    }
+}
+
+impl Drop for Maps {
+    fn drop(&mut self) {
+        for &(at, len) in &self.0 {
+            // SAFETY: each was mapped by `of` with this length, and is unmapped once.
+            unsafe { libc::munmap(at.cast(), len) };
+        }
+    }
+}
+
+/// One copy in or out of a mapping: `len` bytes.
+///
+/// # Safety
+/// `map` must be a mapping of `offset + len` bytes or more and `buf` a buffer of `len`.
+#[inline]
+unsafe fn copy(op: Op, map: *mut u8, buf: *mut u8, offset: u64, len: u64) -> i64 {
+    // SAFETY: the caller's promise; the two never overlap (a mapping and a heap buffer).
+    unsafe {
+        let at = map.add(offset as usize);
+        match op {
+            Op::Read => std::ptr::copy_nonoverlapping(at, buf, len as usize),
+            _ => std::ptr::copy_nonoverlapping(buf, at, len as usize),
+        }
+    }
+    len as i64
 }
 
 /// `_IO(0x12, 119)`: discard a byte range of a block device.
@@ -115,6 +175,7 @@ unsafe fn one(call: Call, op: Op, fd: i32, buf: *mut u8, offset: u64, len: u64) 
             unsafe { *libc::__errno_location() = libc::EINVAL };
             -1
         }
+        (Call::Mmap { .. }, _) => unreachable!("a mapped file's I/O is a copy, never a call"),
         (_, Op::Files | Op::Log | Op::Txn | Op::Background) => {
             unreachable!("block jobs only read, write and trim")
         }
@@ -124,6 +185,18 @@ unsafe fn one(call: Call, op: Op, fd: i32, buf: *mut u8, offset: u64, len: u64) 
 /// One I/O at a time, timed from just before the call to just after it.
 pub fn run(w: &mut Worker, call: Call) {
     let fds: Vec<i32> = w.files.iter().map(AsRawFd::as_raw_fd).collect();
+    let maps = match Maps::of(call, &fds) {
+        Ok(m) => m,
+        Err(e) => {
+            w.fail(
+                Op::Read,
+                0,
+                e.raw_os_error(),
+                format!("cannot map the file: {e}"),
+            );
+            return;
+        }
+    };
     let buf = w.buffers.ptr(0);
     let mut now = Instant::now();
     while let Some((op, offset, len)) = next_in_turn(w, &mut now) {
@@ -134,7 +207,13 @@ pub fn run(w: &mut Worker, call: Call) {
         // SAFETY: `buf` points at a buffer of the job's largest I/O (`len` or more)
         // owned by this worker's Buffers, alive for the whole loop; the kernel reads or
         // writes only inside the first `len` bytes.
-        let r = unsafe { one(call, op, fd, buf, at, len) };
+        let r = match maps.0.get(n) {
+            // SAFETY: the file is mapped whole (its extent), and every offset plus
+            // length lies inside it.
+            Some(&(map, _)) => unsafe { copy(op, map, buf, at, len) },
+            // SAFETY: as above for `buf`.
+            None => unsafe { one(call, op, fd, buf, at, len) },
+        };
         now = Instant::now();
         let r = if r < 0 {
             -(std::io::Error::last_os_error()

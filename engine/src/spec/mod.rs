@@ -272,6 +272,10 @@ pub enum IoEngine {
     /// One ftruncate per write, one at a time (fio's `ftruncate`): the file is cut or
     /// grown to the write's offset. Writes only; files only.
     Ftruncate,
+    /// The file (or device) mapped into memory (fio's `mmap`): a read copies from the
+    /// mapping, a write copies into it, one at a time; page faults are the I/O. Through
+    /// the page cache always (not with `direct`); no trims.
+    Mmap,
 }
 
 impl IoEngine {
