@@ -300,6 +300,7 @@ fn the_fixtures_resolve_as_fio_resolves_them() {
         "mixed-group.fio",
         "timed-multi.fio",
         "workload.fio",
+        "files-and-verify.fio",
     ] {
         let f = fixture(name);
         let parsed = Command::new(fio)
@@ -334,8 +335,32 @@ fn the_fixtures_resolve_as_fio_resolves_them() {
                         .unwrap()
                 };
                 match k.as_str() {
+                    // With `nrfiles`, fio's `size` is the clone's over all its files.
+                    "size" if !job["nrfiles"].is_null() => {
+                        let files = job["nrfiles"].as_u64().unwrap();
+                        assert_eq!(
+                            job["size"].as_u64().unwrap() * files,
+                            size(v),
+                            "{name} [{fname}] size"
+                        );
+                        assert_eq!(job["io_size"], size(v), "{name} [{fname}] every file once");
+                    }
                     "bs" | "size" | "io_size" => {
                         assert_eq!(job[k.as_str()], size(v), "{name} [{fname}] {k}")
+                    }
+                    "nrfiles" | "verify_backlog" | "fdatasync" => {
+                        assert_eq!(job[k.as_str()].to_string(), *v, "{name} [{fname}] {k}")
+                    }
+                    "file_service_type" => {
+                        assert_eq!(job[k.as_str()], v.as_str(), "{name} [{fname}] {k}")
+                    }
+                    "ioengine" if v == "mmap" => assert_eq!(job["ioengine"], "mmap"),
+                    "verify" => {
+                        assert_eq!(job["verify"], true, "{name} [{fname}] verify");
+                        assert_eq!(
+                            job["verify_read_back"], true,
+                            "{name} [{fname}] fio's verify phase"
+                        );
                     }
                     // fio's per-direction rates set a mixed job's mix (options.rs, `Rates`).
                     "rwmixread" if !job["rate_iops"].is_null() || !job["rate"].is_null() => {
@@ -1132,4 +1157,30 @@ fn nrfiles_gives_each_clone_its_files_as_fio_does() {
             "split.0.3"
         ]
     );
+}
+
+/// The fixture runs as it resolves: every file of every clone once, the writes read
+/// back clean (the backlog's batches and fio's verify phase), the mapped file's mix.
+#[test]
+fn the_files_and_verify_fixture_runs() {
+    let dir = scratch();
+    let r = run(dir.path(), "files-and-verify.fio");
+    assert_eq!(
+        ios(job(&r, "many"), "read"),
+        256,
+        "4 MiB of 16k over 4 files"
+    );
+    let checked = &job(&r, "checked")["report"];
+    assert_eq!(ios(job(&r, "checked"), "write"), 256);
+    assert_eq!(
+        ios(job(&r, "checked"), "read"),
+        256,
+        "16 batches of 16 read back"
+    );
+    assert_eq!(checked["verify"]["read_back_blocks"], 256);
+    assert_eq!(checked["verify"]["good"], 512, "{}", checked["verify"]);
+    assert_eq!(checked["fsync"]["count"], 32, "an fdatasync every 8 writes");
+    let mapped = job(&r, "mapped");
+    assert_eq!(ios(mapped, "read") + ios(mapped, "write"), 256);
+    assert_eq!(mapped["report"]["job"]["ioengine"], "mmap");
 }

@@ -159,6 +159,7 @@ pub fn run(
                             len: job.extent(job.size.unwrap_or(0)),
                             write: job.writes(),
                             random: job.rw.is_random(),
+                            direct: job.direct,
                         },
                     ),
                     IoEngine::Null => io::sync::run_null(&mut w, job.null_lat()),

@@ -572,28 +572,32 @@ impl<'a> Worker<'a> {
             self.full = true;
             return false;
         }
+        // With several files, the offset carries the file's number: say both apart.
+        let (file, at) = self.locate(offset);
+        let place = if self.offsets.len() > 1 {
+            format!("offset {at} of file {file} (`$filenum`)")
+        } else {
+            format!("offset {at}")
+        };
         if result < 0 {
             let errno = -result as i32;
             if self.continue_on.covers(op) && self.continue_errors.contains(&errno) {
-                self.count_continued(op, errno, offset);
+                self.count_continued(op, errno, at);
                 return false;
             }
             let msg = std::io::Error::from_raw_os_error(errno).to_string();
             self.fail(
                 op,
-                offset,
+                at,
                 Some(errno),
-                format!("{} at offset {offset}: {msg}", op.name()),
+                format!("{} at {place}: {msg}", op.name()),
             );
         } else {
             self.fail(
                 op,
-                offset,
+                at,
                 None,
-                format!(
-                    "short {}: {result} of {len} bytes at offset {offset}",
-                    op.name(),
-                ),
+                format!("short {}: {result} of {len} bytes at {place}", op.name()),
             );
         }
         false

@@ -974,11 +974,6 @@ fn resolve(
         .and_then(Value::as_str)
         .unwrap_or("sync")
         .to_string();
-    // fio's mmap opens the file O_DIRECT when asked, but a mapping is the page cache's.
-    if engine == "mmap" && keys.get("direct") == Some(&json!(true)) {
-        keys.insert("direct".into(), json!(false));
-        notes.push("direct=1 with ioengine=mmap: the mapping is served from the page cache whatever the open flags (fio's too); fslab-engine maps it buffered".into());
-    }
     let sync = matches!(engine.as_str(), "sync" | "mmap" | "falloc" | "ftruncate");
     for key in [
         "iodepth",

@@ -34,7 +34,13 @@ pub enum Call {
     /// fio's `ftruncate`: a write truncates the file to its offset.
     Ftruncate,
     /// fio's `mmap`: each file mapped whole (`len` bytes), reads and writes copies.
-    Mmap { len: u64, write: bool, random: bool },
+    /// With `direct`, each copy's pages are written back and dropped, as fio's.
+    Mmap {
+        len: u64,
+        write: bool,
+        random: bool,
+        direct: bool,
+    },
 }
 
 /// The thread's files mapped for `Call::Mmap` (else none), unmapped when dropped.
@@ -42,7 +48,10 @@ struct Maps(Vec<(*mut u8, usize)>);
 
 impl Maps {
     fn of(call: Call, fds: &[i32]) -> std::io::Result<Self> {
-        let Call::Mmap { len, write, random } = call else {
+        let Call::Mmap {
+            len, write, random, ..
+        } = call
+        else {
             return Ok(Self(Vec::new()));
         };
         let len = len as usize;
@@ -78,18 +87,40 @@ impl Drop for Maps {
     }
 }
 
-/// One copy in or out of a mapping: `len` bytes.
+/// One copy in or out of a mapping: `len` bytes, or -1 with errno set. `direct`: the
+/// range's pages are then written back and dropped from the page cache ("not really
+/// direct, but should drop the pages from the cache", fio's mmap engine says).
 ///
 /// # Safety
 /// `map` must be a mapping of `offset + len` bytes or more and `buf` a buffer of `len`.
 #[inline]
-unsafe fn copy(op: Op, map: *mut u8, buf: *mut u8, offset: u64, len: u64) -> i64 {
+unsafe fn copy(op: Op, map: *mut u8, buf: *mut u8, offset: u64, len: u64, direct: bool) -> i64 {
     // SAFETY: the caller's promise; the two never overlap (a mapping and a heap buffer).
     unsafe {
         let at = map.add(offset as usize);
         match op {
             Op::Read => std::ptr::copy_nonoverlapping(at, buf, len as usize),
             _ => std::ptr::copy_nonoverlapping(buf, at, len as usize),
+        }
+    }
+    if direct {
+        // msync and madvise take whole pages: from the page the range starts in.
+        let page = 4096u64;
+        let from = offset / page * page;
+        let span = (offset + len - from) as usize;
+        // SAFETY: the pages lie inside the mapping (the caller's promise); neither call
+        // reads or writes our memory.
+        let r = unsafe {
+            let at = map.add(from as usize).cast();
+            if libc::msync(at, span, libc::MS_SYNC) != 0 {
+                return -1;
+            }
+            libc::posix_madvise(at, span, libc::POSIX_MADV_DONTNEED)
+        };
+        if r != 0 {
+            // SAFETY: errno is thread-local.
+            unsafe { *libc::__errno_location() = r };
+            return -1;
         }
     }
     len as i64
@@ -197,6 +228,7 @@ pub fn run(w: &mut Worker, call: Call) {
             return;
         }
     };
+    let direct = matches!(call, Call::Mmap { direct: true, .. });
     let buf = w.buffers.ptr(0);
     let mut now = Instant::now();
     while let Some((op, offset, len)) = next_in_turn(w, &mut now) {
@@ -210,7 +242,7 @@ pub fn run(w: &mut Worker, call: Call) {
         let r = match maps.0.get(n) {
             // SAFETY: the file is mapped whole (its extent), and every offset plus
             // length lies inside it.
-            Some(&(map, _)) => unsafe { copy(op, map, buf, at, len) },
+            Some(&(map, _)) => unsafe { copy(op, map, buf, at, len, direct) },
             // SAFETY: as above for `buf`.
             None => unsafe { one(call, op, fd, buf, at, len) },
         };

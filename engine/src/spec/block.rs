@@ -150,22 +150,14 @@ impl JobSpec {
             ));
         }
 
-        if ioengine == IoEngine::Mmap {
-            if self.direct == Some(true) {
-                e.push(
-                    JobError::new("direct", "cannot be combined with `ioengine = \"mmap\"`: a mapping is served from the page cache")
-                        .hint("remove `direct`, or use `io_uring` or `sync` for direct I/O"),
-                );
-            }
-            if rw.trims() {
-                e.push(
-                    JobError::new(
-                        "rw",
-                        "trims with `ioengine = \"mmap\"`, which only copies data in and out",
-                    )
-                    .hint("trim with `io_uring` or `sync`"),
-                );
-            }
+        if ioengine == IoEngine::Mmap && rw.trims() {
+            e.push(
+                JobError::new(
+                    "rw",
+                    "trims with `ioengine = \"mmap\"`, which only copies data in and out",
+                )
+                .hint("trim with `io_uring` or `sync`"),
+            );
         }
         if ioengine == IoEngine::Ftruncate && !matches!(rw, Rw::Write | Rw::Randwrite) {
             e.push(

@@ -273,8 +273,9 @@ pub enum IoEngine {
     /// grown to the write's offset. Writes only; files only.
     Ftruncate,
     /// The file (or device) mapped into memory (fio's `mmap`): a read copies from the
-    /// mapping, a write copies into it, one at a time; page faults are the I/O. Through
-    /// the page cache always (not with `direct`); no trims.
+    /// mapping, a write copies into it, one at a time; page faults are the I/O. With
+    /// `direct`, each I/O's range is written back (msync) and dropped from the page cache
+    /// after the copy, as fio does; no trims.
     Mmap,
 }
 
