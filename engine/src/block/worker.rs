@@ -131,7 +131,11 @@ impl<'a> Worker<'a> {
             error: None,
             flags,
             offsets: (0..job.files_per_thread())
-                .map(|f| Offsets::new(&job.shape(thread), thread_seed(seed, f)))
+                // The first file keeps the thread's own seed: one file draws as before.
+                .map(|f| {
+                    let seed = if f == 0 { seed } else { thread_seed(seed, f) };
+                    Offsets::new(&job.shape(thread), seed)
+                })
                 .collect(),
             file_now: 0,
             service: job.file_service(),
