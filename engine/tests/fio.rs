@@ -47,6 +47,16 @@ fn run(dir: &Path, file: &str) -> Value {
     serde_json::from_str(&out).unwrap()
 }
 
+/// Writes `text` as the job file `name` in `dir` and returns its path and the plan
+/// `check --format json` prints (the file must be accepted).
+fn planned(dir: &Path, name: &str, text: &str) -> (PathBuf, Value) {
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    let (code, out, err) = engine(dir, &["check", "--format", "json", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    (f, serde_json::from_str(&out).unwrap())
+}
+
 fn job<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["jobs"]
         .as_array()
@@ -861,14 +871,7 @@ fn exitall_ends_its_group_and_exit_what_all_ends_every_job() {
 fn continue_on_error_and_ignore_error_become_the_engines_keys() {
     let dir = scratch();
     let text = "[j]\nrw=randwrite\nsize=1m\ncontinue_on_error=write\nignore_error=,ENOSPC:EDQUOT\n";
-    let f = dir.path().join("c.fio");
-    std::fs::write(&f, text).unwrap();
-    let (code, out, err) = engine(
-        dir.path(),
-        &["check", "--format", "json", f.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
-    let plan: Value = serde_json::from_str(&out).unwrap();
+    let (_, plan) = planned(dir.path(), "c.fio", text);
     let j = &plan["plan"]["jobs"][0]["job"];
     assert_eq!(j["continue_on_error"], "write");
     assert_eq!(j["continue_errors"], serde_json::json!([28, 122]));
@@ -1018,14 +1021,7 @@ fn verify_reads_back_as_fio_does_with_a_backlog_and_a_region_per_clone() {
                 [stripes]\nrw=write:112k\noffset=120k\noffset_increment=1m\nsize=1m\n\
                 numjobs=3\nverify_backlog=1\nloops=2\n\
                 [off]\nstonewall\nrw=randwrite\nsize=256k\ndo_verify=0\n";
-    let f = dir.path().join("v.fio");
-    std::fs::write(&f, text).unwrap();
-    let (code, out, err) = engine(
-        dir.path(),
-        &["check", "--format", "json", f.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
-    let plan: Value = serde_json::from_str(&out).unwrap();
+    let (f, plan) = planned(dir.path(), "v.fio", text);
     let stripes = &plan["plan"]["jobs"][0]["job"];
     assert_eq!(stripes["verify_read_back"], true);
     assert_eq!(stripes["verify_backlog"], 1);
@@ -1065,14 +1061,7 @@ fn what_real_job_files_say_maps_as_fio_reads_it() {
                 cpus_allowed_policy=split\nlog_max_value=1\nbwavgtime=500\nstats=1\n\
                 [reader]\nrw=randread\nsize=95%\noffset=1%\ncpumask=0x5\n\
                 [writer]\nrw=write\nfsync=0\nfdatasync=8\nfsync_on_close=1\nsize=1m\nnr_files=1\nfileoffset=4k\niodepth=8192\nioengine=io_uring\n";
-    let f = dir.path().join("r.fio");
-    std::fs::write(&f, text).unwrap();
-    let (code, out, err) = engine(
-        dir.path(),
-        &["check", "--format", "json", f.to_str().unwrap()],
-    );
-    assert_eq!(code, 0, "{err}");
-    let plan: Value = serde_json::from_str(&out).unwrap();
+    let (_, plan) = planned(dir.path(), "r.fio", text);
     let reader = &plan["plan"]["jobs"][0]["job"];
     assert!(
         reader.get("end_fsync").is_none_or(|v| v == false),

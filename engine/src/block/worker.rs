@@ -64,9 +64,10 @@ pub struct Worker<'a> {
     bs: u64,
     /// `sequential` file service: a file's I/Os before the next.
     pass_ios: u64,
-    /// `invalidate` on buffered I/O: the passes over the region seen, at each new one of
-    /// which the thread drops the file's cached pages again, as fio does.
-    passes_seen: Option<u64>,
+    /// `invalidate` on buffered I/O: at each new pass over a file the thread drops its
+    /// cached pages again, as fio does; the file whose new pass the last draw began.
+    invalidate_each_pass: bool,
+    pass_began: Option<usize>,
     /// `continue_on_error`: which failed I/Os go on, after which errors, and those seen.
     continue_on: crate::spec::ContinueOn,
     continue_errors: Vec<i32>,
@@ -123,6 +124,7 @@ impl<'a> Worker<'a> {
         let seed = thread_seed(job.randseed, thread);
         let data = Data::of(job);
         let guard = job.verify && job.iodepth > 1;
+        let service = job.file_service();
         Self {
             thread,
             files,
@@ -138,8 +140,8 @@ impl<'a> Worker<'a> {
                 })
                 .collect(),
             file_now: 0,
-            service: job.file_service(),
-            file_ios_left: match job.file_service() {
+            service,
+            file_ios_left: match service {
                 FileService::RoundRobin(n) | FileService::Random(n) => n,
                 FileService::Sequential => pass_ios(job),
             },
@@ -173,7 +175,8 @@ impl<'a> Worker<'a> {
             held: Vec::new(),
             bs: job.bs,
             pass_ios: pass_ios(job),
-            passes_seen: (job.pattern.invalidate && !job.direct).then_some(0),
+            invalidate_each_pass: job.pattern.invalidate && !job.direct,
+            pass_began: None,
             verify: None,
             continue_on: job.pattern.continue_on_error,
             continue_errors: job.pattern.continue_errors.clone(),
@@ -230,8 +233,7 @@ impl<'a> Worker<'a> {
             return (Op::Read, offset, self.bs, true);
         }
         if self.offsets.len() == 1 {
-            let (op, offset, len) = self.offsets[0].next_io();
-            return (op, offset, len, false);
+            return self.next_of(0);
         }
         if self.file_ios_left == 0 {
             let n = self.offsets.len();
@@ -242,13 +244,25 @@ impl<'a> Worker<'a> {
             };
         }
         self.file_ios_left -= 1;
-        let (op, offset, len) = self.offsets[self.file_now].next_io();
+        let (op, offset, len, _) = self.next_of(self.file_now);
         (
             op,
             (self.file_now as u64) << FILE_SHIFT | offset,
             len,
             false,
         )
+    }
+
+    /// File `file`'s next I/O, noting when it begins a new pass over the file.
+    #[inline]
+    fn next_of(&mut self, file: usize) -> (Op, u64, u64, bool) {
+        let o = &mut self.offsets[file];
+        let passes = o.passes;
+        let (op, offset, len) = o.next_io();
+        if o.passes != passes {
+            self.pass_began = Some(file);
+        }
+        (op, offset, len, false)
     }
 
     /// The file an offset from `next` is in, and the offset in it: with several files,
@@ -309,16 +323,12 @@ impl<'a> Worker<'a> {
         if let Some(p) = &mut self.pace {
             p.issued(len, now);
         }
-        if let Some(seen) = &mut self.passes_seen {
-            let passes = self.offsets.iter().map(|o| o.passes).sum();
-            if passes != *seen {
-                *seen = passes;
-                for f in &self.files {
-                    let device = f.metadata().is_ok_and(|m| {
-                        std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type())
-                    });
-                    super::target::invalidate(f, device);
-                }
+        if let Some(file) = self.pass_began.take() {
+            if let (true, Some(f)) = (self.invalidate_each_pass, self.files.get(file)) {
+                let device = f
+                    .metadata()
+                    .is_ok_and(|m| std::os::unix::fs::FileTypeExt::is_block_device(&m.file_type()));
+                super::target::invalidate(f, device);
             }
         }
         Next::Io(op, offset, len)

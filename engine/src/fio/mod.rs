@@ -856,10 +856,11 @@ fn resolve(
         }
         keys.insert("continue_errors".into(), Value::Array(errors));
     }
-    let writes = keys
+    // The engine's own reading of `rw` (a bad one is the resolver's to refuse).
+    let rw: Option<spec::Rw> = keys
         .get("rw")
-        .and_then(Value::as_str)
-        .is_some_and(|rw| rw.contains("write") || rw == "rw" || rw == "randrw");
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let writes = rw.is_some_and(spec::Rw::writes);
     if keys.contains_key("cpus_allowed_policy")
         && !keys.contains_key("cpus_allowed")
         && !keys.contains_key("numa_cpu_nodes")
@@ -894,10 +895,7 @@ fn resolve(
     let sized_io = keys.contains_key("io_size")
         || keys.contains_key("bssplit")
         || keys.contains_key("bsrange");
-    let sequential = keys
-        .get("rw")
-        .and_then(Value::as_str)
-        .is_none_or(|rw| !rw.starts_with("rand"));
+    let sequential = !rw.is_some_and(spec::Rw::is_random);
     if let (false, true, false, Some(size)) = (
         d.time_based,
         skip > 0 && sequential,
