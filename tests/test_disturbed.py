@@ -90,8 +90,12 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    # A zombie is dead too: its parent has not reaped it yet.
-    stat = Path(f"/proc/{pid}/stat").read_text()
+    # A zombie is dead too: its parent has not reaped it yet. It may also be reaped
+    # between the signal and the read.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
