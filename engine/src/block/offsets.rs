@@ -4,7 +4,7 @@ use rand_xoshiro::rand_core::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
 use super::distribution::{Draw, Law};
-use super::randmap::RandomMap;
+use super::randmap::{FreeMap, RandomMap, MAX_FREE_MAP_BLOCKS};
 use super::sizes::Sizes;
 use crate::record::Op;
 use crate::spec::Rw;
@@ -63,6 +63,13 @@ struct Zones {
     done: u64,
 }
 
+/// How a random map keeps every block once per pass: by a permutation where each I/O is
+/// one block, by a bitmap of the blocks done where an I/O may span several.
+enum Map {
+    Order(RandomMap),
+    Free(FreeMap),
+}
+
 /// Offsets aligned to `align` inside the thread's region: sequential (wrapping) or
 /// random by the shape's law.
 pub struct Offsets {
@@ -73,7 +80,7 @@ pub struct Offsets {
     size: u64,
     random: bool,
     draw: Draw,
-    map: Option<RandomMap>,
+    map: Option<Map>,
     /// The next sequential offset in the region (may walk below 0 going backwards).
     cursor: i64,
     seq_skip: i64,
@@ -115,8 +122,14 @@ impl Offsets {
                 .max(shape.sizes[1].max()),
             random,
             draw: Draw::new(&shape.law, blocks, align, seed ^ 0x5ca7),
-            map: (random && shape.map && shape.law.is_uniform())
-                .then(|| RandomMap::new(blocks, seed ^ 0xa11)),
+            map: (random && shape.map && shape.law.is_uniform()).then(|| {
+                let one_block = shape.sizes.iter().all(|s| s.is_fixed() && s.max() == align);
+                if one_block || blocks > MAX_FREE_MAP_BLOCKS {
+                    Map::Order(RandomMap::new(blocks, seed ^ 0xa11))
+                } else {
+                    Map::Free(FreeMap::new(blocks, seed ^ 0xa11))
+                }
+            }),
             cursor: 0,
             seq_skip: shape.seq_skip,
             seq_run: shape.seq_run.max(1),
@@ -200,12 +213,20 @@ impl Offsets {
         if self.zones.is_some() {
             return (op, self.base + self.in_zone(len), len);
         }
+        let mut len = len;
         let off = if self.random && self.run_left == 0 {
             self.run_left = self.seq_run - 1;
             let block = match &mut self.map {
-                Some(m) => {
+                Some(Map::Order(m)) => {
                     let (b, new_pass) = m.next_block_and_pass();
                     self.passes += u64::from(new_pass);
+                    b
+                }
+                Some(Map::Free(m)) => {
+                    // Cut short at the first block done this pass, as fio's map does.
+                    let (b, blocks, new_pass) = m.take(len.div_ceil(self.align));
+                    self.passes += u64::from(new_pass);
+                    len = len.min(blocks * self.align);
                     b
                 }
                 None => self.draw.next(&mut self.rng),
