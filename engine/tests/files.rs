@@ -288,6 +288,49 @@ fn touch_chmod_xattr_stat_delete_reach_every_file() {
     }
 }
 
+#[test]
+fn loops_do_the_tree_again_and_runtime_stops_them() {
+    let place = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let dir = place.path().join("set");
+    run_job(&job(
+        "create",
+        &dir,
+        "nr_files = 150\nfiles_per_dir = 40\nfile_size = 10",
+    ));
+    // Three threads, four passes: each pass ends for all before the next begins, so
+    // every file is done exactly four times, each directory walked four times.
+    let s = run_job(&job("stat", &dir, "numjobs = 3\nloops = 4"));
+    assert_eq!(s["files"]["files"], 600);
+    assert_eq!(s["files"]["bytes"], 6000);
+    assert_eq!(
+        s["files"]["dirs"],
+        4 * 5,
+        "the root and four directories, four times"
+    );
+    // Passes without end, cut short by `runtime`.
+    let t = run_job(&job(
+        "stat",
+        &dir,
+        "numjobs = 2\nloops = 4294967296\nruntime = \"300ms\"",
+    ));
+    let (files, runtime) = (
+        t["files"]["files"].as_u64().unwrap(),
+        t["runtime_s"].as_f64().unwrap(),
+    );
+    assert!(files > 150, "more than one pass in 300 ms: {files}");
+    assert!(
+        (0.3..1.0).contains(&runtime),
+        "stopped at runtime: {runtime} s"
+    );
+    // A pass that changes the tree is not done twice: `loops` is ignored, with a warning.
+    let d = run_job(&job("delete", &dir, "loops = 2"));
+    assert_eq!(d["files"]["deleted"], 150);
+    assert!(
+        d["warnings"].to_string().contains("`loops` has no effect"),
+        "{d}"
+    );
+}
+
 fn refused(text: &str) -> String {
     let out = Command::cargo_bin("fslab-engine")
         .unwrap()

@@ -882,7 +882,8 @@ fn the_file_engines_run_as_files_jobs_over_nrfiles_per_clone() {
     let dir = scratch();
     let text = "[global]\ndirectory=${FIO_DIR}\nfilesize=4k\nnrfiles=30\n\
                 [made]\nioengine=filecreate\nnumjobs=2\n\
-                [looked]\nstonewall\nioengine=filestat\n\
+                [looked]\nstonewall\nioengine=filestat\nloops=3\n\
+                [timed]\nstonewall\nioengine=filestat\ntime_based\nruntime=300ms\n\
                 [gone]\nstonewall\nioengine=filedelete\n";
     let f = dir.path().join("files.fio");
     std::fs::write(&f, text).unwrap();
@@ -899,8 +900,15 @@ fn the_file_engines_run_as_files_jobs_over_nrfiles_per_clone() {
     // Each clone its `nrfiles`; `filecreate`'s files stay empty, as fio's.
     assert_eq!(op("made"), ("create".into(), 60));
     assert_eq!(job(&r, "made")["report"]["results"][0]["bytes"], 0);
-    // `filestat` and `filedelete` find their files made first, unmeasured.
-    assert_eq!(op("looked"), ("stat".into(), 30));
+    // `filestat` and `filedelete` find their files made first, unmeasured; fio stats
+    // the files again each loop, and a time-based job until its runtime.
+    assert_eq!(op("looked"), ("stat".into(), 90));
+    let (_, timed) = op("timed");
+    let runtime = job(&r, "timed")["report"]["runtime_s"].as_f64().unwrap();
+    assert!(
+        timed > 30 && (0.3..1.0).contains(&runtime),
+        "{timed} in {runtime} s"
+    );
     assert_eq!(op("gone"), ("delete".into(), 30));
     assert!(dir.path().join("made.files").is_dir());
     assert!(dir.path().join("looked.files").is_dir());

@@ -79,11 +79,13 @@ pub struct Ctx<'a> {
     /// The time the last file operation ended: the next one starts there, so each
     /// file costs one clock read.
     pub last: Instant,
+    /// `runtime`'s end: no file operation starts after it.
+    pub deadline: Option<Instant>,
 }
 
 impl Ctx<'_> {
     pub fn stopped(&self) -> bool {
-        self.flags.stopped()
+        self.flags.stopped() || self.deadline.is_some_and(|d| self.last >= d)
     }
 
     /// Records an error and stops every thread.
@@ -231,6 +233,10 @@ pub fn run(
     }
     let queue = walk::Queue::new();
     let dupes = hash::Shared::new(threads);
+    let loops = job.loops.unwrap_or(1);
+    // Every thread ends a pass before the next begins: the queue is refilled once.
+    let pass_end = std::sync::Barrier::new(threads as usize);
+    let again = std::sync::atomic::AtomicBool::new(false);
     // A files job has no ramp: its work is a fixed amount, not a time.
     let launch = Launch {
         interval: job.interval(),
@@ -255,6 +261,7 @@ pub fn run(
             list.reserve();
             list2.reserve();
             let (start, rec) = gate.start();
+            let deadline = job.runtime().map(|r| start + r);
             let mut ctx = Ctx {
                 thread: t,
                 job: &job,
@@ -271,12 +278,32 @@ pub fn run(
                 dirs_seen: Vec::new(),
                 cands: Vec::new(),
                 last: start,
+                deadline,
             };
             let mut groups = Vec::new();
             match op {
                 FileOp::Create => ops::create(&mut ctx, &set, root_fd, t, threads),
                 _ => {
                     ops::walk(&mut ctx, &queue, root_fd, dest_fd);
+                    for _ in 1..loops {
+                        use std::sync::atomic::Ordering::Relaxed;
+                        // One thread decides for all, so none waits at a barrier the
+                        // others have left.
+                        if pass_end.wait().is_leader() {
+                            ctx.mark();
+                            let go = !ctx.stopped();
+                            if go {
+                                queue.refill();
+                            }
+                            again.store(go, Relaxed);
+                        }
+                        pass_end.wait();
+                        if !again.load(Relaxed) {
+                            break;
+                        }
+                        ctx.mark();
+                        ops::walk(&mut ctx, &queue, root_fd, dest_fd);
+                    }
                     if op == FileOp::Dupes {
                         groups = dupes.run(&mut ctx, root_fd);
                     }

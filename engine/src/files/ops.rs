@@ -11,6 +11,7 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 use super::set::{self, Content, FileSet};
 use super::walk::{DirTask, Listing, Queue};
 use super::{sys, Ctx, DirMeta};
+use crate::clock::Instant;
 use crate::record::Op;
 use crate::report::ScanTotal;
 use crate::spec::FileOp;
@@ -106,8 +107,9 @@ fn write_content(
 
 /// Every operation but `create`: take directories from the queue until the walk ends.
 pub fn walk(ctx: &mut Ctx<'_>, queue: &Queue, root: RawFd, dest: Option<RawFd>) {
-    let flags = ctx.flags;
-    while let Some(task) = queue.pop(|| flags.stopped()) {
+    let (flags, deadline) = (ctx.flags, ctx.deadline);
+    let stop = || flags.stopped() || deadline.is_some_and(|d| Instant::now() >= d);
+    while let Some(task) = queue.pop(stop) {
         let mut list = std::mem::take(&mut ctx.list);
         if let Err((what, e)) = visit(ctx, queue, &task, &mut list, root, dest) {
             let path = if task.rel.is_empty() { "." } else { &task.rel };

@@ -52,20 +52,33 @@ pub struct Queue {
     pub tops: Mutex<Vec<String>>,
 }
 
+fn root_task() -> DirTask {
+    DirTask {
+        rel: String::new(),
+        top: None,
+        depth: 0,
+    }
+}
+
 impl Queue {
     pub fn new() -> Self {
         Self {
             state: Mutex::new(State {
-                tasks: vec![DirTask {
-                    rel: String::new(),
-                    top: None,
-                    depth: 0,
-                }],
+                tasks: vec![root_task()],
                 busy: 0,
             }),
             cv: Condvar::new(),
             tops: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The root again, for another pass over the tree (`loops`); called between passes,
+    /// when no thread walks.
+    pub fn refill(&self) {
+        let mut s = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        s.tasks = vec![root_task()];
+        s.busy = 0;
+        self.tops.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
 
     /// The next directory, or `None` when the walk is over (or `stop` says so).

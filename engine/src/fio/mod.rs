@@ -1133,8 +1133,27 @@ fn files_job(
         "ioengine=file{op}: a files job (`op = \"{op}\"`) over {nrfiles} files per clone in `{dir}/{name}.files`{}; each file is one operation of the report",
         if op == "create" { "" } else { ", created first (unmeasured) as fio lays them out" }
     ));
-    if d.time_based {
-        notes.push("time_based: a files job does its files once (fio would start over)".into());
+    if op == "stat" {
+        // fio stats a job's files again each loop, and a time-based job until `runtime`.
+        match (d.time_based, d.runtime_s) {
+            (true, Some(r)) => {
+                keys.insert("loops".into(), json!(spec::MAX_LOOPS));
+                keys.insert("runtime".into(), json!(r));
+            }
+            (true, None) => {
+                keys.insert("loops".into(), json!(spec::MAX_LOOPS));
+                keys.insert("runtime".into(), json!(UNTIL_STOPPED_S));
+            }
+            (false, _) => {
+                if let Some(n) = d.loops.filter(|&n| n > 1) {
+                    keys.insert("loops".into(), json!(n));
+                }
+            }
+        }
+    } else if d.time_based || d.loops.is_some_and(|n| n > 1) {
+        notes.push(format!(
+            "time_based, loops: a files job with `op = \"{op}\"` does its files once (fio would start over)"
+        ));
     }
 }
 

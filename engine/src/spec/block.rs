@@ -253,6 +253,7 @@ impl JobSpec {
             op: None,
             dest: None,
             create_first: false,
+            loops: None,
             nr_files: None,
             file_size: None,
             size_dist: None,

@@ -2,7 +2,8 @@
 
 use super::parse::{range, size};
 use super::{
-    FileOp, Job, JobSpec, ModeValue, SizeDist, MAX_FILES_PER_DIR, MAX_FILE_SIZE, MAX_NR_FILES,
+    FileOp, Job, JobSpec, ModeValue, SizeDist, MAX_FILES_PER_DIR, MAX_FILE_SIZE, MAX_LOOPS,
+    MAX_NR_FILES,
 };
 use crate::error::JobError;
 
@@ -141,6 +142,10 @@ impl JobSpec {
                 }
                 job.mode = Some(format!("{b:04o}"));
             }
+        }
+        if let Some(n) = self.loops.filter(|_| super::REPEATABLE.contains(&op)) {
+            range("loops", n, 1, MAX_LOOPS, e);
+            job.loops = Some(n);
         }
     }
 }

@@ -42,6 +42,9 @@ fn is_zero(n: &u64) -> bool {
 pub const VERIFY_BS_ALIGN: u64 = 512;
 pub const MIN_INTERVAL: Duration = Duration::from_millis(100);
 pub const MAX_NR_FILES: u64 = 100_000_000;
+/// The most passes a files job's `loops` asks (fio's time-based job is this many, cut
+/// short by `runtime`).
+pub const MAX_LOOPS: u64 = 1 << 32;
 pub const MAX_FILES_PER_DIR: u64 = 10_000_000;
 pub const MAX_FILE_SIZE: u64 = 64 << 30;
 pub const MAX_PAGE_SIZE: u64 = 1 << 20;
@@ -87,6 +90,9 @@ const BLOCK: &[Kind] = &[Kind::Block];
 const OLTP: &[Kind] = &[Kind::Oltp];
 const MAILSTORE: &[Kind] = &[Kind::Mailstore];
 const CREATE: &[FileOp] = &[FileOp::Create];
+/// Files ops that leave the tree as they found it, so a pass can be done again.
+pub(super) const REPEATABLE: &[FileOp] =
+    &[FileOp::Stat, FileOp::Touch, FileOp::Chmod, FileOp::Xattr];
 
 /// Every job key, in `JobSpec`'s order. Keys every kind takes may still mean nothing to
 /// some (an application model has no `rw`); those are ignored silently.
@@ -193,6 +199,7 @@ pub const KEYS: &[Key] = &[
     files_key("dup_share", CREATE),
     files_key("mutate_share", &[FileOp::Mutate]),
     files_key("mode", &[FileOp::Chmod]),
+    files_key("loops", REPEATABLE),
     key("data_size", APP),
     key("log_size", APP),
     key("page_size", APP),
@@ -543,7 +550,7 @@ pub struct JobSpec {
     pub completion_spin: Option<DurationValue>,
     /// Bypass the page cache with O_DIRECT. Default false.
     pub direct: Option<bool>,
-    /// Run for this long (time-based, after `ramp_time`); without it the job is size-based.
+    /// Run for this long (time-based, after `ramp_time`); without it the job is size-based. A files job stops at it, mid-pass if need be (with `loops`, a timed files job).
     pub runtime: Option<DurationValue>,
     /// Run this long before measuring; shown in the series, excluded from the results. Default 0.
     pub ramp_time: Option<DurationValue>,
@@ -719,6 +726,8 @@ pub struct JobSpec {
     pub mutate_share: Option<f64>,
     /// Files job, `chmod`: the mode to set, e.g. `"0640"`. Default `"0640"`.
     pub mode: Option<ModeValue>,
+    /// Files job, `stat`, `touch`, `chmod`, `xattr`: passes over the tree, each thread waiting for the others at each pass's end (fio's `loops`; its `time_based` is many passes with `runtime`). A files job stops at `runtime`, mid-pass, whatever `loops` says. 1..=2^32. Default 1.
+    pub loops: Option<u64>,
     /// oltp, mailstore: size of the data file `<directory>/<name>.data`. Default 256MiB.
     pub data_size: Option<SizeValue>,
     /// oltp, mailstore: size of the log file `<directory>/<name>.log`, written round-robin; 1MiB or more. Default 64MiB.
@@ -840,6 +849,9 @@ pub struct Job {
     /// Octal, e.g. `"0640"`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<String>,
+    /// Files job: passes over the tree (1 unless asked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loops: Option<u64>,
     /// oltp, mailstore: the model's keys, resolved.
     #[serde(flatten)]
     pub app: Option<AppJob>,

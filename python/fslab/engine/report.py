@@ -192,6 +192,8 @@ class Job(_Model):
     continue_errors: _Items[int] = ()
     create_first: bool = False
     """Files jobs: the set was created first, unmeasured."""
+    loops: int | None = None
+    """Files jobs (stat, touch, chmod, xattr): passes over the tree."""
 
 
 class ContinuedErrors(_Model):
