@@ -420,6 +420,7 @@ impl<T> Harvest<T> {
             rate: None,
             errors_continued: Vec::new(),
             latency_target: None,
+            program: None,
             job,
         }
     }

@@ -73,6 +73,29 @@ pub struct Report {
     /// With `latency_target`: each thread's queue-depth search; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatTargetResult>,
+    /// With `program`: the program run beside the job and how it ended; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<ProgramResult>,
+}
+
+/// The program a job ran beside it (`program`, fio's `exec` engine).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ProgramResult {
+    /// The program and its arguments, as run.
+    pub argv: Vec<String>,
+    pub pid: u32,
+    /// Its exit status, when it exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// It was still running when the job ended, and was sent SIGTERM.
+    pub stopped: bool,
+    /// It outlived `grace_time` after SIGTERM, and was killed (SIGKILL).
+    pub killed: bool,
+    /// Seconds from its start until the job stopped it or saw it had ended.
+    pub ran_s: f64,
 }
 
 /// The queue-depth searches of a job with `latency_target`.

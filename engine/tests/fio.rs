@@ -919,6 +919,78 @@ fn the_file_engines_run_as_files_jobs_over_nrfiles_per_clone() {
 }
 
 #[test]
+fn exec_runs_its_program_beside_and_stops_it_at_runtime() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch();
+    let script = |name: &str, body: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p.display().to_string()
+    };
+    let polite = script(
+        "polite.sh",
+        "echo \"args: $*\"; trap 'echo term; exit 3' TERM; while :; do sleep 0.02; done",
+    );
+    let stubborn = script("stubborn.sh", "trap '' TERM; while :; do sleep 0.02; done");
+    let short = script("short.sh", "echo done >&2; exit 7");
+    let text = format!(
+        "[global]\ndirectory=${{FIO_DIR}}\ntime_based\nruntime=500ms\nioengine=exec\n\
+         [polite]\nprogram={polite}\narguments=%n  %r\n\
+         [stubborn]\nstonewall\nprogram={stubborn}\ngrace_time=0\n\
+         [short]\nstonewall\nprogram={short}\n"
+    );
+    let f = dir.path().join("exec.fio");
+    std::fs::write(&f, text).unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let program = |name: &str| job(&r, name)["report"]["program"].clone();
+    // %n and %r filled in (0.5 s is 0 whole seconds), split at spaces as fio does; the
+    // output in <name>.stdout; SIGTERM at the runtime's end, which it handled.
+    let p = program("polite");
+    assert_eq!(p["argv"], serde_json::json!([polite, "polite", "0"]));
+    assert_eq!(
+        (p["exit_code"].as_i64(), p["stopped"].as_bool()),
+        (Some(3), Some(true))
+    );
+    let said = std::fs::read_to_string(dir.path().join("polite.stdout")).unwrap();
+    assert_eq!(said, "args: polite 0\nterm\n");
+    // One that ignores SIGTERM is killed after `grace_time`.
+    let s = program("stubborn");
+    assert_eq!(
+        (s["signal"].as_i64(), s["killed"].as_bool()),
+        (Some(9), Some(true))
+    );
+    // One that ends first is only reported: the job runs its time, as fio's.
+    let e = program("short");
+    assert_eq!(
+        (e["exit_code"].as_i64(), e["stopped"].as_bool()),
+        (Some(7), Some(false))
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("short.stderr")).unwrap(),
+        "done\n"
+    );
+    let runtime = job(&r, "short")["report"]["runtime_s"].as_f64().unwrap();
+    assert!(runtime >= 0.5, "{runtime}");
+    // A program that is not there is refused before anything is made.
+    let missing = dir.path().join("missing.fio");
+    std::fs::write(
+        &missing,
+        "[gone]\nioengine=exec\nprogram=no-such-program-here\nruntime=1\nstd_redirect=1\n",
+    )
+    .unwrap();
+    let (code, _, err) = engine(dir.path(), &["run", missing.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not an executable file here, nor one in PATH"),
+        "{err}"
+    );
+    assert!(!dir.path().join("gone.stdout").exists());
+}
+
+#[test]
 fn cpuio_spins_its_load_and_thinks_the_rest() {
     let dir = scratch();
     let f = dir.path().join("cpu.fio");

@@ -8,6 +8,7 @@
 //! `verify` stamps and checks blocks (`verify = true`), `verify_state` keeps their
 //! generations from one job to the next.
 
+pub mod beside;
 pub mod cmdprio;
 pub mod distribution;
 pub mod flow;
@@ -72,6 +73,7 @@ pub fn run(
             verify_blocks(&job, job.extent(size))?;
         }
     }
+    beside::check(&job)?;
     if let Some(d) = job.pattern.startdelay {
         wait_or_stop(std::time::Duration::from_secs_f64(d), flags);
     }
@@ -91,6 +93,7 @@ pub fn run(
         .map(|c| c.iter().flatten().collect())
         .zip(verifiers(&job, saved)?)
         .collect();
+    let program = beside::start(&job)?;
     let mut harvest = harness::run_threads(
         &Launch::of(&job, true),
         flags,
@@ -265,6 +268,7 @@ pub fn run(
     report.rate = rate;
     report.errors_continued = continued;
     report.latency_target = latency_target;
+    report.program = program.map(beside::Beside::stop);
     Ok(report)
 }
 

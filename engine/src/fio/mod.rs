@@ -682,6 +682,19 @@ pub fn preflight(plan: &Plan) -> Vec<Problem> {
     let mut problems = Vec::new();
     let mut dirs: HashMap<&Path, Option<crate::beneath::Beneath>> = HashMap::new();
     for pj in &plan.jobs {
+        // A program that cannot run is found before any job runs (exit 2).
+        if let Err(crate::error::RunError::Job(errors)) = crate::block::beside::check(&pj.job) {
+            for e in errors.0 {
+                problems.push(Problem {
+                    place: pj.at.place.clone(),
+                    section: Some(pj.at.name.clone()),
+                    option: Some("program".into()),
+                    message: e.message,
+                    hint: e.hint,
+                    hidden: None,
+                });
+            }
+        }
         let (Some(dir), Some(_)) = (&pj.job.beneath, pj.job.path_for(0)) else {
             continue;
         };
@@ -821,6 +834,48 @@ fn resolve(
         ));
     } else if d.cpuload.is_some() || d.cpuchunks.is_some() {
         notes.push("cpuload/cpuchunks only apply with ioengine=cpuio".into());
+    }
+    if d.exec {
+        if !keys.contains_key("program") {
+            problems.push(
+                Problem::at(
+                    &s.place,
+                    Some(&s.name),
+                    Some("ioengine"),
+                    "exec needs `program`".into(),
+                )
+                .hint("add `program=/usr/bin/vmstat` (and `arguments=1`)"),
+            );
+            return None;
+        }
+        match (keys.contains_key("runtime"), d.runtime_s) {
+            (true, _) => {}
+            (false, Some(r)) => {
+                keys.insert("runtime".into(), json!(r));
+                keys.remove("io_size");
+            }
+            (false, None) => {
+                problems.push(
+                    Problem::at(
+                        &s.place,
+                        Some(&s.name),
+                        Some("ioengine"),
+                        "exec needs `runtime`: fio stops the program once it has passed".into(),
+                    )
+                    .hint("add `runtime=30`"),
+                );
+                return None;
+            }
+        }
+        // fio's exec engine looks in on the program every 50 ms, each look an I/O.
+        keys.insert("thinktime".into(), json!(0.05));
+        notes.push("ioengine=exec: the program runs beside a null job that looks in every 50 ms, as fio's; at `runtime` it is sent SIGTERM, and SIGKILL after `grace_time`".into());
+    } else {
+        for k in ["program", "arguments", "grace_time", "std_redirect"] {
+            if keys.remove(k).is_some() {
+                notes.push(format!("{k}: only fio's exec engine takes it; left out"));
+            }
+        }
     }
     if d.dedupe_working_set && keys.contains_key("dedupe_percentage") {
         keys.entry("dedupe_working_set_percentage")

@@ -39,6 +39,8 @@ pub struct Draft {
     pub nrfiles: Option<u64>,
     /// `ioengine=cpuio` and its `cpuload` (percent) and `cpuchunks` (microseconds).
     pub cpuio: bool,
+    /// `ioengine=exec`: a null job with its `program` beside it.
+    pub exec: bool,
     pub cpuload: Option<u64>,
     pub cpuchunks: Option<u64>,
     /// `dedupe_mode=working_set`: the working-set keys apply (else they are dropped).
@@ -391,6 +393,22 @@ fn a_cmdprio_one(d: &mut Draft, v: Option<&str>, key: &str) -> Result<(), String
     d.set(key, json!(one));
     Ok(())
 }
+fn a_program(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.set("program", json!(need(v)?));
+    Ok(())
+}
+fn a_arguments(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.set("arguments", json!(v.unwrap_or("")));
+    Ok(())
+}
+fn a_grace_time(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.set("grace_time", json!(value::int(need(v)?)?));
+    Ok(())
+}
+fn a_std_redirect(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.set("std_redirect", json!(value::boolean(v)?));
+    Ok(())
+}
 fn a_cpuload(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let n = value::int(need(v)?)?;
     if n == 0 {
@@ -510,6 +528,7 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
     d.async_engine = None;
     d.cpuio = false;
+    d.exec = false;
     d.file_op = None;
     d.notes
         .retain(|n| !n.contains("runs on io_uring") && !n.contains("cpp_null"));
@@ -549,6 +568,11 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
             d.cpuio = true;
             "null"
         }
+        // fio's exec engine moves no data: it starts a program and looks in on it.
+        "exec" => {
+            d.exec = true;
+            "null"
+        }
         _ => {
             let needs = ELSEWHERE
                 .iter()
@@ -579,7 +603,6 @@ const ELSEWHERE: &[(&str, &str)] = &[
     ("pmemblk", "persistent memory (libpmemblk)"),
     ("dfs", "a DAOS pool"),
     ("e4defrag", "ext4's online defragmentation ioctl"),
-    ("exec", "a program to run beside the job"),
     ("gfapi", "a GlusterFS volume (libgfapi)"),
     ("http", "an HTTP, S3 or Swift service"),
     ("ime", "a DDN IME server"),
@@ -1207,7 +1230,7 @@ pub const OPTIONS: &[FioOption] = &[
     refused("nowait", &[], "RWF_NOWAIT I/O is not supported"),
     refused("uncached", &[], "uncached buffered I/O is not supported"),
     // The options of fio's other engines: the engine is refused, naming what it needs.
-    inert("arguments", &[], "an option of fio's exec engine, which fslab-engine refuses (`ioengine` says why)"),
+    mapped("arguments", &[], a_arguments, "with `ioengine=exec`: the program's arguments (`%r` the runtime in seconds, `%n` the job's name)"),
     inert("bindname", &[], "an option of fio's rdma engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("brick", &[], "an option of fio's glusterfs engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("busy_poll", &[], "an option of fio's rados, rbd engine, which fslab-engine refuses (`ioengine` says why)"),
@@ -1225,7 +1248,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("dummy", &[], "an option of fio's skeleton_external engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("exit_on_io_done", &[], "a cpuio job runs for its own `runtime`"),
     inert("gpu_dev_ids", &[], "an option of fio's libcufile engine, which fslab-engine refuses (`ioengine` says why)"),
-    inert("grace_time", &[], "an option of fio's exec engine, which fslab-engine refuses (`ioengine` says why)"),
+    mapped("grace_time", &[], a_grace_time, "with `ioengine=exec`: seconds between SIGTERM and SIGKILL at the job's end"),
     inert("hdfs_use_direct", &[], "an option of fio's libhdfs engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("hdfsdirectory", &[], "an option of fio's libhdfs engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("hostname", &[], "an option of fio's libhdfs, net, rdma engine, which fslab-engine refuses (`ioengine` says why)"),
@@ -1255,7 +1278,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("pingpong", &[], "an option of fio's net engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("pool", &[], "an option of fio's dfs, rados, rbd engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("port", &[], "an option of fio's libhdfs, librpma_fio, net, rdma engine, which fslab-engine refuses (`ioengine` says why)"),
-    inert("program", &[], "an option of fio's exec engine, which fslab-engine refuses (`ioengine` says why)"),
+    mapped("program", &[], a_program, "with `ioengine=exec`: the program run beside the job"),
     inert("proto", &[], "an option of fio's net, rdma engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("protocol", &[], "an option of fio's net engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("rbdname", &[], "an option of fio's rbd engine, which fslab-engine refuses (`ioengine` says why)"),
@@ -1265,7 +1288,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("single-instance", &[], "an option of fio's glusterfs engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("single_instance", &[], "an option of fio's libhdfs engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("skip_bad", &[], "an option of fio's mtd engine, which fslab-engine refuses (`ioengine` says why)"),
-    inert("std_redirect", &[], "an option of fio's exec engine, which fslab-engine refuses (`ioengine` says why)"),
+    mapped("std_redirect", &[], a_std_redirect, "with `ioengine=exec`: the program's output to `<name>.stdout`/`.stderr` (default), else to the engine's stderr"),
     inert("stream_id", &[], "an option of fio's sg engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("svcl", &[], "an option of fio's dfs engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("thp", &[], "an option of the mmap engine, which fslab-engine does not have"),

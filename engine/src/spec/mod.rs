@@ -187,6 +187,10 @@ pub const KEYS: &[Key] = &[
     key("filename_format", BLOCK),
     key("continue_on_error", BLOCK),
     key("continue_errors", BLOCK),
+    key("program", BLOCK),
+    key("arguments", BLOCK),
+    key("grace_time", BLOCK),
+    key("std_redirect", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("create_first", &[]),
@@ -702,6 +706,14 @@ pub struct JobSpec {
     pub continue_on_error: Option<ContinueOn>,
     /// Block jobs, with `continue_on_error`: the errors it goes on after, by name (`"ENOSPC"`) or number (fio's `ignore_error`). Default `["EIO", "EILSEQ"]` (fio's).
     pub continue_errors: Option<Vec<ErrnoValue>>,
+    /// Block jobs: a program run beside the job (fio's `exec` engine), started as the job's threads start and sent SIGTERM when they end (SIGKILL after `grace_time`): a path, or a name looked up in PATH. Its exit is in the report's `program`.
+    pub program: Option<String>,
+    /// Block jobs, with `program`: its arguments, split at spaces as fio's are; `%r` becomes the job's `runtime` in whole seconds, `%n` its `name`.
+    pub arguments: Option<String>,
+    /// Block jobs, with `program`: how long it has to end after SIGTERM before SIGKILL. Default 1s.
+    pub grace_time: Option<DurationValue>,
+    /// Block jobs, with `program`: its stdout and stderr go to `<name>.stdout` and `<name>.stderr` in `directory` (or the current directory), as fio's; false: both to the engine's stderr (stdout is the report). Default true.
+    pub std_redirect: Option<bool>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -1019,6 +1031,17 @@ pub struct PatternJob {
     /// Error numbers; left out when `continue_on_error` is `none`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub continue_errors: Vec<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
+    /// The program's arguments, `%r` and `%n` filled in.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<String>,
+    /// Seconds; with `program`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grace_time: Option<f64>,
+    /// With `program`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub std_redirect: Option<bool>,
 }
 
 /// The steady-state keys (`steady_state = true`), resolved.

@@ -676,6 +676,36 @@ impl JobSpec {
                 Err(m) => e.push(JobError::new("numa_mem_policy", m)),
             }
         }
+        if let Some(program) = &self.program {
+            if program.trim().is_empty() {
+                e.push(
+                    JobError::new("program", "is empty")
+                        .hint("a path, or a name found in PATH, e.g. `program = \"vmstat\"`"),
+                );
+            }
+            p.program = Some(program.clone());
+            // fio's expansion: %r is the runtime in whole seconds, %n the job's name.
+            let runtime_s = job.runtime.map_or(0, |r| r as u64);
+            p.arguments = self
+                .arguments
+                .as_deref()
+                .unwrap_or("")
+                .replace("%r", &runtime_s.to_string())
+                .replace("%n", &job.name)
+                .split(' ')
+                .filter(|a| !a.is_empty())
+                .map(String::from)
+                .collect();
+            p.grace_time =
+                Some(duration("grace_time", &self.grace_time, e).map_or(1.0, |d| d.as_secs_f64()));
+            p.std_redirect = Some(self.std_redirect.unwrap_or(true));
+        } else {
+            for key in ["arguments", "grace_time", "std_redirect"] {
+                if self.is_set(key) {
+                    e.push(JobError::new(key, "only applies with `program`"));
+                }
+            }
+        }
         let data_keys = [
             "buffer_compress_percentage",
             "dedupe_percentage",

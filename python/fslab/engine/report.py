@@ -183,6 +183,11 @@ class Job(_Model):
     latency_window: float | None = None
     latency_percentile: float | None = None
     latency_run: bool = False
+    program: str | None = None
+    """A program run beside the job (fio's `exec` engine)."""
+    arguments: _Items[str] = ()
+    grace_time: float | None = None
+    std_redirect: bool | None = None
     cpus_allowed: str | None = None
     cpus_allowed_policy: str | None = None
     numa_cpu_nodes: str | None = None
@@ -226,6 +231,20 @@ class LatTarget(_Model):
     percentile: float
     window_s: float
     threads: _Items[LatThread]
+
+
+class Program(_Model):
+    """The program a job ran beside it (`program`, fio's `exec` engine)."""
+
+    argv: _Items[str]
+    pid: int
+    exit_code: int | None = None
+    signal: int | None = None
+    stopped: bool
+    """Still running when the job ended: sent SIGTERM."""
+    killed: bool
+    """Outlived `grace_time` after SIGTERM: killed."""
+    ran_s: float
 
 
 class Rate(_Model):
@@ -649,6 +668,8 @@ class Report(_Model):
     """With `continue_on_error`: the failed I/Os the job went on after."""
     latency_target: LatTarget | None = None
     """With `latency_target`: each thread's queue-depth search."""
+    program: Program | None = None
+    """With `program`: the program run beside the job and how it ended."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
