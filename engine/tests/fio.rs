@@ -918,6 +918,87 @@ fn the_file_engines_run_as_files_jobs_over_nrfiles_per_clone() {
     );
 }
 
+/// Whether `dir` is on ext4 (statfs's magic), where EXT4_IOC_MOVE_EXT works.
+fn on_ext4(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+    // SAFETY: an all-zero statfs is a valid value of this plain C struct.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is NUL-terminated and `st` writable, both alive through the call.
+    unsafe { libc::statfs(c.as_ptr(), &mut st) == 0 && st.f_type == 0xEF53 }
+}
+
+#[test]
+fn e4defrag_moves_every_range_and_keeps_the_data() {
+    let dir = scratch();
+    if !on_ext4(dir.path()) {
+        eprintln!("skipped: {} is not on ext4", dir.path().display());
+        return;
+    }
+    // The file is laid out and flushed first: ext4 refuses (EBUSY) to move a range whose
+    // data is still dirty in the page cache, in fio and here alike.
+    let text = "[global]\ndirectory=${FIO_DIR}\nsize=4m\nbs=32k\nfilename=data\n\
+                [lay]\nrw=write\nbuffer_pattern=0x5a\nend_fsync=1\n\
+                [whole]\nstonewall\nioengine=e4defrag\ndonorname=data.def\ndirect=1\nrw=write\n\
+                [each]\nstonewall\nioengine=e4defrag\ndonorname=each.def\ninplace=1\nrw=randwrite\n";
+    let f = dir.path().join("defrag.fio");
+    std::fs::write(&f, text).unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    for name in ["whole", "each"] {
+        let res = &job(&r, name)["report"]["results"][0];
+        assert_eq!(
+            (res["op"].as_str(), res["ios"].as_u64()),
+            (Some("write"), Some(128)),
+            "{name}"
+        );
+        assert_eq!(res["bytes"], 4 << 20, "{name}: every range moved whole");
+    }
+    // Moved, not rewritten: the data is what the layout wrote.
+    let data = std::fs::read(dir.path().join("data")).unwrap();
+    assert_eq!(data.len(), 4 << 20);
+    assert!(data.iter().all(|&b| b == 0x5a), "the data changed");
+    // The whole region was fallocated in the donor first; `inplace` truncates it after each.
+    assert_eq!(
+        std::fs::metadata(dir.path().join("data.def"))
+            .unwrap()
+            .len(),
+        4 << 20
+    );
+    assert_eq!(
+        std::fs::metadata(dir.path().join("each.def"))
+            .unwrap()
+            .len(),
+        0
+    );
+}
+
+#[test]
+fn e4defrag_jobs_that_cannot_run_are_refused() {
+    let dir = scratch();
+    for (text, says) in [
+        (
+            "[r]\nioengine=e4defrag\ndonorname=d\nrw=read\nsize=1m\nfilename=f\n",
+            "only writes",
+        ),
+        (
+            "[n]\nioengine=e4defrag\nrw=write\nsize=1m\nfilename=f\n",
+            "donorname: is required",
+        ),
+        (
+            "[p]\nioengine=e4defrag\ndonorname=a/b\nrw=write\nsize=1m\nfilename=f\n",
+            "not a plain file name",
+        ),
+    ] {
+        let f = dir.path().join("bad.fio");
+        std::fs::write(&f, text).unwrap();
+        let (code, _, err) = engine(dir.path(), &["check", f.to_str().unwrap()]);
+        assert_eq!(code, 2, "{text}: {err}");
+        assert!(err.contains(says), "{text}: {err}");
+    }
+}
+
 #[test]
 fn exec_runs_its_program_beside_and_stops_it_at_runtime() {
     use std::os::unix::fs::PermissionsExt;

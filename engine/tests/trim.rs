@@ -102,7 +102,7 @@ fn what_moves_no_data_is_not_verified_and_ftruncate_only_writes() {
     for (keys, says) in [
         (
             "rw = \"randtrim\"\nverify = true",
-            "trims, `falloc` and `ftruncate`",
+            "trims, `falloc`, `ftruncate` and `e4defrag`",
         ),
         ("rw = \"read\"\nioengine = \"ftruncate\"", "only writes"),
     ] {

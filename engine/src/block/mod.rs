@@ -10,6 +10,7 @@
 
 pub mod beside;
 pub mod cmdprio;
+pub mod defrag;
 pub mod distribution;
 pub mod flow;
 pub mod lat_target;
@@ -126,6 +127,16 @@ pub fn run(
             let mut buffers = Buffers::new(job.max_bs(), job.iodepth, job.buffer_content, seed);
             buffers.shape(&Data::of(&job));
             let fds: Vec<RawFd> = files.iter().map(AsRawFd::as_raw_fd).collect();
+            let donor = match job.ioengine {
+                IoEngine::E4defrag => match defrag::Donor::open(&job, t) {
+                    Ok(d) => Some(d),
+                    Err(e) => {
+                        gate.setup_failed(e);
+                        None
+                    }
+                },
+                _ => None,
+            };
             let queue = match job.ioengine {
                 IoEngine::IoUring if !fds.is_empty() => {
                     match io::uring::Queue::new(&fds, &buffers, job.iodepth) {
@@ -156,6 +167,11 @@ pub fn run(
                     IoEngine::Sync => io::sync::run(&mut w, io::sync::Call::Transfer { device }),
                     IoEngine::Falloc => io::sync::run(&mut w, io::sync::Call::Falloc),
                     IoEngine::Ftruncate => io::sync::run(&mut w, io::sync::Call::Ftruncate),
+                    IoEngine::E4defrag => {
+                        if let Some(d) = &donor {
+                            io::sync::run(&mut w, d.call());
+                        }
+                    }
                     IoEngine::Mmap => io::sync::run(
                         &mut w,
                         io::sync::Call::Mmap {

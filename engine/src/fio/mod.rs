@@ -877,6 +877,11 @@ fn resolve(
             }
         }
     }
+    // fio's e4defrag options, inherited by a job of another engine, mean nothing there.
+    if keys.get("ioengine").and_then(Value::as_str) != Some("e4defrag") {
+        keys.remove("donorname");
+        keys.remove("inplace");
+    }
     if d.dedupe_working_set && keys.contains_key("dedupe_percentage") {
         keys.entry("dedupe_working_set_percentage")
             .or_insert(json!(5.0));

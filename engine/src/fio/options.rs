@@ -393,6 +393,14 @@ fn a_cmdprio_one(d: &mut Draft, v: Option<&str>, key: &str) -> Result<(), String
     d.set(key, json!(one));
     Ok(())
 }
+fn a_donorname(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.set("donorname", json!(need(v)?));
+    Ok(())
+}
+fn a_inplace(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
+    d.set("inplace", json!(value::boolean(v)?));
+    Ok(())
+}
 fn a_program(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     d.set("program", json!(need(v)?));
     Ok(())
@@ -552,6 +560,7 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
         }
         "falloc" => "falloc",
         "ftruncate" => "ftruncate",
+        "e4defrag" => "e4defrag",
         "mmap" => "mmap",
         // fio's file-operation engines: a files job (the runner sets `kind`).
         "filecreate" | "filestat" | "filedelete" => {
@@ -581,7 +590,7 @@ fn a_ioengine(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
             return Err(match needs {
                 Some(needs) => format!("`{v}` needs {needs}, which fslab-engine does not drive"),
                 None => format!(
-                    "`{v}` is not an engine fslab-engine has (psync, sync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio, null, falloc, ftruncate, mmap)"
+                    "`{v}` is not an engine fslab-engine has (psync, sync, pvsync, pvsync2, vsync, io_uring, libaio, posixaio, null, falloc, ftruncate, mmap, e4defrag, exec, cpuio, filecreate, filestat, filedelete)"
                 ),
             });
         }
@@ -602,7 +611,6 @@ const ELSEWHERE: &[(&str, &str)] = &[
     ),
     ("pmemblk", "persistent memory (libpmemblk)"),
     ("dfs", "a DAOS pool"),
-    ("e4defrag", "ext4's online defragmentation ioctl"),
     ("gfapi", "a GlusterFS volume (libgfapi)"),
     ("http", "an HTTP, S3 or Swift service"),
     ("ime", "a DDN IME server"),
@@ -1244,7 +1252,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("cont", &[], "an option of fio's dfs engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("cuda_io", &[], "an option of fio's libcufile engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("direct_write_to_pmem", &[], "an option of fio's librpma_fio engine, which fslab-engine refuses (`ioengine` says why)"),
-    inert("donorname", &[], "an option of fio's e4defrag engine, which fslab-engine refuses (`ioengine` says why)"),
+    mapped("donorname", &[], a_donorname, "with `ioengine=e4defrag`: the donor file, beside the job's file"),
     inert("dummy", &[], "an option of fio's skeleton_external engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("exit_on_io_done", &[], "a cpuio job runs for its own `runtime`"),
     inert("gpu_dev_ids", &[], "an option of fio's libcufile engine, which fslab-engine refuses (`ioengine` says why)"),
@@ -1266,7 +1274,7 @@ pub const OPTIONS: &[FioOption] = &[
     inert("http_verbose", &[], "an option of fio's http engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("https", &[], "an option of fio's http engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("initiator", &[], "an option of fio's libiscsi engine, which fslab-engine refuses (`ioengine` says why)"),
-    inert("inplace", &[], "an option of fio's e4defrag engine, which fslab-engine refuses (`ioengine` says why)"),
+    mapped("inplace", &[], a_inplace, "with `ioengine=e4defrag`: fallocate the donor per write and truncate it after"),
     inert("interface", &[], "an option of fio's net engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("listen", &[], "an option of fio's net engine, which fslab-engine refuses (`ioengine` says why)"),
     inert("mss", &[], "an option of fio's net engine, which fslab-engine refuses (`ioengine` says why)"),

@@ -41,6 +41,12 @@ pub enum Call {
         random: bool,
         direct: bool,
     },
+    /// fio's `e4defrag`: a write moves its range onto the donor's blocks (ioctl).
+    MoveExt {
+        donor: i32,
+        block: u64,
+        inplace: bool,
+    },
 }
 
 /// The thread's files mapped for `Call::Mmap` (else none), unmapped when dropped.
@@ -199,9 +205,17 @@ unsafe fn one(call: Call, op: Op, fd: i32, buf: *mut u8, offset: u64, len: u64) 
                 r
             }
         }
-        // The job's checks let only writes through to ftruncate (fio fails the rest
-        // with EINVAL, as this does should one ever come).
-        (Call::Ftruncate, _) => {
+        (
+            Call::MoveExt {
+                donor,
+                block,
+                inplace,
+            },
+            Op::Write,
+        ) => crate::block::defrag::move_range(fd, donor, block, inplace, offset, len),
+        // The job's checks let only writes through to ftruncate and e4defrag (fio fails
+        // the rest with EINVAL, as this does should one ever come).
+        (Call::Ftruncate | Call::MoveExt { .. }, _) => {
             // SAFETY: errno is thread-local.
             unsafe { *libc::__errno_location() = libc::EINVAL };
             -1

@@ -159,6 +159,15 @@ impl JobSpec {
                 .hint("trim with `io_uring` or `sync`"),
             );
         }
+        if ioengine == IoEngine::E4defrag && !matches!(rw, Rw::Write | Rw::Randwrite) {
+            e.push(
+                JobError::new(
+                    "rw",
+                    format!("{rw:?} with `ioengine = \"e4defrag\"`, which only writes (each write moves its range onto the donor's blocks)").to_lowercase(),
+                )
+                .hint("use `rw = \"write\"` or `\"randwrite\"`"),
+            );
+        }
         if ioengine == IoEngine::Ftruncate && !matches!(rw, Rw::Write | Rw::Randwrite) {
             e.push(
                 JobError::new(
@@ -362,7 +371,7 @@ impl JobSpec {
             e.push(
                 JobError::new(
                     "verify",
-                    "has nothing to check: trims, `falloc` and `ftruncate` write no content",
+                    "has nothing to check: trims, `falloc`, `ftruncate` and `e4defrag` write no content",
                 )
                 .hint("verify a job that writes with `ioengine = \"io_uring\"` or `\"sync\"`"),
             );

@@ -187,6 +187,8 @@ pub const KEYS: &[Key] = &[
     key("filename_format", BLOCK),
     key("continue_on_error", BLOCK),
     key("continue_errors", BLOCK),
+    key("donorname", BLOCK),
+    key("inplace", BLOCK),
     key("program", BLOCK),
     key("arguments", BLOCK),
     key("grace_time", BLOCK),
@@ -288,12 +290,19 @@ pub enum IoEngine {
     /// `direct`, each I/O's range is written back (msync) and dropped from the page cache
     /// after the copy, as fio does; no trims.
     Mmap,
+    /// ext4's online defragmentation, one extent move per write, one at a time (fio's
+    /// `e4defrag`): the write's range of the file is moved onto blocks fallocated in the
+    /// `donorname` file (EXT4_IOC_MOVE_EXT), its data kept. Writes only; files on ext4.
+    E4defrag,
 }
 
 impl IoEngine {
     /// The engines whose I/O is not a data transfer: no buffers, no verify.
     pub fn moves_no_data(self) -> bool {
-        matches!(self, IoEngine::Falloc | IoEngine::Ftruncate)
+        matches!(
+            self,
+            IoEngine::Falloc | IoEngine::Ftruncate | IoEngine::E4defrag
+        )
     }
 }
 
@@ -706,6 +715,10 @@ pub struct JobSpec {
     pub continue_on_error: Option<ContinueOn>,
     /// Block jobs, with `continue_on_error`: the errors it goes on after, by name (`"ENOSPC"`) or number (fio's `ignore_error`). Default `["EIO", "EILSEQ"]` (fio's).
     pub continue_errors: Option<Vec<ErrnoValue>>,
+    /// Block jobs, `ioengine = "e4defrag"`: the donor file whose fallocated blocks each write moves the file's range onto, a plain name in `directory` (or in the file's directory); shared by the job's threads, as fio's. Required with e4defrag.
+    pub donorname: Option<String>,
+    /// Block jobs, `ioengine = "e4defrag"`: fallocate the donor's range at each write and truncate it after (fio's `inplace=1`), instead of the whole region once at the start. Default false.
+    pub inplace: Option<bool>,
     /// Block jobs: a program run beside the job (fio's `exec` engine), started as the job's threads start and sent SIGTERM when they end (SIGKILL after `grace_time`): a path, or a name looked up in PATH. Its exit is in the report's `program`.
     pub program: Option<String>,
     /// Block jobs, with `program`: its arguments, split at spaces as fio's are; `%r` becomes the job's `runtime` in whole seconds, `%n` its `name`.
@@ -1031,6 +1044,10 @@ pub struct PatternJob {
     /// Error numbers; left out when `continue_on_error` is `none`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub continue_errors: Vec<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub donorname: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub inplace: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
     /// The program's arguments, `%r` and `%n` filled in.

@@ -676,6 +676,30 @@ impl JobSpec {
                 Err(m) => e.push(JobError::new("numa_mem_policy", m)),
             }
         }
+        if job.ioengine == super::IoEngine::E4defrag {
+            match self.donorname.as_deref() {
+                None | Some("") => e.push(
+                    JobError::new("donorname", "is required with `ioengine = \"e4defrag\"`").hint(
+                        "the donor file's name, beside the job's file: `donorname = \"file.def\"`",
+                    ),
+                ),
+                Some(n) if n.contains('/') || n == "." || n == ".." || n.contains('\0') => e.push(
+                    JobError::new("donorname", format!("{n:?} is not a plain file name"))
+                        .hint("the donor lives beside the job's file: give its name only"),
+                ),
+                Some(n) => p.donorname = Some(n.to_string()),
+            }
+            p.inplace = self.inplace.unwrap_or(false);
+        } else {
+            for key in ["donorname", "inplace"] {
+                if self.is_set(key) {
+                    e.push(JobError::new(
+                        key,
+                        "only applies with `ioengine = \"e4defrag\"`",
+                    ));
+                }
+            }
+        }
         if let Some(program) = &self.program {
             if program.trim().is_empty() {
                 e.push(

@@ -183,6 +183,9 @@ class Job(_Model):
     latency_window: float | None = None
     latency_percentile: float | None = None
     latency_run: bool = False
+    donorname: str | None = None
+    """`ioengine = "e4defrag"`: the donor file."""
+    inplace: bool = False
     program: str | None = None
     """A program run beside the job (fio's `exec` engine)."""
     arguments: _Items[str] = ()
