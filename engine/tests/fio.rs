@@ -1000,6 +1000,29 @@ fn e4defrag_jobs_that_cannot_run_are_refused() {
 }
 
 #[test]
+fn clones_verify_one_shared_file_where_fio_reports_bad_headers() {
+    // e4defrag.fio's last job, scaled: fio 3.33 fails it (`bad header rand_seed`), each
+    // clone checking blocks another overwrote; the engine shares the generations.
+    let dir = scratch();
+    let f = dir.path().join("shared.fio");
+    std::fs::write(
+        &f,
+        "[shared]\ndirectory=${FIO_DIR}\nfilename=file1\nioengine=libaio\nverify=md5\n\
+         bs=64k\niodepth=16\nsize=4m\nrw=randrw\nnumjobs=4\ntime_based\nruntime=500ms\n",
+    )
+    .unwrap();
+    let (code, out, err) = engine(dir.path(), &["run", f.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let v = &job(&r, "shared")["report"]["verify"];
+    for bad in ["corrupt", "misplaced", "stale", "unreadable"] {
+        assert_eq!(v[bad], 0, "{bad}: {v}");
+    }
+    assert!(v["good"].as_u64().unwrap() > 64, "{v}");
+    assert!(v["read_back_blocks"].as_u64().unwrap() >= 64, "{v}");
+}
+
+#[test]
 fn exec_runs_its_program_beside_and_stops_it_at_runtime() {
     use std::os::unix::fs::PermissionsExt;
     let dir = scratch();

@@ -26,6 +26,7 @@ pub mod worker;
 
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::buffers::{Buffers, Data};
 use crate::diagnostics::Warning;
@@ -478,23 +479,23 @@ fn verifiers(
     let part = job.size.unwrap_or(job.bs);
     if threads > 1 {
         let own_file = job.filename.is_none();
-        if let (false, Some(inc)) = (own_file, job.pattern.offset_increment) {
-            // A device's size is known only now.
-            if inc < part {
-                return Err(JobError::new(
-                    "verify",
-                    format!("needs a region per thread: `offset_increment` = {inc} is less than the {part} bytes each thread addresses, so threads would write the same blocks"),
-                )
-                .hint("give `size` at most `offset_increment`, or use `numjobs = 1`")
-                .into());
-            }
+        // A device's size is known only now.
+        let own_region = job.pattern.offset_increment.is_some_and(|inc| inc >= part);
+        if own_file || own_region {
+            let blocks = verify_blocks(job, part)? as usize;
+            return Ok((0..job.numjobs)
+                .map(|t| {
+                    let base = if own_file { 0 } else { job.shape(t).base };
+                    Some(made(base, vec![0; blocks]))
+                })
+                .collect());
         }
-        let blocks = verify_blocks(job, part)? as usize;
-        return Ok((0..job.numjobs)
-            .map(|t| {
-                let base = if own_file { 0 } else { job.shape(t).base };
-                Some(made(base, vec![0; blocks]))
-            })
+        // Threads writing the same blocks: one table of generations, numbered from the
+        // target's start, and a block taken by one thread's I/O at a time.
+        let blocks = verify_blocks(job, job.extent(part))? as usize;
+        let table = Arc::new(verify::Shared::new(blocks, job.bs));
+        return Ok((0..threads)
+            .map(|_| Some(made(0, Vec::new()).sharing(Arc::clone(&table))))
             .collect());
     }
     // Blocks are numbered from the target's start: the regions' offsets included.

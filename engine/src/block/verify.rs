@@ -19,6 +19,8 @@
 //! | 32..bs | payload: pseudo-random, from (seed, offset, generation) |
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
 
 use crc32c::{crc32c, crc32c_append};
 use rand_xoshiro::rand_core::{Rng, SeedableRng};
@@ -183,8 +185,10 @@ pub fn fill(block: &mut [u8], pattern: &[u64], seed: u64, offset: u64, generatio
 
 /// One thread's verification: the expected generation of every block of its part of the
 /// target (the whole target with `numjobs = 1`; its own region or file otherwise), and
-/// what the reads found. No other thread writes that part.
+/// what the reads found. No other thread writes that part, unless the part is `Shared`.
 pub struct Verifier {
+    /// Threads writing one region: the generations live in a table they share.
+    shared: Option<Arc<Shared>>,
     bs: u64,
     seed: u64,
     /// Where the thread's part starts: block i is the `bs` bytes at `base + i * bs`.
@@ -217,6 +221,7 @@ impl Verifier {
             .map(|_| rng.next_u64())
             .collect();
         Self {
+            shared: None,
             bs,
             seed,
             base: 0,
@@ -233,6 +238,30 @@ impl Verifier {
             wrote: None,
             phase: None,
             phases: None,
+        }
+    }
+
+    /// The thread shares its region with others: generations in `table` (whose blocks
+    /// run from the target's start), each block taken by one thread's I/O at a time.
+    pub fn sharing(mut self, table: Arc<Shared>) -> Self {
+        self.wrote = self
+            .wrote
+            .map(|_| vec![0; table.generations.len().div_ceil(64)]);
+        self.expected = Vec::new();
+        self.shared = Some(table);
+        self
+    }
+
+    /// The table this thread shares with others, if it does.
+    pub fn shared(&self) -> Option<&Shared> {
+        self.shared.as_deref()
+    }
+
+    #[inline]
+    fn expected_at(&self, b: usize) -> u32 {
+        match &self.shared {
+            Some(t) => t.generations[b].load(Ordering::Acquire),
+            None => self.expected[b],
         }
     }
 
@@ -264,7 +293,7 @@ impl Verifier {
     /// that failed may or may not have reached the device.
     #[inline]
     pub fn prepare_write(&self, buf: &mut [u8], offset: u64) {
-        let generation = self.expected[self.block(offset)].saturating_add(1);
+        let generation = self.expected_at(self.block(offset)).saturating_add(1);
         fill(buf, &self.pattern, self.seed, offset, generation);
     }
 
@@ -272,7 +301,14 @@ impl Verifier {
     #[inline]
     pub fn written(&mut self, offset: u64) {
         let b = self.block(offset);
-        self.expected[b] = self.expected[b].saturating_add(1);
+        match &self.shared {
+            // The block is this thread's until its I/O completes: no other write races.
+            Some(t) => {
+                let g = t.generations[b].load(Ordering::Acquire).saturating_add(1);
+                t.generations[b].store(g, Ordering::Release);
+            }
+            None => self.expected[b] = self.expected[b].saturating_add(1),
+        }
         self.result.blocks_written += 1;
         if self.backlog_every > 0 {
             self.backlog.push_back(offset);
@@ -289,7 +325,7 @@ impl Verifier {
                 (None, _) => self.phase = Some(within),
                 (Some(p), None) if p == within => {}
                 (Some(p), None) => {
-                    let mut all = vec![p as u32; self.expected.len()];
+                    let mut all = vec![p as u32; self.blocks()];
                     all[b] = within as u32;
                     self.phases = Some(all);
                 }
@@ -312,7 +348,10 @@ impl Verifier {
 
     /// The blocks of the thread's part.
     pub fn blocks(&self) -> usize {
-        self.expected.len()
+        match &self.shared {
+            Some(t) => t.generations.len(),
+            None => self.expected.len(),
+        }
     }
 
     /// Where block `b` was written by this job (`verify_read_back`), if it was.
@@ -337,7 +376,7 @@ impl Verifier {
 
     /// Classifies one read of the block at `offset` and counts it.
     pub fn read(&mut self, read: ReadBack, offset: u64) {
-        let verdict = classify(read, offset, self.expected[self.block(offset)]);
+        let verdict = classify(read, offset, self.expected_at(self.block(offset)));
         let r = &mut self.result;
         r.blocks_read += 1;
         match verdict {
@@ -369,6 +408,45 @@ impl Verifier {
 
     pub fn into_result(self) -> VerifyResult {
         self.result
+    }
+}
+
+/// A region that several threads write and verify (`numjobs` > 1 on one file): each
+/// block's generation, and which blocks have an I/O in flight. A thread takes a block
+/// before its I/O to it and gives it back when it completes, so the I/Os to a block
+/// never overlap, whichever threads issue them: each read then knows the one generation
+/// it must find. (fio's verify keeps a log per clone, so a clone that reads a block
+/// another overwrote reports it corrupt.)
+pub struct Shared {
+    generations: Vec<AtomicU32>,
+    busy: Vec<AtomicU64>,
+    bs: u64,
+}
+
+impl Shared {
+    pub fn new(blocks: usize, bs: u64) -> Self {
+        Self {
+            generations: (0..blocks).map(|_| AtomicU32::new(0)).collect(),
+            busy: (0..blocks.div_ceil(64))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            bs,
+        }
+    }
+
+    /// Takes the block holding `offset` for one I/O; false while another thread has it.
+    #[inline]
+    pub fn take(&self, offset: u64) -> bool {
+        let b = (offset / self.bs) as usize;
+        let bit = 1u64 << (b % 64);
+        self.busy[b / 64].fetch_or(bit, Ordering::AcqRel) & bit == 0
+    }
+
+    /// Gives the block holding `offset` back once its I/O completed.
+    #[inline]
+    pub fn give_back(&self, offset: u64) {
+        let b = (offset / self.bs) as usize;
+        self.busy[b / 64].fetch_and(!(1u64 << (b % 64)), Ordering::AcqRel);
     }
 }
 
@@ -467,6 +545,33 @@ mod tests {
             Verdict::Bad(b) => Some(b.class),
             _ => None,
         }
+    }
+
+    #[test]
+    fn threads_sharing_a_region_check_each_others_writes() {
+        let table = Arc::new(Shared::new(4, BS as u64));
+        let mut a = Verifier::new(BS as u64, 7, vec![], None).sharing(Arc::clone(&table));
+        let mut b = Verifier::new(BS as u64, 7, vec![], None).sharing(Arc::clone(&table));
+        // A block is one thread's at a time.
+        assert!(table.take(8192));
+        assert!(!table.take(8192 + 100), "taken by the first");
+        let mut first = vec![0u8; BS];
+        a.prepare_write(&mut first, 8192);
+        a.written(8192);
+        table.give_back(8192);
+        // B overwrites it: generation 2, from the shared table.
+        assert!(table.take(8192));
+        let mut second = vec![0u8; BS];
+        b.prepare_write(&mut second, 8192);
+        b.written(8192);
+        table.give_back(8192);
+        // A reads what B wrote: good, not "bad header" as a log per thread would say;
+        // the first write, read back as if the second were lost, is stale.
+        a.read(ReadBack::Data(&second), 8192);
+        a.read(ReadBack::Data(&first), 8192);
+        let r = a.result();
+        assert_eq!((r.good, r.stale, r.corrupt), (1, 1, 0));
+        assert_eq!(r.bad[0].expected_generation, 2);
     }
 
     #[test]

@@ -106,6 +106,10 @@ const IDLE_SLICE: Duration = Duration::from_millis(50);
 
 /// How soon a thread ahead of its flow share looks again, without `flow_sleep`.
 const FLOW_RECHECK: Duration = Duration::from_micros(20);
+/// A shared verify region: the I/Os drawn for blocks in flight elsewhere that a thread
+/// holds before it waits, and how long it waits before it looks again.
+const MAX_HELD: usize = 8;
+const HELD_RECHECK: Duration = Duration::from_micros(20);
 
 /// Recent unique writes a dedupe write may repeat.
 const DEDUPE_POOL: usize = 256;
@@ -207,20 +211,30 @@ impl<'a> Worker<'a> {
     /// at depth): a block in flight is held back until it completes. True for a
     /// `verify_backlog` read-back, which counts against no budget of the job's.
     #[inline]
-    fn draw(&mut self) -> (Op, u64, u64, bool) {
-        let Some(busy) = &self.in_flight else {
-            return self.source();
-        };
-        if let Some(i) = self.held.iter().position(|h| !busy.contains(&h.1)) {
-            return self.held.swap_remove(i);
+    fn draw(&mut self) -> Option<(Op, u64, u64, bool)> {
+        let shared = self.verify.as_ref().and_then(Verifier::shared);
+        if self.in_flight.is_none() && shared.is_none() {
+            return Some(self.source());
         }
+        // With a shared region, a block must also be free of the other threads' I/O:
+        // taken here, given back once its I/O completed (`done`, or `check` on failure).
+        let busy = self.in_flight.as_deref().unwrap_or(&[]);
+        let free = |offset: u64| !busy.contains(&offset) && shared.is_none_or(|t| t.take(offset));
+        if let Some(i) = self.held.iter().position(|h| free(h.1)) {
+            return Some(self.held.swap_remove(i));
+        }
+        let sharing = shared.is_some();
         loop {
+            // Every block drawn is in flight elsewhere: wait for completions (this
+            // thread's own, reaped meanwhile, or the others') instead of drawing on.
+            if sharing && self.held.len() >= MAX_HELD {
+                return None;
+            }
             let io = self.source();
-            let Some(busy) = &self.in_flight else {
-                return io;
-            };
-            if !busy.contains(&io.1) {
-                return io;
+            let busy = self.in_flight.as_deref().unwrap_or(&[]);
+            let shared = self.verify.as_ref().and_then(Verifier::shared);
+            if !busy.contains(&io.1) && shared.is_none_or(|t| t.take(io.1)) {
+                return Some(io);
             }
             self.held.push(io);
         }
@@ -305,7 +319,9 @@ impl<'a> Worker<'a> {
                 None => due,
             });
         }
-        let (op, offset, len, read_back) = self.draw();
+        let Some((op, offset, len, read_back)) = self.draw() else {
+            return Next::Wait(now + HELD_RECHECK);
+        };
         if read_back {
             return Next::Io(op, offset, len);
         }
@@ -314,6 +330,10 @@ impl<'a> Worker<'a> {
             let ramping = matches!(self.ramp_end, Some(r) if now < r);
             if !ramping {
                 if self.bytes_left < len {
+                    // Drawn but not issued: its block goes back to the other threads.
+                    if let Some(t) = self.verify.as_ref().and_then(Verifier::shared) {
+                        t.give_back(offset);
+                    }
                     return Next::Done;
                 }
                 self.bytes_left -= len;
@@ -454,6 +474,9 @@ impl<'a> Worker<'a> {
                 Op::Read => v.read(ReadBack::Data(self.buffers.slot(slot)), offset),
                 _ => v.written(offset),
             }
+            if let Some(t) = v.shared() {
+                t.give_back(offset);
+            }
         }
         if op == Op::Write && self.fsync_every > 0 {
             self.writes_since_fsync += 1;
@@ -503,12 +526,22 @@ impl<'a> Worker<'a> {
             if self.flags.aborted() || self.flags.interrupted() {
                 break;
             }
+            // Another thread of a shared region may still be writing the block.
+            while v.shared().is_some_and(|t| !t.take(offset)) {
+                if self.flags.aborted() || self.flags.interrupted() {
+                    return;
+                }
+                std::thread::yield_now();
+            }
             let read = match std::os::unix::fs::FileExt::read_at(f, &mut buf[..len], offset) {
                 Ok(n) if n == len => ReadBack::Data(&buf[..len]),
                 Ok(n) => ReadBack::Short(n),
                 Err(e) => ReadBack::Failed(e.raw_os_error().unwrap_or(libc::EIO)),
             };
             v.read(read, offset);
+            if let Some(t) = v.shared() {
+                t.give_back(offset);
+            }
             blocks += 1;
         }
         v.read_back_done(blocks, t0.elapsed().as_secs_f64());
@@ -567,6 +600,20 @@ impl<'a> Worker<'a> {
         if let Some(busy) = &mut self.in_flight {
             busy[slot as usize] = u64::MAX;
         }
+        let ok = self.judge(op, offset, len, result);
+        // A completed I/O's block is given back once `done` has counted it; a failed
+        // one's here, as `done` does not come.
+        if !ok {
+            if let Some(t) = self.verify.as_ref().and_then(Verifier::shared) {
+                t.give_back(offset);
+            }
+        }
+        ok
+    }
+
+    /// `check`'s verdict on the result, the failure recorded.
+    #[inline]
+    fn judge(&mut self, op: Op, offset: u64, len: u64, result: isize) -> bool {
         // A punched hole reports 0 when it is done.
         if result == len as isize || (op == Op::Trim && result == 0) {
             return true;

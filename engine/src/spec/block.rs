@@ -315,36 +315,14 @@ impl JobSpec {
         if job.verify_state.as_deref() == Some("") {
             e.push(JobError::new("verify_state", "is empty"));
         }
-        if job.numjobs != 1 {
-            // Each thread may verify a part no other thread writes: its own file, or
-            // its own region of one (a device's size is known only once it is open).
-            let own_file = job.filename.is_none();
-            let own_region = match (job.pattern.offset_increment, job.size) {
-                (Some(inc), Some(size)) => inc >= size,
-                (Some(_), None) => true,
-                (None, _) => false,
-            };
-            if !own_file && !own_region {
-                e.push(
-                    JobError::new(
-                        "verify",
-                        format!(
-                            "needs `numjobs = 1`, not {}, or a region per thread: threads sharing one file would race to write the same blocks",
-                            job.numjobs
-                        ),
-                    )
-                    .hint("use `numjobs = 1` with a deeper `iodepth`, or give each thread its own region (`offset_increment` at least `size`) or file (`directory` without `filename`)"),
-                );
-            }
-            if job.verify_state.is_some() {
-                e.push(
-                    JobError::new(
-                        "verify_state",
-                        format!("keeps the generations of one thread's blocks, and this job has `numjobs = {}`", job.numjobs),
-                    )
-                    .hint("use `numjobs = 1` with a deeper `iodepth`, or remove `verify_state`"),
-                );
-            }
+        if job.numjobs != 1 && job.verify_state.is_some() {
+            e.push(
+                JobError::new(
+                    "verify_state",
+                    format!("keeps the generations of one thread's blocks, and this job has `numjobs = {}`", job.numjobs),
+                )
+                .hint("use `numjobs = 1` with a deeper `iodepth`, or remove `verify_state`"),
+            );
         }
         if job.bs < VERIFY_BS_ALIGN || job.bs % VERIFY_BS_ALIGN != 0 {
             e.push(

@@ -599,7 +599,7 @@ pub struct JobSpec {
     pub steady_slope: Option<PercentValue>,
     /// Steady state: once steady, measure this much longer, so that every job's results cover about as much time. Default 0.
     pub steady_measure: Option<DurationValue>,
-    /// Block jobs: every block written carries a header (offset, generation, crc32c) and every block read is checked: `corrupt`, `misplaced`, `stale` (a lost write) or `unreadable` blocks are counted in the report's `verify` and warned about, not failed (docs/engine.md, "Verify"). Needs `numjobs = 1` and `bs` a multiple of 512; at `iodepth` > 1 an I/O to a block with one in flight waits until it completes, so random writes verify at any depth. Default false.
+    /// Block jobs: every block written carries a header (offset, generation, crc32c) and every block read is checked: `corrupt`, `misplaced`, `stale` (a lost write) or `unreadable` blocks are counted in the report's `verify` and warned about, not failed (docs/engine.md, "Verify"). Needs `bs` a multiple of 512; an I/O to a block with one in flight (this thread's, or another's where threads share a region) waits until it completes, so random writes verify at any depth and threads sharing a file check each other's writes. Default false.
     pub verify: Option<bool>,
     /// With `verify`: a file holding each block's expected generation, read before the job when it exists (its `bs` and `size` must be the job's) and written at the end of a job that wrote. Without it every block starts unwritten and nothing is kept.
     pub verify_state: Option<String>,
