@@ -76,6 +76,13 @@ pub struct RandomMap {
 }
 
 impl RandomMap {
+    /// Begins the next pass: a fresh order, from its start.
+    fn new_pass(&mut self) {
+        self.pass += 1;
+        self.next = 0;
+        self.perm = Permutation::new(self.perm.n, self.seed ^ mix(self.pass));
+    }
+
     pub fn new(n: u64, seed: u64) -> Self {
         Self {
             perm: Permutation::new(n, seed),
@@ -95,9 +102,7 @@ impl RandomMap {
     pub fn next_block_and_pass(&mut self) -> (u64, bool) {
         let new_pass = self.next == self.perm.n;
         if new_pass {
-            self.pass += 1;
-            self.next = 0;
-            self.perm = Permutation::new(self.perm.n, self.seed ^ mix(self.pass));
+            self.new_pass();
         }
         let b = self.perm.at(self.next);
         self.next += 1;
@@ -199,13 +204,7 @@ impl FreeMap {
             self.full.fill(0);
             self.left = self.n;
             // The order's pass ends with the map's: each I/O took at least one block.
-            let key = self.order.seed ^ mix(self.order.pass + 1);
-            self.order = RandomMap {
-                perm: Permutation::new(self.n, key),
-                seed: self.order.seed,
-                pass: self.order.pass + 1,
-                next: 0,
-            };
+            self.order.new_pass();
         }
         let (mut b, _) = self.order.next_block_and_pass();
         if self.is_done(b) {

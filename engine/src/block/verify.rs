@@ -247,7 +247,6 @@ impl Verifier {
         self.wrote = self
             .wrote
             .map(|_| vec![0; table.generations.len().div_ceil(64)]);
-        self.expected = Vec::new();
         self.shared = Some(table);
         self
     }

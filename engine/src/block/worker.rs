@@ -212,18 +212,13 @@ impl<'a> Worker<'a> {
     /// `verify_backlog` read-back, which counts against no budget of the job's.
     #[inline]
     fn draw(&mut self) -> Option<(Op, u64, u64, bool)> {
-        let shared = self.verify.as_ref().and_then(Verifier::shared);
-        if self.in_flight.is_none() && shared.is_none() {
+        let sharing = self.verify.as_ref().and_then(Verifier::shared).is_some();
+        if self.in_flight.is_none() && !sharing {
             return Some(self.source());
         }
-        // With a shared region, a block must also be free of the other threads' I/O:
-        // taken here, given back once its I/O completed (`done`, or `check` on failure).
-        let busy = self.in_flight.as_deref().unwrap_or(&[]);
-        let free = |offset: u64| !busy.contains(&offset) && shared.is_none_or(|t| t.take(offset));
-        if let Some(i) = self.held.iter().position(|h| free(h.1)) {
+        if let Some(i) = self.held.iter().position(|h| self.take(h.1)) {
             return Some(self.held.swap_remove(i));
         }
-        let sharing = shared.is_some();
         loop {
             // Every block drawn is in flight elsewhere: wait for completions (this
             // thread's own, reaped meanwhile, or the others') instead of drawing on.
@@ -231,13 +226,27 @@ impl<'a> Worker<'a> {
                 return None;
             }
             let io = self.source();
-            let busy = self.in_flight.as_deref().unwrap_or(&[]);
-            let shared = self.verify.as_ref().and_then(Verifier::shared);
-            if !busy.contains(&io.1) && shared.is_none_or(|t| t.take(io.1)) {
+            if self.take(io.1) {
                 return Some(io);
             }
             self.held.push(io);
         }
+    }
+
+    /// Whether the block at `offset` is free of this thread's I/O in flight and, with a
+    /// shared region, of the other threads': then taken, given back once its I/O
+    /// completed (`done`, or `check` on failure).
+    #[inline]
+    fn take(&self, offset: u64) -> bool {
+        !self
+            .in_flight
+            .as_ref()
+            .is_some_and(|busy| busy.contains(&offset))
+            && self
+                .verify
+                .as_ref()
+                .and_then(Verifier::shared)
+                .is_none_or(|t| t.take(offset))
     }
 
     /// A read-back owed (`verify_backlog`), else the pattern's next I/O.

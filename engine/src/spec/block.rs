@@ -159,20 +159,18 @@ impl JobSpec {
                 .hint("trim with `io_uring` or `sync`"),
             );
         }
-        if ioengine == IoEngine::E4defrag && !matches!(rw, Rw::Write | Rw::Randwrite) {
+        let writes_only = match ioengine {
+            IoEngine::Ftruncate => Some("each write truncates the file to its offset"),
+            IoEngine::E4defrag => Some("each write moves its range onto the donor's blocks"),
+            _ => None,
+        };
+        if let Some(why) = writes_only.filter(|_| !matches!(rw, Rw::Write | Rw::Randwrite)) {
+            let engine = serde_json::to_value(ioengine).unwrap_or_default();
             e.push(
                 JobError::new(
                     "rw",
-                    format!("{rw:?} with `ioengine = \"e4defrag\"`, which only writes (each write moves its range onto the donor's blocks)").to_lowercase(),
-                )
-                .hint("use `rw = \"write\"` or `\"randwrite\"`"),
-            );
-        }
-        if ioengine == IoEngine::Ftruncate && !matches!(rw, Rw::Write | Rw::Randwrite) {
-            e.push(
-                JobError::new(
-                    "rw",
-                    format!("{rw:?} with `ioengine = \"ftruncate\"`, which only writes (each write truncates the file to its offset)").to_lowercase(),
+                    format!("{rw:?} with `ioengine = {engine}`, which only writes ({why})")
+                        .to_lowercase(),
                 )
                 .hint("use `rw = \"write\"` or `\"randwrite\"`"),
             );
