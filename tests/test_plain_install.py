@@ -113,7 +113,11 @@ def test_a_plain_install_runs_and_compares_block_fio_and_files_points(
     assert shown.returncode == 0, shown.stderr[-3000:]
     groups = json.loads(shown.stdout)["groups"]
     assert {g["kind"] for g in groups} == {"block", "fio", "files"}
-    assert all(sum(g["runs"].values()) == 4 for g in groups), [g["runs"] for g in groups]
+    # Two runs per target, as planned; a run another process disturbed is run again, so
+    # a busy CI machine may leave a third (seen: {'a': 3, 'b': 2}).
+    assert all(min(g["runs"].values()) >= 2 and len(g["runs"]) == 2 for g in groups), [
+        g["runs"] for g in groups
+    ]
 
 
 @pytest.mark.root
