@@ -1357,3 +1357,66 @@ fn the_files_and_verify_fixture_runs() {
     assert_eq!(ios(mapped, "read") + ios(mapped, "write"), 256);
     assert_eq!(mapped["report"]["job"]["ioengine"], "mmap");
 }
+
+/// fio's per-request flags and ring options map onto the engine's keys of the same
+/// names; where fio ignores one (`uncached` with direct I/O, `sqthread_poll_cpu` without
+/// `sqthread_poll`), it is left out and the plan says so.
+#[test]
+fn request_flags_map_from_fios_names() {
+    let dir = scratch();
+    let text = "[global]\nfilename=f\nsize=1m\nioengine=io_uring\n\
+                [a]\nrw=randwrite\nbs=16k\natomic=1\nnowait=1\nsqthread_poll=1\nsqthread_poll_cpu=0\nwrite_hint=long\nnice=5\n\
+                [u]\nstonewall\nrw=read\nuncached=1\n\
+                [d]\nstonewall\nrw=read\ndirect=1\nuncached=1\nsqthread_poll_cpu=1\n";
+    let (_, plan) = planned(dir.path(), "f.fio", text);
+    let jobs = plan["plan"]["jobs"].as_array().unwrap();
+    let a = &jobs[0]["job"];
+    for (k, v) in [
+        ("atomic", serde_json::json!(true)),
+        ("direct", serde_json::json!(true)),
+        ("nowait", serde_json::json!(true)),
+        ("sqthread_poll", serde_json::json!(true)),
+        ("sqthread_poll_cpu", serde_json::json!(0)),
+        ("write_hint", serde_json::json!("long")),
+        ("nice", serde_json::json!(5)),
+    ] {
+        assert_eq!(a[k], v, "{k}: {a}");
+    }
+    assert_eq!(jobs[1]["job"]["uncached"], true, "{}", jobs[1]);
+    let d = &jobs[2];
+    assert!(d["job"].get("uncached").is_none() && d["job"].get("sqthread_poll_cpu").is_none());
+    let notes = d.to_string();
+    assert!(
+        notes.contains("uncached applies to buffered I/O only"),
+        "{d}"
+    );
+    assert!(
+        notes.contains("sqthread_poll_cpu without sqthread_poll"),
+        "{d}"
+    );
+}
+
+/// fio stores each part of `size=a:b` (or `a-b`) in turn, so the last is the size; a
+/// range of file sizes, which fio draws each file's size from, is refused by name.
+#[test]
+fn a_size_list_is_its_last_value_and_a_file_size_range_is_refused() {
+    let dir = scratch();
+    let (_, plan) = planned(
+        dir.path(),
+        "s.fio",
+        "[a]\nrw=read\nbs=4k\nsize=64K:128K:256K\nfilename=x\n",
+    );
+    let a = &plan["plan"]["jobs"][0];
+    assert_eq!(a["job"]["size"], 262144, "{a}");
+    assert!(a
+        .to_string()
+        .contains("fio takes a list here as its last value"));
+    let f = dir.path().join("r.fio");
+    std::fs::write(&f, "[b]\nrw=write\nfilesize=64k-1m\nnrfiles=4\n").unwrap();
+    let (code, _, err) = engine(dir.path(), &["check", f.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("filesize: `64k-1m`: a range of file sizes"),
+        "{err}"
+    );
+}

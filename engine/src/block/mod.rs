@@ -140,7 +140,12 @@ pub fn run(
             };
             let queue = match job.ioengine {
                 IoEngine::IoUring if !fds.is_empty() => {
-                    match io::uring::Queue::new(&fds, &buffers, job.iodepth) {
+                    match io::uring::Queue::new(
+                        &fds,
+                        &buffers,
+                        job.iodepth,
+                        io::uring::Setup::of(&job),
+                    ) {
                         Ok(q) => Some(q),
                         Err(e) => {
                             gate.setup_failed(format!("cannot set up io_uring: {e}"));
@@ -150,6 +155,19 @@ pub fn run(
                 }
                 _ => None,
             };
+            if let Some(n) = job.pattern.nice {
+                // Linux keeps a nice value per thread: this one's only.
+                // SAFETY: setpriority on the calling thread's id, plain integers.
+                let rc = unsafe {
+                    libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, n)
+                };
+                if rc != 0 {
+                    gate.setup_failed(format!(
+                        "cannot set the thread's nice value to {n} (`nice`): {}",
+                        std::io::Error::last_os_error()
+                    ));
+                }
+            }
             if let Err(e) = set_io_priority(&job) {
                 gate.setup_failed(format!(
                     "cannot set the I/O priority (`prio`, `prioclass`): {e}"
@@ -165,7 +183,13 @@ pub fn run(
                             q.run(&mut w, job.batching());
                         }
                     }
-                    IoEngine::Sync => io::sync::run(&mut w, io::sync::Call::Transfer { device }),
+                    IoEngine::Sync => io::sync::run(
+                        &mut w,
+                        io::sync::Call::Transfer {
+                            device,
+                            flags: io::RwFlags::of(&job),
+                        },
+                    ),
                     IoEngine::Falloc => io::sync::run(&mut w, io::sync::Call::Falloc),
                     IoEngine::Ftruncate => io::sync::run(&mut w, io::sync::Call::Ftruncate),
                     IoEngine::E4defrag => {
@@ -566,14 +590,27 @@ mod tests {
         let rec = Recorder::new(start, Duration::ZERO, Duration::from_secs(1), tx, false);
         let flags = Flags::new();
         let buffers = Buffers::new(job.bs, job.iodepth, job.buffer_content, 1);
-        let queue = (ioengine == "io_uring")
-            .then(|| io::uring::Queue::new(&[file.as_raw_fd()], &buffers, job.iodepth).unwrap());
+        let queue = (ioengine == "io_uring").then(|| {
+            io::uring::Queue::new(
+                &[file.as_raw_fd()],
+                &buffers,
+                job.iodepth,
+                Default::default(),
+            )
+            .unwrap()
+        });
         let verifier = Verifier::new(job.bs, job.randseed, vec![1; 16], None);
         let mut w = Worker::new(&job, 0, vec![file], start, buffers, rec, &flags)
             .with_verify(Some(verifier));
         match queue {
             Some(q) => q.run(&mut w, io::uring::Batching::EACH),
-            None => io::sync::run(&mut w, io::sync::Call::Transfer { device: false }),
+            None => io::sync::run(
+                &mut w,
+                io::sync::Call::Transfer {
+                    device: false,
+                    flags: Default::default(),
+                },
+            ),
         }
         assert!(w.error.is_none(), "{:?}", w.error);
         assert!(!flags.aborted());
@@ -624,7 +661,13 @@ mod tests {
         let verifier = Verifier::new(job.bs, job.randseed, vec![0; 16], None).with_read_back(true);
         let mut w = Worker::new(&job, 0, vec![file], start, buffers, rec, &flags)
             .with_verify(Some(verifier));
-        io::sync::run(&mut w, io::sync::Call::Transfer { device: false });
+        io::sync::run(
+            &mut w,
+            io::sync::Call::Transfer {
+                device: false,
+                flags: Default::default(),
+            },
+        );
         let other = OpenOptions::new().write(true).open(&path).unwrap();
         other.write_all_at(&[0u8; 100], 3 * 4096 + 200).unwrap();
         w.read_back(false);

@@ -50,6 +50,106 @@ fn dio_align(file: &File) -> Option<u64> {
     Some(u64::from(stx.stx_dio_offset_align))
 }
 
+/// The sizes of atomic writes a file (or device) offers, smallest and largest
+/// (statx STATX_WRITE_ATOMIC); None where it offers none.
+fn atomic_units(file: &File) -> Option<(u64, u64)> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: statx writes into the zeroed struct we own; the path is a valid C string.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: fd is open for the duration of the call; AT_EMPTY_PATH with "" stats the fd.
+    let rc = unsafe {
+        libc::statx(
+            file.as_raw_fd(),
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH,
+            libc::STATX_WRITE_ATOMIC,
+            &mut stx,
+        )
+    };
+    if rc != 0 || stx.stx_mask & libc::STATX_WRITE_ATOMIC == 0 || stx.stx_atomic_write_unit_max == 0
+    {
+        return None;
+    }
+    Some((
+        u64::from(stx.stx_atomic_write_unit_min),
+        u64::from(stx.stx_atomic_write_unit_max),
+    ))
+}
+
+/// `atomic`: every write size of the job within what the target offers. Asked before
+/// any file is laid out, so a refused job leaves nothing behind: of the file or device
+/// itself, or (for a file not there yet) of an unnamed file in its directory, which is
+/// gone when closed.
+fn check_atomic(job: &Job, path: &Path) -> Result<(), RunError> {
+    let probe = if path.exists() {
+        File::open(path)
+    } else {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_TMPFILE)
+            .open(dir)
+    };
+    let f = probe.map_err(|e| {
+        RunError::io(
+            format!("cannot ask {} for its atomic write sizes", path.display()),
+            e,
+        )
+    })?;
+    let Some((min, max)) = atomic_units(&f) else {
+        return Err(JobError::new(
+            "atomic",
+            format!(
+                "`{}` offers no atomic writes (statx STATX_WRITE_ATOMIC)",
+                path.display()
+            ),
+        )
+        .hint("xfs offers them in software since Linux 6.16; ext4 needs a device that has them")
+        .into());
+    };
+    let [_, w] = job.sizes();
+    if let Some(odd) = w
+        .all()
+        .iter()
+        .copied()
+        .find(|s| *s < min || *s > max || !s.is_power_of_two())
+    {
+        return Err(JobError::new(
+            "atomic",
+            format!(
+                "a write of {odd} bytes cannot be atomic on `{}`: it offers atomic writes of {min} to {max} bytes, powers of two",
+                path.display()
+            ),
+        )
+        .hint(format!("use write sizes from {min} to {max}"))
+        .into());
+    }
+    Ok(())
+}
+
+/// `write_hint`: the data lifetime the kernel is told for the file (fcntl F_SET_RW_HINT).
+fn set_write_hint(f: &File, hint: crate::spec::WriteHint, path: &Path) -> Result<(), RunError> {
+    use std::os::fd::AsRawFd;
+    const F_SET_RW_HINT: libc::c_int = 1024 + 12;
+    let value: u64 = hint.value();
+    // SAFETY: the kernel reads one u64 from `value`, which outlives the call.
+    let rc = unsafe { libc::fcntl(f.as_raw_fd(), F_SET_RW_HINT, &value as *const u64) };
+    if rc != 0 {
+        return Err(RunError::io(
+            format!(
+                "cannot set the write hint (`write_hint`) of {}",
+                path.display()
+            ),
+            std::io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
 /// Checks the job against its target, lays files out, and opens one handle per thread.
 /// Fills in `job.size` when the job left it to the target.
 pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
@@ -266,6 +366,11 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
         job.io_size = Some(size.saturating_mul(u64::from(job.files_per_thread())));
     }
 
+    if job.pattern.atomic {
+        for path in &unique {
+            check_atomic(job, path)?;
+        }
+    }
     let mut layout_bytes = 0;
     let layout_start = Instant::now();
     if kind == TargetKind::File {
@@ -288,6 +393,9 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     let mut dio = None;
     for path in &paths {
         let f = open_one(&opener, path, job, kind == TargetKind::Block)?;
+        if let Some(hint) = job.pattern.write_hint {
+            set_write_hint(&f, hint, path)?;
+        }
         if job.direct {
             let align = dio_align(&f);
             if align == Some(0) {

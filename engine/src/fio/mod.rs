@@ -783,6 +783,23 @@ fn resolve(
             d.async_engine.as_deref().unwrap_or_default()
         ));
     }
+    let flagged_engine = matches!(
+        keys.get("ioengine").and_then(Value::as_str),
+        Some("io_uring" | "sync")
+    );
+    if !flagged_engine && keys.get("atomic") == Some(&json!(true)) {
+        keys.remove("atomic");
+        notes.push("atomic: fio sends RWF_ATOMIC from its io_uring, libaio and pvsync2 engines only; with this engine it opens the file O_DIRECT and nothing more, and so does fslab-engine".into());
+    }
+    if keys.get("direct") == Some(&json!(true)) && keys.remove("uncached").is_some() {
+        notes.push("uncached applies to buffered I/O only: with direct=1 fio ignores it, and so is it left out".into());
+    }
+    if keys.get("sqthread_poll") != Some(&json!(true)) && keys.remove("sqthread_poll_cpu").is_some()
+    {
+        notes.push(
+            "sqthread_poll_cpu without sqthread_poll: fio ignores it, and so is it left out".into(),
+        );
+    }
     if !keys.contains_key("filename") && !keys.contains_key("directory") {
         keys.insert("directory".into(), json!("."));
     }

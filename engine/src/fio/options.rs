@@ -225,6 +225,21 @@ fn need(v: Option<&str>) -> Result<&str, String> {
 /// `key` = the value read as a size, in bytes (with the job's `kb_base`).
 fn size_key(d: &mut Draft, key: &str, v: Option<&str>) -> Result<(), String> {
     let v = need(v)?;
+    // fio splits a value at `:` (or `-`) and stores each part in turn into a one-value
+    // option: `size=64k:256k` is 256k, the last (measured with fio 3.33).
+    let t = v.trim();
+    if !t.starts_with(['(', '-']) {
+        if let Some(cut) = t.rfind([':', '-']) {
+            let last = &t[cut + 1..];
+            for part in t.split([':', '-']) {
+                value::size(part, d.base())?;
+            }
+            d.notes.push(format!(
+                "{key}={t}: fio takes a list here as its last value, {last}"
+            ));
+            return size_key(d, key, Some(last));
+        }
+    }
     // A share of the file or device: the engine's `size`/`offset` take it as it is.
     if matches!(key, "size" | "offset") && v.trim().ends_with('%') {
         d.set(key, json!(v.trim()));
@@ -932,7 +947,17 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("bsrange", &["blocksize_range"], a_bsrange, "`bsrange`; `4k-4k` is `bs`"),
     mapped("blockalign", &["ba"], |d, v| size_key(d, "blockalign", v), "`blockalign` (one value for reads and writes)"),
     mapped("size", &[], |d, v| size_key(d, "size", v), "`size` (bytes, or in percent of the file or device)"),
-    mapped("filesize", &[], |d, v| size_key(d, "size", v), "`size` (one file per job)"),
+    mapped("filesize", &[], |d, v| {
+        let t = need(v)?.trim();
+        if let Some((low, high)) = t.split_once(['-', ':']).filter(|_| !t.starts_with('(')) {
+            let (l, h) = (value::size(low, d.base())?, value::size(high, d.base())?);
+            if l != h {
+                return Err(format!("`{t}`: a range of file sizes (each file a random size within it) is not supported by fslab-engine; give one size"));
+            }
+            return size_key(d, "size", Some(low));
+        }
+        size_key(d, "size", Some(t))
+    }, "`size` (one file per job; a range only when its ends are equal)"),
     mapped("io_size", &["io_limit"], |d, v| size_key(d, "io_size", v), "`io_size`"),
     mapped("filename", &[], a_filename, "`filename` (one file; `\\:` escapes a colon)"),
     mapped("directory", &[], a_directory, "`directory`; files are `NAME.CLONE.0` in it, as fio names them"),
@@ -1137,8 +1162,8 @@ pub const OPTIONS: &[FioOption] = &[
         d.set("numa_mem_policy", json!(need(v)?.trim()));
         Ok(())
     }, "`numa_mem_policy`"),
-    refused("hipri", &[], "polled completions are not supported"),
-    refused("sqthread_poll", &[], "an SQ polling thread is not supported"),
+    refused("hipri", &[], "polled completions (IORING_SETUP_IOPOLL) need a device with poll queues (NVMe with `nvme.poll_queues`), which fslab-engine does not drive yet"),
+    mapped("sqthread_poll", &[], |d, v| bool_key(d, "sqthread_poll", v), "`sqthread_poll` (IORING_SETUP_SQPOLL)"),
     mapped("verify_backlog", &[], |d, v| int_key(d, "verify_backlog", v), "`verify_backlog`: after every N writes, those N blocks are read back and checked (measured as reads)"),
     inert("verify_backlog_batch", &["verify_batch"], "a backlog's blocks are read back all together, `verify_backlog` of them"),
     inert("verify_pattern", &[], "the engine's verify writes and checks its own checksummed payload, which finds any change a pattern would"),
@@ -1149,7 +1174,14 @@ pub const OPTIONS: &[FioOption] = &[
     refused("pre_read", &[], "pre-reading is not supported"),
     refused("exec_prerun", &[], "running commands is not supported"),
     refused("exec_postrun", &[], "running commands is not supported"),
-    refused("atomic", &[], "atomic writes are not supported"),
+    mapped("atomic", &[], |d, v| {
+        let on = value::boolean(v)?;
+        d.set("atomic", json!(on));
+        if on {
+            d.set("direct", json!(true));
+        }
+        Ok(())
+    }, "`atomic` (RWF_ATOMIC on each write, as fio 3.38 and later send it; fio 3.33 opens the file with an O_ATOMIC flag Linux lacks). Implies `direct`, as in fio"),
     inert("allow_file_create", &[], "the engine lays out the files a job needs before it starts"),
     inert("allow_mounted_write", &[], "writes to a block device pass the engine's own gate (`allow_device_write`, which the lab sets only for devices it made or the user named)"),
     inert("create_fsync", &[], "files are laid out before the job, unmeasured"),
@@ -1193,7 +1225,12 @@ pub const OPTIONS: &[FioOption] = &[
     inert("iomem", &["mem"], "the engine's buffers are page-aligned anonymous memory (registered with io_uring)"),
     inert("iomem_align", &["mem_align"], "the engine's buffers are page-aligned"),
     inert("hugepage-size", &[], "the engine's buffers are page-aligned anonymous memory"),
-    refused("nice", &[], "a thread's nice value is not set by the engine; run it under `nice`"),
+    mapped("nice", &[], |d, v| {
+        let t = need(v)?.trim();
+        let n: i32 = t.parse().map_err(|_| format!("`{t}` is not a nice value (-20 to 19)"))?;
+        d.set("nice", json!(n));
+        Ok(())
+    }, "`nice` (each thread's own)"),
     refused("uid", &[], "the engine runs as the user that starts it"),
     refused("gid", &[], "the engine runs as the user that starts it"),
     refused("cgroup", &[], "cgroups are not managed by the engine; start it inside the cgroup"),
@@ -1210,7 +1247,14 @@ pub const OPTIONS: &[FioOption] = &[
     refused("sync_file_range", &[], "sync_file_range is not supported (`fsync` and `fdatasync` are)"),
     refused("thinktime_iotime", &[], "think time after a span of I/O time is not supported (`thinktime_blocks` is)"),
     refused("write_barrier", &[], "barrier writes are not supported"),
-    refused("write_hint", &[], "write lifetime hints are not supported"),
+    mapped("write_hint", &[], |d, v| {
+        let t = need(v)?.trim().to_ascii_lowercase();
+        if !matches!(t.as_str(), "none" | "short" | "medium" | "long" | "extreme") {
+            return Err(format!("`{t}` is not a write hint (none, short, medium, long, extreme)"));
+        }
+        d.set("write_hint", json!(t));
+        Ok(())
+    }, "`write_hint` (fcntl F_SET_RW_HINT on each file)"),
     refused("trim_backlog", &[], "verifying trimmed blocks is not supported"),
     refused("trim_backlog_batch", &[], "verifying trimmed blocks is not supported"),
     refused("trim_verify_zero", &[], "verifying trimmed blocks is not supported"),
@@ -1233,10 +1277,13 @@ pub const OPTIONS: &[FioOption] = &[
     inert("nonvectored", &[], "the engine chooses its io_uring set-up itself"),
     inert("force_async", &[], "the engine chooses its io_uring set-up itself"),
     inert("userspace_reap", &[], "libaio runs on io_uring, which reaps in user space"),
-    refused("sqthread_poll_cpu", &[], "an SQ polling thread is not supported"),
-    refused("hipri_percentage", &[], "polled completions are not supported"),
-    refused("nowait", &[], "RWF_NOWAIT I/O is not supported"),
-    refused("uncached", &[], "uncached buffered I/O is not supported"),
+    mapped("sqthread_poll_cpu", &[], |d, v| int_key(d, "sqthread_poll_cpu", v), "`sqthread_poll_cpu` (with `sqthread_poll`; fio ignores it without, and so is it left out)"),
+    refused("hipri_percentage", &[], "polled completions (IORING_SETUP_IOPOLL) need a device with poll queues (NVMe with `nvme.poll_queues`), which fslab-engine does not drive yet"),
+    mapped("nowait", &[], |d, v| bool_key(d, "nowait", v), "`nowait` (RWF_NOWAIT)"),
+    mapped("uncached", &[], |d, v| {
+        d.set("uncached", json!(value::int(need(v)?)? != 0));
+        Ok(())
+    }, "`uncached` (RWF_DONTCACHE, as fio 3.40 and later send it; fio 3.33 sends 0x40, which Linux now reads as RWF_ATOMIC). Buffered I/O only: left out with `direct`, as fio ignores it there"),
     // The options of fio's other engines: the engine is refused, naming what it needs.
     mapped("arguments", &[], a_arguments, "with `ioengine=exec`: the program's arguments (`%r` the runtime in seconds, `%n` the job's name)"),
     inert("bindname", &[], "an option of fio's rdma engine, which fslab-engine refuses (`ioengine` says why)"),

@@ -6,3 +6,41 @@
 pub mod fdtable;
 pub mod sync;
 pub mod uring;
+
+use crate::record::Op;
+use crate::spec::Job;
+
+/// The flags a job's read and write requests carry (preadv2/pwritev2's `flags`,
+/// io_uring's `rw_flags`): `nowait`, `uncached`, and `atomic` on writes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RwFlags {
+    pub read: i32,
+    pub write: i32,
+}
+
+impl RwFlags {
+    pub fn of(job: &Job) -> Self {
+        let p = &job.pattern;
+        let mut both = 0;
+        if p.nowait {
+            both |= libc::RWF_NOWAIT;
+        }
+        if p.uncached {
+            both |= libc::RWF_DONTCACHE;
+        }
+        let atomic = if p.atomic { libc::RWF_ATOMIC } else { 0 };
+        Self {
+            read: both,
+            write: both | atomic,
+        }
+    }
+
+    #[inline]
+    pub fn of_op(self, op: Op) -> i32 {
+        match op {
+            Op::Read => self.read,
+            Op::Write => self.write,
+            _ => 0,
+        }
+    }
+}

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::block::worker::{spin, Next, Worker};
 use crate::clock::Instant;
+use crate::io::RwFlags;
 use crate::record::Op;
 
 /// The next I/O of a thread with one request at a time: a paced one sleeps until it is
@@ -27,8 +28,9 @@ fn next_in_turn(w: &mut Worker, now: &mut Instant) -> Option<(Op, u64, u64)> {
 /// What one I/O's system call is, by the job's engine and target.
 #[derive(Debug, Clone, Copy)]
 pub enum Call {
-    /// pread/pwrite; a trim is a hole punched in a file, a discard on a device.
-    Transfer { device: bool },
+    /// pread/pwrite (preadv2/pwritev2 when the requests carry `flags`); a trim is a
+    /// hole punched in a file, a discard on a device.
+    Transfer { device: bool, flags: RwFlags },
     /// fio's `falloc`: fallocate with a mode per direction.
     Falloc,
     /// fio's `ftruncate`: a write truncates the file to its offset.
@@ -163,6 +165,30 @@ unsafe fn one(call: Call, op: Op, fd: i32, buf: *mut u8, offset: u64, len: u64) 
     // one thread those switch thread cancellation on and off around each call
     // (~12 ns a request on tmpfs, measured), and the engine never cancels a thread.
     match (call, op) {
+        (Call::Transfer { flags, .. }, Op::Read | Op::Write) if flags.of_op(op) != 0 => {
+            let iov = libc::iovec {
+                iov_base: buf.cast(),
+                iov_len: len as usize,
+            };
+            let nr = if op == Op::Read {
+                libc::SYS_preadv2
+            } else {
+                libc::SYS_pwritev2
+            };
+            // SAFETY: one iovec over the caller's buffer (its promise), which outlives
+            // the call; the offset goes in two halves, as the system call takes it.
+            unsafe {
+                libc::syscall(
+                    nr,
+                    fd,
+                    &iov as *const libc::iovec,
+                    1,
+                    offset as libc::c_long,
+                    (offset >> 32) as libc::c_long,
+                    flags.of_op(op),
+                )
+            }
+        }
         // SAFETY: the caller's promise on `buf`.
         (Call::Transfer { .. }, Op::Read) => unsafe {
             libc::syscall(
@@ -183,7 +209,7 @@ unsafe fn one(call: Call, op: Op, fd: i32, buf: *mut u8, offset: u64, len: u64) 
                 offset as libc::off_t,
             )
         },
-        (Call::Transfer { device: true }, Op::Trim) => {
+        (Call::Transfer { device: true, .. }, Op::Trim) => {
             let range = [offset, len];
             // SAFETY: BLKDISCARD reads two u64s from `range`, which outlives the call.
             let r = unsafe { libc::ioctl(fd, BLKDISCARD, range.as_ptr()) };
@@ -193,7 +219,9 @@ unsafe fn one(call: Call, op: Op, fd: i32, buf: *mut u8, offset: u64, len: u64) 
                 i64::from(r)
             }
         }
-        (Call::Transfer { device: false }, Op::Trim) | (Call::Falloc, Op::Trim) => fallocate(punch),
+        (Call::Transfer { device: false, .. }, Op::Trim) | (Call::Falloc, Op::Trim) => {
+            fallocate(punch)
+        }
         (Call::Falloc, Op::Read) => fallocate(libc::FALLOC_FL_KEEP_SIZE),
         (Call::Falloc, Op::Write) => fallocate(0),
         (Call::Ftruncate, Op::Write) => {

@@ -21,15 +21,52 @@ use io_uring::{opcode, squeue, types, CompletionQueue, IoUring, Submitter};
 use crate::block::worker::{Next, Worker};
 use crate::buffers::Buffers;
 use crate::clock::Instant;
+use crate::io::RwFlags;
 use crate::record::Op;
 
 pub struct Queue {
     ring: IoUring,
     depth: u32,
     fixed_buffers: bool,
+    flags: RwFlags,
+    /// Flags of each enter that submits: a polling thread that went idle is woken.
+    wake: u32,
 }
 
-fn build(entries: u32) -> io::Result<IoUring> {
+/// How a job's ring is set up and what its requests carry.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Setup {
+    pub flags: RwFlags,
+    /// `sqthread_poll`: a kernel thread polls the submission queue, bound to this CPU
+    /// if one is given.
+    pub sqpoll: Option<Option<u32>>,
+}
+
+impl Setup {
+    pub fn of(job: &crate::spec::Job) -> Self {
+        let p = &job.pattern;
+        Self {
+            flags: RwFlags::of(job),
+            sqpoll: p.sqthread_poll.then_some(p.sqthread_poll_cpu),
+        }
+    }
+}
+
+/// `IORING_ENTER_SQ_WAKEUP` (linux/io_uring.h).
+const ENTER_SQ_WAKEUP: u32 = 2;
+
+fn build(entries: u32, sqpoll: Option<Option<u32>>) -> io::Result<IoUring> {
+    if let Some(cpu) = sqpoll {
+        // Deferred task work needs the submitting task to run completions, which a
+        // polling thread is not: the kernel refuses the two together. The idle time
+        // (0: the kernel's default, a second) is fio's.
+        let mut b = IoUring::builder();
+        b.setup_sqpoll(0);
+        if let Some(cpu) = cpu {
+            b.setup_sqpoll_cpu(cpu);
+        }
+        return b.build(entries);
+    }
     // Newest flags first; older kernels refuse them with EINVAL.
     IoUring::builder()
         .setup_single_issuer()
@@ -46,10 +83,10 @@ const ENTER_GETEVENTS: u32 = 1;
 /// Submits `to_submit` entries and posts the completions that are ready, without
 /// waiting: an enter with GETEVENTS and no minimum runs the ring's deferred completions
 /// and returns at once (what fio's submit does each time).
-fn post(submitter: &Submitter<'_>, to_submit: u32) -> io::Result<usize> {
+fn post(submitter: &Submitter<'_>, to_submit: u32, wake: u32) -> io::Result<usize> {
     // SAFETY: no argument structure is passed (`None`), so the kernel reads nothing
     // beyond the ring, whose entries the caller has filled as for `submit`.
-    unsafe { submitter.enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS, None) }
+    unsafe { submitter.enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS | wake, None) }
 }
 
 /// Submits `to_submit` entries and waits for `want` completions, polling (`post`) for up
@@ -60,8 +97,9 @@ fn submit_and_spin(
     to_submit: u32,
     want: usize,
     spin: Duration,
+    wake: u32,
 ) -> io::Result<usize> {
-    let submitted = post(submitter, to_submit)?;
+    let submitted = post(submitter, to_submit, wake)?;
     let from = Instant::now();
     loop {
         cq.sync();
@@ -71,7 +109,7 @@ fn submit_and_spin(
         if from.elapsed() >= spin {
             break;
         }
-        post(submitter, 0)?;
+        post(submitter, 0, wake)?;
     }
     submitter.submit_and_wait(want).map(|n| n + submitted)
 }
@@ -79,6 +117,7 @@ fn submit_and_spin(
 /// The submission entry for one request; `slot` comes back as the completion's user data.
 fn entry(
     fixed_buffers: bool,
+    flags: RwFlags,
     w: &mut Worker,
     op: Op,
     slot: u32,
@@ -87,25 +126,33 @@ fn entry(
 ) -> squeue::Entry {
     let buf = w.buffers.ptr(slot);
     let prio = w.ioprio(op, len);
+    let rw_flags = flags.of_op(op);
     let len = len as u32;
     let (n, offset) = w.locate(offset);
     let file = types::Fixed(n as u32);
+    // The kernel takes an atomic write only from a plain user buffer (an iterator of one
+    // user segment), not from a registered one: EINVAL.
+    let fixed_buffers = fixed_buffers && rw_flags & libc::RWF_ATOMIC == 0;
     let e = match (op, fixed_buffers) {
         (Op::Read, true) => opcode::ReadFixed::new(file, buf, len, 0)
             .offset(offset)
             .ioprio(prio)
+            .rw_flags(rw_flags)
             .build(),
         (Op::Write, true) => opcode::WriteFixed::new(file, buf, len, 0)
             .offset(offset)
             .ioprio(prio)
+            .rw_flags(rw_flags)
             .build(),
         (Op::Read, false) => opcode::Read::new(file, buf, len)
             .offset(offset)
             .ioprio(prio)
+            .rw_flags(rw_flags)
             .build(),
         (Op::Write, false) => opcode::Write::new(file, buf, len)
             .offset(offset)
             .ioprio(prio)
+            .rw_flags(rw_flags)
             .build(),
         // A hole punched: on a file it frees the blocks; on a device the kernel
         // zeroes the range without writing (an unmap where the device has one, else
@@ -148,10 +195,16 @@ impl Batching {
 /// this worker's Buffers that has no request in flight.
 unsafe fn push(sq: &mut io_uring::SubmissionQueue<'_>, e: squeue::Entry) {
     // SAFETY: the caller's promise above.
-    unsafe {
-        sq.push(&e)
-            .expect("the ring has a slot per request in flight")
-    };
+    if unsafe { sq.push(&e) }.is_err() {
+        // A polling thread takes entries on its own time: this queue's view of what it
+        // took may be stale. It has taken every entry whose request completed.
+        sq.sync();
+        // SAFETY: as above.
+        unsafe {
+            sq.push(&e)
+                .expect("the ring has a slot per request in flight")
+        };
+    }
 }
 
 /// Publishes the pushed entries and times them from now, just before the enter that
@@ -198,8 +251,8 @@ fn went_on(w: &mut Worker, entered: io::Result<usize>) -> bool {
 impl Queue {
     /// Sets up the ring in the calling thread, which must be the one that runs it.
     /// `fds`: the thread's files, registered in order (an entry names its file by number).
-    pub fn new(fds: &[RawFd], buffers: &Buffers, depth: u32) -> io::Result<Self> {
-        let ring = build(depth.next_power_of_two())?;
+    pub fn new(fds: &[RawFd], buffers: &Buffers, depth: u32, setup: Setup) -> io::Result<Self> {
+        let ring = build(depth.next_power_of_two(), setup.sqpoll)?;
         ring.submitter().register_files(fds)?;
         let iov = libc::iovec {
             iov_base: buffers.ptr(0).cast(),
@@ -213,6 +266,12 @@ impl Queue {
             ring,
             depth,
             fixed_buffers,
+            flags: setup.flags,
+            wake: if setup.sqpoll.is_some() {
+                ENTER_SQ_WAKEUP
+            } else {
+                0
+            },
         })
     }
 
@@ -222,6 +281,7 @@ impl Queue {
     pub fn run(mut self, w: &mut Worker, batching: Batching) {
         let depth = self.depth as usize;
         let fixed = self.fixed_buffers;
+        let (flags, wake) = (self.flags, self.wake);
         let start = Instant::now();
         let mut slots: Vec<(Op, u64, u64, Instant)> = vec![(Op::Read, 0, 0, start); depth];
         // Slots pushed but not yet submitted; each is timed from just before the enter
@@ -249,7 +309,9 @@ impl Queue {
                                 w.prepare(op, slot, offset, len);
                                 slots[slot as usize] = (op, offset, len, now);
                                 // SAFETY: a free slot has no request in flight.
-                                unsafe { push(&mut sq, entry(fixed, w, op, slot, offset, len)) };
+                                unsafe {
+                                    push(&mut sq, entry(fixed, flags, w, op, slot, offset, len))
+                                };
                                 fresh.push(slot);
                                 inflight += 1;
                             }
@@ -288,7 +350,14 @@ impl Queue {
                     }
                 }
                 _ if batching.spin.is_zero() => submitter.submit_and_wait(want),
-                _ => submit_and_spin(&submitter, &mut cq, sq.len() as u32, want, batching.spin),
+                _ => submit_and_spin(
+                    &submitter,
+                    &mut cq,
+                    sq.len() as u32,
+                    want,
+                    batching.spin,
+                    wake,
+                ),
             };
             if !went_on(w, entered) {
                 break;
@@ -318,7 +387,7 @@ impl Queue {
                             w.prepare(op, slot, offset, len);
                             slots[slot as usize] = (op, offset, len, now);
                             // SAFETY: this slot's previous request has just been reaped.
-                            unsafe { push(&mut sq, entry(fixed, w, op, slot, offset, len)) };
+                            unsafe { push(&mut sq, entry(fixed, flags, w, op, slot, offset, len)) };
                             fresh.push(slot);
                             inflight += 1;
                             refilled = true;
@@ -337,7 +406,7 @@ impl Queue {
                 // the next wait's enter: one call instead of two.
                 if left > 0 && fresh.len() >= batching.submit && !stop {
                     stamp(&mut sq, &mut fresh, &mut slots);
-                    stop = !went_on(w, post(&submitter, sq.len() as u32));
+                    stop = !went_on(w, post(&submitter, sq.len() as u32, wake));
                 }
             }
             if stop {

@@ -193,6 +193,13 @@ pub const KEYS: &[Key] = &[
     key("arguments", BLOCK),
     key("grace_time", BLOCK),
     key("std_redirect", BLOCK),
+    key("atomic", BLOCK),
+    key("uncached", BLOCK),
+    key("nowait", BLOCK),
+    key("sqthread_poll", BLOCK),
+    key("sqthread_poll_cpu", BLOCK),
+    key("write_hint", BLOCK),
+    key("nice", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("create_first", &[]),
@@ -324,6 +331,31 @@ pub enum RateProcess {
     Linear,
     /// A Poisson process: exponential gaps of the same mean, arrivals independent of each other (an open-loop load).
     Poisson,
+}
+
+/// A file's expected data lifetime (fcntl F_SET_RW_HINT; fio's `write_hint`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum WriteHint {
+    /// No particular lifetime.
+    None,
+    Short,
+    Medium,
+    Long,
+    Extreme,
+}
+
+impl WriteHint {
+    /// The kernel's `RWH_WRITE_LIFE_*` number.
+    pub fn value(self) -> u64 {
+        match self {
+            WriteHint::None => 1,
+            WriteHint::Short => 2,
+            WriteHint::Medium => 3,
+            WriteHint::Long => 4,
+            WriteHint::Extreme => 5,
+        }
+    }
 }
 
 /// Which failed I/Os a job goes on after (fio's `continue_on_error`).
@@ -727,6 +759,20 @@ pub struct JobSpec {
     pub grace_time: Option<DurationValue>,
     /// Block jobs, with `program`: its stdout and stderr go to `<name>.stdout` and `<name>.stderr` in `directory` (or the current directory), as fio's; false: both to the engine's stderr (stdout is the report). Default true.
     pub std_redirect: Option<bool>,
+    /// Block jobs, io_uring or sync: each write carries RWF_ATOMIC, torn-write protection (after a crash, all of a write's data or none of it is on disk). Needs `direct = true` and I/O sizes that are powers of two within what the target offers: statx's STATX_WRITE_ATOMIC limits, checked before the job starts (xfs offers them in software since Linux 6.16; ext4 only on a device that has atomic writes). Default false.
+    pub atomic: Option<bool>,
+    /// Block jobs, buffered I/O, io_uring or sync: reads and writes carry RWF_DONTCACHE (Linux 6.14 and later, fio's `uncached`): a read's pages are dropped once copied, a write's writeback starts at once and its pages are dropped when it ends. Default false.
+    pub uncached: Option<bool>,
+    /// Block jobs, io_uring or sync: reads and writes carry RWF_NOWAIT: one that would have to wait (a lock, an allocation, an unwritten extent) fails EAGAIN at once instead, an error like any other (`continue_on_error` with `continue_errors = ["EAGAIN"]` goes on past it). Default false.
+    pub nowait: Option<bool>,
+    /// Block jobs, io_uring: a kernel thread polls the submission queue (IORING_SETUP_SQPOLL), so submitting needs no system call; the thread keeps a CPU busy while the job runs (it is the engine's: the report's `cpu` counts it). Default false.
+    pub sqthread_poll: Option<bool>,
+    /// Block jobs, with `sqthread_poll`: the CPU the polling thread is bound to. Default: any.
+    pub sqthread_poll_cpu: Option<u32>,
+    /// Block jobs: the data lifetime set on each file before the job (fcntl F_SET_RW_HINT): `none`, `short`, `medium`, `long` or `extreme`. A device with data placement (NVMe streams or FDP) may place writes by it; others ignore it. Default: left as it is.
+    pub write_hint: Option<WriteHint>,
+    /// Block jobs: each thread's nice value, -20 (most CPU) to 19 (least); below 0 needs CAP_SYS_NICE. Default: the engine's.
+    pub nice: Option<i32>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -1059,6 +1105,20 @@ pub struct PatternJob {
     /// With `program`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub std_redirect: Option<bool>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub atomic: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub uncached: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nowait: bool,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub sqthread_poll: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sqthread_poll_cpu: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_hint: Option<WriteHint>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nice: Option<i32>,
 }
 
 /// The steady-state keys (`steady_state = true`), resolved.

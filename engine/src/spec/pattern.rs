@@ -193,6 +193,27 @@ impl JobSpec {
             }
         }
         let align = p.blockalign.unwrap_or(smallest);
+        if self.atomic == Some(true) && job.rw.writes() {
+            // The kernel takes an atomic write only at an offset that is a multiple of
+            // its size.
+            if let Some(odd) = writes.all().iter().find(|s| !s.is_power_of_two()) {
+                e.push(JobError::new(
+                    "atomic",
+                    format!("an atomic write's size must be a power of two, and {odd} is not"),
+                ));
+            } else if writes.max() > align {
+                e.push(
+                    JobError::new(
+                        "atomic",
+                        format!(
+                            "a {}-byte atomic write must start at a multiple of its size, and offsets are aligned to {align}",
+                            writes.max()
+                        ),
+                    )
+                    .hint(format!("add `blockalign = {}`", writes.max())),
+                );
+            }
+        }
 
         if let Some(text) = &self.random_distribution {
             match distribution::parse(text) {
@@ -730,6 +751,7 @@ impl JobSpec {
                 }
             }
         }
+        self.io_flags(job, &mut p, e);
         let data_keys = [
             "buffer_compress_percentage",
             "dedupe_percentage",
@@ -760,6 +782,85 @@ impl JobSpec {
             }
         }
         job.pattern = p;
+    }
+}
+
+impl JobSpec {
+    /// The keys that change how each request is made (per-request flags, the ring's
+    /// polling thread) or the thread that makes it: checked against the engine and
+    /// `direct`.
+    fn io_flags(&self, job: &Job, p: &mut PatternJob, e: &mut Vec<JobError>) {
+        use super::IoEngine;
+        p.atomic = self.atomic.unwrap_or(false);
+        p.uncached = self.uncached.unwrap_or(false);
+        p.nowait = self.nowait.unwrap_or(false);
+        p.sqthread_poll = self.sqthread_poll.unwrap_or(false);
+        p.sqthread_poll_cpu = self.sqthread_poll_cpu;
+        p.write_hint = self.write_hint;
+        p.nice = self.nice;
+        let flagged = [
+            ("atomic", p.atomic),
+            ("uncached", p.uncached),
+            ("nowait", p.nowait),
+        ];
+        for (key, _) in flagged.iter().filter(|(_, on)| *on) {
+            if !matches!(job.ioengine, IoEngine::IoUring | IoEngine::Sync) {
+                e.push(
+                    JobError::new(
+                        *key,
+                        format!(
+                            "needs `ioengine = \"io_uring\"` or `\"sync\"`, whose requests carry the flag, not {}",
+                            serde_json::to_string(&job.ioengine).unwrap_or_default()
+                        ),
+                    )
+                    .hint("use `ioengine = \"io_uring\"`"),
+                );
+            }
+        }
+        if p.atomic && !job.direct {
+            e.push(
+                JobError::new(
+                    "atomic",
+                    "needs `direct = true`: the kernel offers atomic writes only for direct I/O",
+                )
+                .hint("add `direct = true`"),
+            );
+        }
+        if p.atomic && self.bsrange.is_some() {
+            e.push(
+                JobError::new("atomic", "cannot be combined with `bsrange`: an atomic write's size must be a power of two")
+                    .hint("list the sizes in a `bssplit`"),
+            );
+        }
+        if p.uncached && job.direct {
+            e.push(
+                JobError::new("uncached", "only applies to buffered I/O, and `direct = true` bypasses the page cache already")
+                    .hint("remove `uncached`, or set `direct = false`"),
+            );
+        }
+        if (p.sqthread_poll || p.sqthread_poll_cpu.is_some()) && job.ioengine != IoEngine::IoUring {
+            e.push(JobError::new(
+                "sqthread_poll",
+                "only applies with `ioengine = \"io_uring\"`",
+            ));
+        }
+        if p.sqthread_poll_cpu.is_some() && !p.sqthread_poll {
+            e.push(
+                JobError::new(
+                    "sqthread_poll_cpu",
+                    "only applies with `sqthread_poll = true`",
+                )
+                .hint("add `sqthread_poll = true`"),
+            );
+        }
+        if let Some(n) = self.nice {
+            if !(-20..=19).contains(&n) {
+                e.push(JobError::new(
+                    "nice",
+                    format!("{n} is not a nice value (-20 to 19)"),
+                ));
+            }
+        }
     }
 }
 
@@ -907,5 +1008,59 @@ mod tests {
         );
         let t = errors("buffer_pattern = \"0xzz\"");
         assert!(t.contains("`buffer_pattern`"), "{t}");
+    }
+
+    #[test]
+    fn request_flags_are_checked_against_the_engine_and_direct() {
+        for (keys, says) in [
+            (
+                "atomic = true\nrw = \"write\"",
+                "`atomic`: needs `direct = true`",
+            ),
+            (
+                "atomic = true\ndirect = true\nrw = \"write\"\nioengine = \"mmap\"",
+                "`atomic`: needs `ioengine = \"io_uring\"` or `\"sync\"`",
+            ),
+            (
+                "atomic = true\ndirect = true\nrw = \"write\"\nbs = \"12k\"",
+                "must be a power of two, and 12288 is not",
+            ),
+            (
+                "atomic = true\ndirect = true\nrw = \"randwrite\"\nbssplit = \"4k/50:16k/50\"",
+                "add `blockalign = 16384`",
+            ),
+            (
+                "uncached = true\ndirect = true",
+                "`uncached`: only applies to buffered I/O",
+            ),
+            (
+                "nowait = true\nioengine = \"null\"",
+                "`nowait`: needs `ioengine",
+            ),
+            (
+                "sqthread_poll = true\nioengine = \"sync\"",
+                "`sqthread_poll`: only applies with `ioengine = \"io_uring\"`",
+            ),
+            (
+                "sqthread_poll_cpu = 1",
+                "`sqthread_poll_cpu`: only applies with `sqthread_poll = true`",
+            ),
+            ("nice = 20", "`nice`: 20 is not a nice value (-20 to 19)"),
+            ("write_hint = \"forever\"", "write_hint"),
+        ] {
+            let t = errors(keys);
+            assert!(t.contains(says), "{keys}: {t}");
+        }
+        let (_, job) = load(
+            "filename = \"/f\"\nsize = \"1m\"\nrw = \"randwrite\"\ndirect = true\natomic = true\nbssplit = \"4k/50:16k/50\"\nblockalign = \"16k\"\nnowait = true\nsqthread_poll = true\nsqthread_poll_cpu = 0\nwrite_hint = \"short\"\nnice = -3",
+        )
+        .unwrap();
+        let flags = crate::io::RwFlags::of(&job);
+        assert_eq!(flags.read, libc::RWF_NOWAIT);
+        assert_eq!(flags.write, libc::RWF_NOWAIT | libc::RWF_ATOMIC);
+        let echoed = serde_json::to_value(&job).unwrap();
+        assert_eq!(echoed["write_hint"], "short");
+        assert_eq!(echoed["nice"], -3);
+        assert_eq!(echoed["sqthread_poll_cpu"], 0);
     }
 }

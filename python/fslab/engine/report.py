@@ -191,6 +191,14 @@ class Job(_Model):
     arguments: _Items[str] = ()
     grace_time: float | None = None
     std_redirect: bool | None = None
+    atomic: bool = False
+    """Writes carry RWF_ATOMIC (torn-write protection)."""
+    uncached: bool = False
+    nowait: bool = False
+    sqthread_poll: bool = False
+    sqthread_poll_cpu: int | None = None
+    write_hint: str | None = None
+    nice: int | None = None
     cpus_allowed: str | None = None
     cpus_allowed_policy: str | None = None
     numa_cpu_nodes: str | None = None
