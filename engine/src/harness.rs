@@ -421,6 +421,7 @@ impl<T> Harvest<T> {
             errors_continued: Vec::new(),
             latency_target: None,
             program: None,
+            replay: None,
             job,
         }
     }

@@ -76,6 +76,28 @@ pub struct Report {
     /// With `program`: the program run beside the job and how it ended; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<ProgramResult>,
+    /// With `read_iolog`: the trace replayed and how late its actions went against its
+    /// times; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayResult>,
+}
+
+/// A trace replayed (`read_iolog`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayResult {
+    /// The trace.
+    pub log: String,
+    /// Its actions were issued at their times in the trace (scaled by
+    /// `replay_time_scale`); false: each as soon as the one before allowed
+    /// (`replay_no_stall`).
+    pub timed: bool,
+    /// Actions issued: reads, writes, trims and syncs.
+    pub actions: u64,
+    /// Of them, issued more than 100 us after their time (timed replays only).
+    pub late: u64,
+    /// How late those were, on average and at most, seconds.
+    pub late_mean_s: f64,
+    pub late_max_s: f64,
 }
 
 /// The program a job ran beside it (`program`, fio's `exec` engine).

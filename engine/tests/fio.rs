@@ -10,7 +10,7 @@ use assert_cmd::cargo::cargo_bin;
 use serde_json::Value;
 
 mod common;
-use common::{engine_bounded, mkfifo};
+use common::{engine_bounded, mkfifo, result, run_job};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -1419,4 +1419,148 @@ fn a_size_list_is_its_last_value_and_a_file_size_range_is_refused() {
         err.contains("filesize: `64k-1m`: a range of file sizes"),
         "{err}"
     );
+}
+
+fn count_lines(log: &str, action: &str) -> u64 {
+    log.lines()
+        .filter(|l| l.split_whitespace().nth(2) == Some(action))
+        .count() as u64
+}
+
+/// fio's own `write_iolog` output replays in the engine: every read and write the trace
+/// holds is issued, on the trace's file laid out under `directory`.
+#[test]
+fn a_trace_fio_wrote_replays_in_the_engine() {
+    let Some(fio) = fio() else { return };
+    let dir = scratch();
+    let d = dir.path();
+    std::fs::write(
+        d.join("w.fio"),
+        "[w]\nfilename=data\nsize=1m\nbs=4k\nrw=randrw\nioengine=psync\nwrite_iolog=trace.log\n",
+    )
+    .unwrap();
+    let out = Command::new(fio)
+        .arg("w.fio")
+        .current_dir(d)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(d.join("trace.log")).unwrap();
+    assert!(log.starts_with("fio version 3 iolog"), "{log:.60}");
+    let (reads, writes) = (count_lines(&log, "read"), count_lines(&log, "write"));
+    assert!(reads > 0 && writes > 0, "{log:.200}");
+    let text = format!(
+        "[r]\ndirectory={}\nread_iolog={}\nrw=randread\nbs=8k\nreplay_no_stall=1\n",
+        d.join("replay").display(),
+        d.join("trace.log").display()
+    );
+    let (_, plan) = planned(d, "r.fio", &text);
+    assert!(plan
+        .to_string()
+        .contains("the trace says what each I/O is; rw, bs left out"));
+    let (code, out, err) = engine(d, &["run", d.join("r.fio").to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    let j = &report["jobs"][0];
+    assert_eq!((ios(j, "read"), ios(j, "write")), (reads, writes), "{j}");
+    let r = &j["report"];
+    assert_eq!(r["replay"]["actions"], reads + writes);
+    assert_eq!(r["replay"]["timed"], false);
+    assert_eq!(
+        std::fs::metadata(d.join("replay").join("data"))
+            .unwrap()
+            .len(),
+        1 << 20,
+        "the trace's file, laid out as far as the trace reached"
+    );
+}
+
+/// A trace of two files with syncs and a trim: each action once, in its file; the files
+/// sized by the trace; syncs timed as fsyncs.
+#[test]
+fn a_trace_replays_each_action_on_its_own_file() {
+    let dir = scratch();
+    let d = dir.path();
+    std::fs::write(
+        d.join("t.log"),
+        "fio version 2 iolog\n/data/a add\n/data/b add\n/data/a open\n/data/a write 0 8192\n\
+         /data/b write 4096 4096\n/data/a read 0 4096\n/data/a sync 0 0\n/data/b datasync 0 0\n\
+         /data/a trim 4096 4096\n/data/a close\n",
+    )
+    .unwrap();
+    for ioengine in ["sync", "io_uring"] {
+        let out = d.join(ioengine);
+        let text = format!(
+            "directory = {:?}\nread_iolog = {:?}\nioengine = \"{ioengine}\"\n",
+            out.display().to_string(),
+            d.join("t.log").display().to_string()
+        );
+        let r = run_job(&text);
+        assert_eq!(r["status"], "ok", "{r}");
+        let n = |op: &str| result(&r, op)["ios"].as_u64().unwrap();
+        assert_eq!(
+            (n("read"), n("write"), n("trim")),
+            (1, 2, 1),
+            "{ioengine}: {r}"
+        );
+        assert_eq!(r["fsync"]["count"], 2, "{r}");
+        assert_eq!(r["replay"]["actions"], 6);
+        for f in ["a", "b"] {
+            let len = std::fs::metadata(out.join("data").join(f)).unwrap().len();
+            assert_eq!(len, 8192, "{ioengine}: {f}");
+        }
+    }
+}
+
+/// A trace's paths stay under `directory`: one that climbs out is refused before anything
+/// is made.
+#[test]
+fn a_trace_that_leaves_its_directory_is_refused() {
+    let dir = scratch();
+    let d = dir.path();
+    std::fs::write(
+        d.join("t.log"),
+        "fio version 2 iolog\n../../x add\n../../x write 0 4096\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let text = format!(
+        "directory = {:?}\nread_iolog = {:?}\n",
+        out.display().to_string(),
+        d.join("t.log").display().to_string()
+    );
+    let (code, _, err) = common::engine_stdin("run", &text);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("would lie outside `directory`"), "{err}");
+    assert!(!out.exists(), "nothing made");
+}
+
+/// Timed as the trace says, scaled, or as fast as possible.
+#[test]
+fn a_trace_is_replayed_at_its_times_scaled_or_at_once() {
+    let dir = scratch();
+    let d = dir.path();
+    std::fs::write(
+        d.join("t.log"),
+        "fio version 3 iolog\n0 /a add\n0 /a write 0 4096\n300000 /a write 4096 4096\n",
+    )
+    .unwrap();
+    let base = format!(
+        "directory = {:?}\nread_iolog = {:?}\n",
+        d.join("out").display().to_string(),
+        d.join("t.log").display().to_string()
+    );
+    for (extra, low, high) in [
+        ("", 0.29, 0.5),
+        ("replay_time_scale = 50\n", 0.14, 0.3),
+        ("replay_no_stall = true\n", 0.0, 0.1),
+    ] {
+        let r = run_job(&format!("{base}{extra}"));
+        let t = r["runtime_s"].as_f64().unwrap();
+        assert!(t >= low && t < high, "{extra:?}: {t} s");
+    }
 }

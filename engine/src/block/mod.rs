@@ -18,6 +18,7 @@ pub mod offsets;
 pub mod pace;
 pub mod placement;
 pub mod randmap;
+pub mod replay;
 pub mod sizes;
 pub mod target;
 pub mod verify;
@@ -173,9 +174,17 @@ pub fn run(
                     "cannot set the I/O priority (`prio`, `prioclass`): {e}"
                 ));
             }
+            let replay = job.pattern.read_iolog.as_deref().and_then(|log| {
+                let scale = (!job.pattern.replay_no_stall)
+                    .then(|| f64::from(job.pattern.replay_time_scale.unwrap_or(100)) / 100.0);
+                replay::Replay::open(std::path::Path::new(log), scale)
+                    .map_err(|m| gate.setup_failed(format!("read_iolog: `{log}` {m}")))
+                    .ok()
+            });
             let (start, rec) = gate.start();
-            let mut w =
-                Worker::new(&job, t, files, start, buffers, rec, flags).with_verify(verifier);
+            let mut w = Worker::new(&job, t, files, start, buffers, rec, flags)
+                .with_verify(verifier)
+                .with_replay(replay);
             if !flags.aborted() {
                 match job.ioengine {
                     IoEngine::IoUring => {
@@ -219,7 +228,8 @@ pub fn run(
             let verifier = w.verify.take();
             let continued = std::mem::take(&mut w.continued);
             let lat = w.lat.as_ref().map(lat_target::LatTarget::report);
-            Outcome::finish(w.rec, error, (verifier, continued, lat))
+            let lag = w.replay.as_ref().map(|r| r.lag);
+            Outcome::finish(w.rec, error, (verifier, continued, lat, lag))
         },
         |_| {},
     );
@@ -242,6 +252,26 @@ pub fn run(
         .iter_mut()
         .filter_map(|o| o.value.2.take())
         .collect();
+    let replayed = job.pattern.read_iolog.as_ref().map(|log| {
+        let lag = harvest
+            .outcomes
+            .iter()
+            .filter_map(|o| o.value.3)
+            .next()
+            .unwrap_or_default();
+        crate::report::ReplayResult {
+            log: log.clone(),
+            timed: !job.pattern.replay_no_stall,
+            actions: lag.actions,
+            late: lag.late,
+            late_mean_s: if lag.late > 0 {
+                lag.sum_s / lag.late as f64
+            } else {
+                0.0
+            },
+            late_max_s: lag.max_s,
+        }
+    });
     let latency_target = job
         .pattern
         .latency_target
@@ -310,6 +340,7 @@ pub fn run(
     report.errors_continued = continued;
     report.latency_target = latency_target;
     report.program = program.map(beside::Beside::stop);
+    report.replay = replayed;
     Ok(report)
 }
 

@@ -165,6 +165,9 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
             files: (0..job.numjobs).map(|_| None).collect(),
         });
     }
+    if let Some(log) = job.pattern.read_iolog.clone() {
+        return open_replay(job, Path::new(&log), stop);
+    }
     // Thread by thread, each thread's files in order (`nrfiles`).
     let paths: Vec<PathBuf> = (0..job.numjobs).flat_map(|t| job.paths_of(t)).collect();
     let mut unique: Vec<&PathBuf> = paths.iter().collect();
@@ -513,6 +516,146 @@ pub fn invalidate(f: &File, device: bool) {
             libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
         }
     }
+}
+
+/// Where a trace's file is replayed: under the job's `directory` (or the current one), by
+/// its path in the trace without the leading `/`; under `--within`, by its last name
+/// only, as a plain name is all such a directory takes. None: the path leaves the
+/// directory (`..`) or names nothing.
+fn replay_path(dir: &Path, name: &str, within: bool) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut rel = PathBuf::new();
+    for c in Path::new(name).components() {
+        match c {
+            Component::Normal(part) => rel.push(part),
+            Component::RootDir | Component::CurDir => {}
+            Component::ParentDir | Component::Prefix(_) => return None,
+        }
+    }
+    let rel = if within {
+        PathBuf::from(rel.file_name()?)
+    } else {
+        rel
+    };
+    (!rel.as_os_str().is_empty()).then(|| dir.join(rel))
+}
+
+/// `read_iolog`: the trace's files, each laid out to as far as the trace reaches into it,
+/// and opened for reading and writing. Sets the job's files (`nrfiles`) and `size` (the
+/// farthest reach) from the trace.
+fn open_replay(job: &mut Job, log: &Path, stop: &AtomicBool) -> Result<Target, RunError> {
+    let scan = super::replay::scan(log).map_err(|m| {
+        RunError::from(
+            JobError::new("read_iolog", format!("`{}` {m}", log.display()))
+                .hint("a trace written by fio's `write_iolog` (version 2 or 3)"),
+        )
+    })?;
+    let dir = PathBuf::from(job.directory.clone().unwrap_or_else(|| ".".into()));
+    let within = job.beneath.is_some();
+    let mut paths = Vec::with_capacity(scan.files.len());
+    for (name, _) in &scan.files {
+        let Some(p) = replay_path(&dir, name, within) else {
+            return Err(JobError::new(
+                "read_iolog",
+                format!(
+                    "`{}`: its file `{name}` would lie outside `directory`",
+                    log.display()
+                ),
+            )
+            .into());
+        };
+        if paths.contains(&p) {
+            return Err(JobError::new(
+                "read_iolog",
+                format!(
+                    "`{}`: two of its files would both be `{}`",
+                    log.display(),
+                    p.display()
+                ),
+            )
+            .into());
+        }
+        paths.push(p);
+    }
+    let opener = match &job.beneath {
+        None => Opener::Anywhere,
+        Some(d) => Opener::Beneath(Beneath::open(d).map_err(|e| {
+            RunError::io(
+                format!("cannot open the directory {} (--within)", d.display()),
+                e,
+            )
+        })?),
+    };
+    for path in &paths {
+        let looked = opener.metadata(path);
+        if let Ok(m) = &looked {
+            if !m.is_file() {
+                return Err(JobError::new(
+                    "read_iolog",
+                    format!(
+                        "`{}` is not a regular file: a trace is replayed on files it lays out",
+                        path.display()
+                    ),
+                )
+                .into());
+            }
+        }
+        if let (Opener::Beneath(_), Ok(m)) = (&opener, &looked) {
+            if let Some(why) = beneath::refusal(m) {
+                return Err(
+                    JobError::new("read_iolog", format!("`{}` {why}", path.display())).into(),
+                );
+            }
+        }
+    }
+    let layout_start = Instant::now();
+    let mut layout_bytes = 0;
+    let mut files = Vec::with_capacity(paths.len());
+    let mut dio = None;
+    for (path, (_, reach)) in paths.iter().zip(&scan.files) {
+        if let (Opener::Anywhere, Some(parent)) = (&opener, path.parent()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                RunError::io(format!("cannot make the directory {}", parent.display()), e)
+            })?;
+        }
+        let mut f = opener
+            .open(path, libc::O_RDWR | libc::O_CREAT)
+            .map_err(|e| RunError::io(format!("cannot lay out {}", path.display()), e))?;
+        layout_bytes += lay_out_file(&mut f, path, *reach, job.randseed, stop)?;
+        drop(f);
+        let flags = libc::O_RDWR | if job.direct { libc::O_DIRECT } else { 0 };
+        let f = opener
+            .open(path, flags)
+            .map_err(|e| RunError::io(format!("cannot open {}", path.display()), e))?;
+        if job.direct {
+            dio = dio.or(dio_align(&f));
+        }
+        files.push(Some(f));
+    }
+    // The thread's buffers are `bs` each: as long as the trace's longest I/O.
+    job.bs = scan.max_len.next_multiple_of(4096);
+    let reach = scan.files.iter().map(|f| f.1).max().unwrap_or(0);
+    job.size = Some(reach.div_ceil(job.bs).max(1) * job.bs);
+    job.io_size = None;
+    job.pattern.nrfiles = (files.len() > 1).then_some(files.len() as u32);
+    if job.pattern.invalidate {
+        for f in files.iter().flatten() {
+            invalidate(f, false);
+        }
+    }
+    Ok(Target {
+        info: TargetInfo {
+            kind: TargetKind::File,
+            paths: paths.iter().map(|p| p.display().to_string()).collect(),
+            size_bytes: scan.files.iter().map(|f| f.1).sum(),
+            dio_align_bytes: dio,
+        },
+        layout: (layout_bytes > 0).then(|| Layout {
+            bytes: layout_bytes,
+            runtime_s: layout_start.elapsed().as_secs_f64(),
+        }),
+        files,
+    })
 }
 
 fn open_one(opener: &Opener, path: &Path, job: &Job, block: bool) -> Result<File, RunError> {

@@ -82,6 +82,8 @@ pub struct Worker<'a> {
     full: bool,
     /// `cmdprio_*`: which requests carry a priority of their own, and the draws.
     cmdprio: Option<(super::cmdprio::CmdPrio, Xoshiro256PlusPlus)>,
+    /// `read_iolog`: the trace whose actions this thread issues instead of drawing.
+    pub replay: Option<super::replay::Replay>,
 }
 
 /// What a thread does next.
@@ -198,6 +200,66 @@ impl<'a> Worker<'a> {
             cmdprio: job
                 .cmdprio()
                 .map(|c| (c, Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x10_9e10))),
+            replay: None,
+        }
+    }
+
+    /// Hands the worker the trace it replays (`read_iolog`).
+    pub fn with_replay(mut self, replay: Option<super::replay::Replay>) -> Self {
+        self.replay = replay;
+        self
+    }
+
+    /// A replaying thread's next I/O: the trace's next action when it is due. A sync is
+    /// done here, at once: with I/O in flight (`iodepth` > 1) it covers the writes
+    /// completed before it.
+    fn next_replayed(&mut self, now: Instant) -> Next {
+        use super::replay::{Action, Step};
+        loop {
+            let Some(r) = self.replay.as_mut() else {
+                return Next::Done;
+            };
+            match r.next(now) {
+                Step::Do(Action::Io(op, file, offset, len)) => {
+                    let at = if self.offsets.len() > 1 {
+                        (file as u64) << FILE_SHIFT | offset
+                    } else {
+                        offset
+                    };
+                    return Next::Io(op, at, len);
+                }
+                Step::Do(Action::Sync { file, data }) => {
+                    self.sync_one(file, data);
+                    if self.error.is_some() {
+                        return Next::Done;
+                    }
+                }
+                Step::Wait(t) => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
+                Step::Done => {
+                    if let Some(m) = r.error.take() {
+                        self.fail(Op::Read, 0, None, format!("read_iolog: {m}"));
+                    }
+                    return Next::Done;
+                }
+            }
+        }
+    }
+
+    /// fsyncs (`data`: fdatasyncs) one file and records how long it took.
+    fn sync_one(&mut self, file: usize, data: bool) {
+        let Some(f) = self.files.get(file) else {
+            return;
+        };
+        let t0 = Instant::now();
+        let done = if data { f.sync_data() } else { f.sync_all() };
+        match done {
+            Ok(()) => self.rec.fsync(t0.elapsed()),
+            Err(e) => self.fail(
+                Op::Write,
+                0,
+                e.raw_os_error(),
+                format!("{} failed: {e}", if data { "fdatasync" } else { "fsync" }),
+            ),
         }
     }
 
@@ -314,6 +376,9 @@ impl<'a> Worker<'a> {
             || self.lat_done
         {
             return Next::Done;
+        }
+        if self.replay.is_some() {
+            return self.next_replayed(now);
         }
         if let Some((f, sleep)) = &mut self.flow {
             if f.ahead() {

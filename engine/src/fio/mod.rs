@@ -1098,6 +1098,36 @@ fn resolve(
             keys.remove("file_service_type");
         }
     }
+    if keys.contains_key("read_iolog") {
+        // The trace says what each I/O is: what fio's job says instead does not apply.
+        let shaping = [
+            "rw",
+            "rwmixread",
+            "bs",
+            "size",
+            "io_size",
+            "filename",
+            "nrfiles",
+            "bssplit",
+            "bsrange",
+            "blockalign",
+            "random_distribution",
+            "norandommap",
+            "offset",
+            "number_ios",
+            "file_service_type",
+        ];
+        let dropped: Vec<&str> = shaping
+            .into_iter()
+            .filter(|k| keys.remove(*k).is_some())
+            .collect();
+        if !dropped.is_empty() {
+            notes.push(format!(
+                "read_iolog: the trace says what each I/O is; {} left out",
+                dropped.join(", ")
+            ));
+        }
+    }
     let resolved = spec::spec_from_value(Value::Object(keys)).and_then(|spec| {
         let job = spec.resolve()?;
         Ok((spec, job))

@@ -1211,13 +1211,16 @@ pub const OPTIONS: &[FioOption] = &[
     inert("log_alternate_epoch", &[], "the report's series is in seconds from the job's start"),
     inert("log_alternate_epoch_clock_id", &[], "the report's series is in seconds from the job's start"),
     inert("write_iolog", &[], "the engine writes no I/O log"),
-    refused("read_iolog", &[], "replaying an I/O log is not supported yet"),
-    refused("read_iolog_chunked", &[], "replaying an I/O log is not supported yet"),
-    refused("replay_no_stall", &[], "replaying an I/O log is not supported yet"),
-    refused("replay_redirect", &[], "replaying an I/O log is not supported yet"),
+    mapped("read_iolog", &[], |d, v| {
+        d.set("read_iolog", json!(need(v)?.trim()));
+        Ok(())
+    }, "`read_iolog` (version 2 or 3; its files laid out under `directory`, timed as recorded unless `replay_no_stall`)"),
+    inert("read_iolog_chunked", &[], "the engine always reads a trace a line at a time"),
+    mapped("replay_no_stall", &[], |d, v| bool_key(d, "replay_no_stall", v), "`replay_no_stall`"),
+    refused("replay_redirect", &[], "sending every I/O of a trace to one file or device is not supported: the trace's files are laid out under `directory`"),
     refused("replay_scale", &[], "replaying an I/O log is not supported yet"),
     refused("replay_align", &[], "replaying an I/O log is not supported yet"),
-    refused("replay_time_scale", &[], "replaying an I/O log is not supported yet"),
+    mapped("replay_time_scale", &[], |d, v| int_key(d, "replay_time_scale", v), "`replay_time_scale` (percent)"),
     refused("replay_skip", &[], "replaying an I/O log is not supported yet"),
     refused("merge_blktrace_file", &[], "replaying an I/O log is not supported yet"),
     refused("merge_blktrace_scalars", &[], "replaying an I/O log is not supported yet"),

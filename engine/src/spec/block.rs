@@ -370,6 +370,7 @@ impl JobSpec {
             && needs_target
             && self.filename.is_none()
             && self.directory.is_none()
+            && self.read_iolog.is_none()
         {
             e.push(
                 JobError::whole("missing target: the job names no `filename` and no `directory`")

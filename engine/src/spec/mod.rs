@@ -200,6 +200,9 @@ pub const KEYS: &[Key] = &[
     key("sqthread_poll_cpu", BLOCK),
     key("write_hint", BLOCK),
     key("nice", BLOCK),
+    key("read_iolog", BLOCK),
+    key("replay_no_stall", BLOCK),
+    key("replay_time_scale", BLOCK),
     files_key("op", &[]),
     files_key("dest", &[FileOp::Copy, FileOp::Sync]),
     files_key("create_first", &[]),
@@ -773,6 +776,12 @@ pub struct JobSpec {
     pub write_hint: Option<WriteHint>,
     /// Block jobs: each thread's nice value, -20 (most CPU) to 19 (least); below 0 needs CAP_SYS_NICE. Default: the engine's.
     pub nice: Option<i32>,
+    /// Block jobs: replay this trace (fio's iolog, version 2 or 3) instead of drawing I/O: its reads, writes, trims and syncs, in order, on its files, which are laid out under `directory` (a path in the trace loses its leading `/`) to as far as the trace reaches into each. Streamed: any length replays in constant memory. One thread; `rw`, `bs`, `size` and the other keys that shape I/O do not apply. The report's `replay` says how late the I/Os went against the trace's times (fio's `read_iolog`).
+    pub read_iolog: Option<String>,
+    /// Block jobs, with `read_iolog`: issue each I/O as soon as the one before allows, not at its time in the trace. Default false.
+    pub replay_no_stall: Option<bool>,
+    /// Block jobs, with `read_iolog`: the trace's times in percent: 200 replays at half speed, 50 at twice. 1..=100000. Default 100.
+    pub replay_time_scale: Option<u32>,
     /// Files job: the operation. Required with `kind = "files"`.
     pub op: Option<FileOp>,
     /// Files job: the tree `copy` and `sync` write to (`directory` is the source).
@@ -1119,6 +1128,13 @@ pub struct PatternJob {
     pub write_hint: Option<WriteHint>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nice: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub read_iolog: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub replay_no_stall: bool,
+    /// Percent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay_time_scale: Option<u32>,
 }
 
 /// The steady-state keys (`steady_state = true`), resolved.

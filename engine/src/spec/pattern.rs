@@ -752,6 +752,7 @@ impl JobSpec {
             }
         }
         self.io_flags(job, &mut p, e);
+        self.replay(job, &mut p, e);
         let data_keys = [
             "buffer_compress_percentage",
             "dedupe_percentage",
@@ -786,6 +787,92 @@ impl JobSpec {
 }
 
 impl JobSpec {
+    /// `read_iolog`: the trace says what each I/O is, so the keys that shape I/O are
+    /// refused beside it rather than silently ignored.
+    fn replay(&self, job: &Job, p: &mut PatternJob, e: &mut Vec<JobError>) {
+        let Some(log) = &self.read_iolog else {
+            for key in ["replay_no_stall", "replay_time_scale"] {
+                if self.is_set(key) {
+                    e.push(JobError::new(key, "only applies with `read_iolog`"));
+                }
+            }
+            return;
+        };
+        if log.trim().is_empty() {
+            e.push(
+                JobError::new("read_iolog", "is empty").hint("the path of a trace (fio's iolog)"),
+            );
+        }
+        p.read_iolog = Some(log.clone());
+        p.replay_no_stall = self.replay_no_stall.unwrap_or(false);
+        if let Some(pct) = self.replay_time_scale {
+            range("replay_time_scale", u64::from(pct), 1, 100_000, e);
+            p.replay_time_scale = Some(pct);
+        }
+        for key in [
+            "rw",
+            "rwmixread",
+            "bs",
+            "size",
+            "io_size",
+            "filename",
+            "nrfiles",
+            "filename_format",
+            "file_service_type",
+            "bssplit",
+            "bsrange",
+            "blockalign",
+            "random_distribution",
+            "norandommap",
+            "offset",
+            "offset_increment",
+            "number_ios",
+            "seq_skip",
+            "seq_run",
+            "rate",
+            "rate_iops",
+            "rate_min",
+            "rate_iops_min",
+            "rate_process",
+            "thinktime",
+            "zonesize",
+            "verify",
+            "verify_state",
+            "verify_backlog",
+            "verify_read_back",
+            "fill_device",
+            "flow",
+            "latency_target",
+            "fsync",
+            "fdatasync",
+        ] {
+            if self.is_set(key) {
+                e.push(
+                    JobError::new(
+                        key,
+                        "cannot be combined with `read_iolog`: the trace says what each I/O is",
+                    )
+                    .hint(format!("remove `{key}`")),
+                );
+            }
+        }
+        if job.numjobs > 1 {
+            e.push(
+                JobError::new("numjobs", "a trace is replayed by one thread")
+                    .hint("give each recorded thread's trace a job of its own"),
+            );
+        }
+        if !matches!(
+            job.ioengine,
+            super::IoEngine::IoUring | super::IoEngine::Sync
+        ) {
+            e.push(JobError::new(
+                "read_iolog",
+                "needs `ioengine = \"io_uring\"` or `\"sync\"`",
+            ));
+        }
+    }
+
     /// The keys that change how each request is made (per-request flags, the ring's
     /// polling thread) or the thread that makes it: checked against the engine and
     /// `direct`.

@@ -199,6 +199,10 @@ class Job(_Model):
     sqthread_poll_cpu: int | None = None
     write_hint: str | None = None
     nice: int | None = None
+    read_iolog: str | None = None
+    """A trace (fio's iolog) the job replayed."""
+    replay_no_stall: bool = False
+    replay_time_scale: int | None = None
     cpus_allowed: str | None = None
     cpus_allowed_policy: str | None = None
     numa_cpu_nodes: str | None = None
@@ -256,6 +260,17 @@ class Program(_Model):
     killed: bool
     """Outlived `grace_time` after SIGTERM: killed."""
     ran_s: float
+
+
+class Replay(_Model):
+    """A trace replayed (`read_iolog`) and how late its actions went against its times."""
+
+    log: str
+    timed: bool
+    actions: int
+    late: int
+    late_mean_s: float
+    late_max_s: float
 
 
 class Rate(_Model):
@@ -681,6 +696,8 @@ class Report(_Model):
     """With `latency_target`: each thread's queue-depth search."""
     program: Program | None = None
     """With `program`: the program run beside the job and how it ended."""
+    replay: Replay | None = None
+    """With `read_iolog`: the trace replayed and how late its actions went."""
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
