@@ -107,10 +107,12 @@ fn parse<'a>(
         ),
         "wait" if version == 2 => Line::Wait(number(fields.next(), "wait")?),
         "wait" => return Err("`wait` is not allowed in version 3 (its timestamps time it)".into()),
-        other => return Err(format!(
+        other => {
+            return Err(format!(
             "`{other}` is not an action (add, open, close, read, write, trim, sync, datasync{})",
             if version == 2 { ", wait" } else { "" }
-        )),
+        ))
+        }
     };
     Ok(line)
 }
