@@ -232,7 +232,6 @@ pub struct Replay {
     scale: Option<f64>,
     /// Version 2: the waits so far, microseconds.
     waited_us: u64,
-    first_at: Option<u64>,
     pending: Option<(Option<Instant>, Action)>,
     pub lag: Lag,
     pub error: Option<String>,
@@ -249,7 +248,6 @@ impl Replay {
             start: None,
             scale,
             waited_us: 0,
-            first_at: None,
             pending: None,
             lag: Lag::default(),
             error: None,
@@ -260,10 +258,9 @@ impl Replay {
     fn due(&mut self, at_us: Option<u64>, now: Instant) -> Option<Instant> {
         let scale = self.scale?;
         let start = *self.start.get_or_insert(now);
-        let t = match at_us {
-            Some(at) => at.saturating_sub(*self.first_at.get_or_insert(at)),
-            None => self.waited_us,
-        };
+        // Version 3's times count from the trace's zero, not its first action, so that
+        // the traces of one recording's threads, each a job, stay in step.
+        let t = at_us.unwrap_or(self.waited_us);
         Some(start + Duration::from_secs_f64(t as f64 / 1e6 * scale))
     }
 

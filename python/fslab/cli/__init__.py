@@ -37,6 +37,7 @@ _COMMANDS: dict[str, str] = {
     "and Markdown reports, the comparison and the per-run CSV, and a README.",
     "cleanup": "Unmount, detach and delete what fslab's journal says is still there, where this "
     "machine proves fslab made it; anything else is reported and left alone.",
+    "record": "Record a program's file I/O under a directory as fio iologs, one per thread.",
 }
 """Each command and the first sentence of its help, for `fslab --help` without importing
 every command (numpy, scipy, pydantic: a second). tests/test_cli.py holds them to the

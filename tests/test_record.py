@@ -1,0 +1,112 @@
+"""`fslab record`: a real program's file I/O under a directory, recorded through strace
+as fio iologs, then replayed by fslab-engine and by fio from the job file it writes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import fslab
+
+from fslab.record import iolog, strace
+
+pytestmark = pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+
+PROGRAM = """
+import os, threading
+fd = os.open("data/a", os.O_CREAT | os.O_RDWR | os.O_TRUNC)
+os.write(fd, b"x" * 8192)
+os.lseek(fd, 0, os.SEEK_SET)
+os.read(fd, 4096)
+os.pwrite(fd, b"y" * 4096, 16384)
+os.fsync(fd)
+os.writev(fd, [b"a" * 512, b"b" * 512])
+os.fdatasync(fd)
+def other():
+    f = os.open("data/sub/b", os.O_CREAT | os.O_WRONLY)
+    os.write(f, b"z" * 4096)
+    os.close(f)
+t = threading.Thread(target=other)
+t.start()
+t.join()
+os.close(fd)
+with open("/etc/hostname", "rb") as f:
+    f.read()
+"""
+
+
+def actions(trace: Path) -> list[str]:
+    """The trace's lines without their times."""
+    lines = trace.read_text().splitlines()
+    assert lines[0] == "fio version 3 iolog"
+    return [" ".join(line.split()[1:]) for line in lines[1:]]
+
+
+@pytest.mark.engine
+def test_a_programs_io_is_recorded_per_thread_and_replays_in_both_tools(
+    tmp_path: Path, engine: Path
+) -> None:
+    (tmp_path / "data" / "sub").mkdir(parents=True)
+    done = fslab("record", "--dir", "data", "--out", "trace", "--", sys.executable, "-c", PROGRAM,
+                 cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    traces = sorted((tmp_path / "trace").glob("trace.*.log"))
+    assert [Path(p) for p in done.stdout.split()] == [Path("trace") / t.name for t in traces]
+    assert len(traces) == 2, "the main thread and the other, each a trace"
+    by_file = {actions(t)[0].split()[0]: actions(t) for t in traces}
+    assert by_file["a"] == [
+        "a add", "a open", "a write 0 8192", "a read 0 4096", "a write 16384 4096",
+        "a sync 0 0", "a write 4096 1024", "a datasync 0 0",
+    ]  # fmt: skip
+    assert by_file["sub/b"] == ["sub/b add", "sub/b open", "sub/b write 0 4096"]
+    assert "hostname" not in "".join(t.read_text() for t in traces), "outside --dir"
+    assert "recorded 5 I/Os" in done.stderr
+
+    out = tmp_path / "trace"
+    ours = subprocess.run([str(engine), "run", "--fio", "replay.fio"], cwd=out,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert ours.returncode == 0, ours.stderr
+    jobs = json.loads(ours.stdout)["jobs"]
+    counts = sorted((r["op"], r["ios"]) for j in jobs for r in j["report"]["results"] if r["ios"])
+    assert counts == [("read", 1), ("write", 1), ("write", 3)]
+    assert sum(j["report"]["fsync"]["count"] for j in jobs) == 2
+    assert (out / "a").stat().st_size == 20480, "laid out as far as the trace reaches"
+    if shutil.which("fio") is None:
+        return
+    theirs = subprocess.run(["fio", "--output-format=json", "replay.fio"], cwd=out,
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert theirs.returncode == 0, theirs.stderr
+    fio_jobs = json.loads(theirs.stdout)["jobs"]
+    assert sum(j["read"]["total_ios"] for j in fio_jobs) == 1
+    assert sum(j["write"]["total_ios"] for j in fio_jobs) == 4
+
+
+def test_a_record_without_a_command_or_directory_is_refused_and_makes_nothing(
+    tmp_path: Path,
+) -> None:
+    done = fslab("record", "--dir", "nowhere", "--out", "trace", "--", "true", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "error: record: --dir nowhere is not a directory" in done.stderr
+    assert not (tmp_path / "trace").exists()
+
+
+def test_interrupted_calls_are_put_back_together() -> None:
+    out = [
+        "10 1.000000 read(3</d/a>,  <unfinished ...>\n",
+        '11 1.000100 write(4</d/b>, ""..., 10) = 10\n',
+        '10 1.000200 <... read resumed>""..., 4096) = 4096\n',
+        '10 1.000300 openat(AT_FDCWD</d>, "/d/c", O_RDONLY) = -1 ENOENT (No such file)\n',
+    ]
+    calls = list(strace.calls(out))
+    assert [(c.tid, c.name, c.result, c.fd()) for c in calls] == [
+        (11, "write", 10, (4, "/d/b")),
+        (10, "read", 4096, (3, "/d/a")),
+        (10, "openat", -1, None),
+    ]
+    assert calls[1].at_s == 1.0, "timed from when the call began"
+    rec = iolog.convert(calls, Path("/d"))
+    assert rec.unknown_offset == 2, "descriptors opened before the recording began"
