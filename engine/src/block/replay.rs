@@ -409,16 +409,18 @@ mod tests {
     }
 
     #[test]
-    fn a_version_3_trace_is_timed_from_its_first_action() {
+    fn a_version_3_trace_is_timed_from_its_zero() {
         let t = trace(
             "fio version 3 iolog\n100 /a add\n1000 /a write 0 4096\n3000 /a write 4096 4096\n",
         );
         let start = Instant::now();
         let mut r = Replay::open(t.path(), Some(0.5)).unwrap();
-        assert_eq!(r.next(start), Step::Do(Action::Io(Op::Write, 0, 0, 4096)));
+        let first = start + Duration::from_micros(500);
+        assert_eq!(r.next(start), Step::Wait(first));
+        assert_eq!(r.next(first), Step::Do(Action::Io(Op::Write, 0, 0, 4096)));
         assert_eq!(
-            r.next(start),
-            Step::Wait(start + Duration::from_micros(1000))
+            r.next(first),
+            Step::Wait(start + Duration::from_micros(1500))
         );
     }
 }
