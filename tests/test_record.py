@@ -110,3 +110,20 @@ def test_interrupted_calls_are_put_back_together() -> None:
     assert calls[1].at_s == 1.0, "timed from when the call began"
     rec = iolog.convert(calls, Path("/d"))
     assert rec.unknown_offset == 2, "descriptors opened before the recording began"
+
+
+@pytest.mark.root
+@pytest.mark.engine
+@pytest.mark.slow
+def test_the_recorded_example_replays_on_every_target(lab: Path) -> None:
+    """examples/replay.toml: a SQLite application's recorded trace, replayed by the fio
+    kind on ext4, xfs and btrfs, every run complete, the three compared."""
+    study = Path(__file__).resolve().parents[1] / "examples" / "replay.toml"
+    done = fslab("run", str(study), "--results", str(lab / "r.db"), "--workdir",
+                 str(lab / "w"), cwd=lab)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "runs ok, 0 failed" in done.stderr
+    shown = fslab("compare", "--results", str(lab / "r.db"), "--format", "json", cwd=lab)
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
+    assert all(t in text for t in ('"ext4"', '"xfs"', '"btrfs"')), text[:300]

@@ -1098,6 +1098,22 @@ fn resolve(
             keys.remove("file_service_type");
         }
     }
+    // A trace named by a relative path is looked for beside the job file (the lab runs
+    // job files from anywhere); fio looks in the current directory.
+    if let (Some(log), Some((place, _, _))) = (
+        keys.get("read_iolog").and_then(Value::as_str).map(str::to_string),
+        d.sources.get("read_iolog"),
+    ) {
+        let beside = Path::new(&place.file).parent().filter(|p| !p.as_os_str().is_empty());
+        if let (false, Some(dir)) = (Path::new(&log).is_absolute(), beside) {
+            let joined = dir.join(&log);
+            notes.push(format!(
+                "read_iolog={log}: looked for beside the job file, `{}` (fio looks in the current directory)",
+                joined.display()
+            ));
+            keys.insert("read_iolog".into(), json!(joined.display().to_string()));
+        }
+    }
     if keys.contains_key("read_iolog") {
         // The trace says what each I/O is: what fio's job says instead does not apply.
         let shaping = [

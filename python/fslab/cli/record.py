@@ -24,7 +24,7 @@ def record(root: Path, out: Path, command: tuple[str, ...]) -> ExitStatus | int:
     """Record a program's file I/O under a directory as fio iologs, one per thread.
 
     The program runs under strace; its reads, writes and syncs of files under --dir are
-    written to --out as `trace.<thread>.log` (fio's iolog, version 3: paths relative to
+    written to --out as `trace.<n>.log` (fio's iolog, version 3: paths relative to
     --dir, offsets and sizes, no data), with `replay.fio`, a job file that replays them
     all with fio or `fslab-engine run --fio`. The exit status is the program's.
     """

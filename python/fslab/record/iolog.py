@@ -134,7 +134,8 @@ def convert(calls: Iterable[Call], root: Path) -> Recording:
 
 
 def write(rec: Recording, out: Path) -> list[Path]:
-    """Each thread's trace as `trace.<tid>.log` in `out`, and `replay.fio`, a job file with
+    """Each thread's trace as `trace.<n>.log` in `out` (threads numbered from 1 in the
+    order of their ids), and `replay.fio`, a job file with
     a job per trace that fio and fslab-engine both run (`fslab-engine run --fio`) in the
     directory the files are to be replayed in."""
     out.mkdir(parents=True, exist_ok=True)
@@ -142,14 +143,13 @@ def write(rec: Recording, out: Path) -> list[Path]:
     # The traces' paths are relative: both tools find the files in the current
     # directory (fio 3.33 crashes replaying a trace under `directory=.`).
     jobs = ["[global]", "replay_no_stall=0", ""]
-    for tid, t in sorted(rec.traces.items()):
-        if not t.ios:
-            continue
-        path = out / f"trace.{tid}.log"
+    recorded = [t for _, t in sorted(rec.traces.items()) if t.ios]
+    for n, t in enumerate(recorded, 1):
+        path = out / f"trace.{n}.log"
         # No `close` lines: fio closes every file at the end anyway, and fio 3.33 crashes
         # (SIGSEGV) replaying a close that follows a sync.
         path.write_text("\n".join([HEADER, *t.lines]) + "\n")
         paths.append(path)
-        jobs += [f"[thread-{tid}]", f"read_iolog={path.name}", ""]
+        jobs += [f"; recorded as thread {t.tid}", f"[thread-{n}]", f"read_iolog={path.name}", ""]
     (out / "replay.fio").write_text("\n".join(jobs) + "\n")
     return paths
