@@ -1101,10 +1101,14 @@ fn resolve(
     // A trace named by a relative path is looked for beside the job file (the lab runs
     // job files from anywhere); fio looks in the current directory.
     if let (Some(log), Some((place, _, _))) = (
-        keys.get("read_iolog").and_then(Value::as_str).map(str::to_string),
+        keys.get("read_iolog")
+            .and_then(Value::as_str)
+            .map(str::to_string),
         d.sources.get("read_iolog"),
     ) {
-        let beside = Path::new(&place.file).parent().filter(|p| !p.as_os_str().is_empty());
+        let beside = Path::new(&place.file)
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty());
         if let (false, Some(dir)) = (Path::new(&log).is_absolute(), beside) {
             let joined = dir.join(&log);
             notes.push(format!(
