@@ -519,9 +519,10 @@ pub fn invalidate(f: &File, device: bool) {
 }
 
 /// Where a trace's file is replayed: under the job's `directory` (or the current one), by
-/// its path in the trace without the leading `/`; under `--within`, by its last name
-/// only, as a plain name is all such a directory takes. None: the path leaves the
-/// directory (`..`) or names nothing.
+/// its path in the trace without the leading `/`; under `--within`, which takes plain
+/// names only, by that path in one name, `%` written `%25` and `/` written `%2F` (one
+/// name per path, so two files never meet). None: the path leaves the directory (`..`)
+/// or names nothing.
 fn replay_path(dir: &Path, name: &str, within: bool) -> Option<PathBuf> {
     use std::path::Component;
     let mut rel = PathBuf::new();
@@ -533,7 +534,8 @@ fn replay_path(dir: &Path, name: &str, within: bool) -> Option<PathBuf> {
         }
     }
     let rel = if within {
-        PathBuf::from(rel.file_name()?)
+        let text = rel.to_str()?;
+        PathBuf::from(text.replace('%', "%25").replace('/', "%2F"))
     } else {
         rel
     };
@@ -722,5 +724,33 @@ impl Opener {
                 b.path().display()
             ))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_traces_paths_stay_in_the_directory_and_apart() {
+        let d = Path::new("/r");
+        assert_eq!(
+            replay_path(d, "/data/base/5/1", false),
+            Some(PathBuf::from("/r/data/base/5/1"))
+        );
+        assert_eq!(replay_path(d, "./a", false), Some(PathBuf::from("/r/a")));
+        assert_eq!(replay_path(d, "a/../../b", false), None);
+        assert_eq!(replay_path(d, "/", false), None);
+        // Under --within, one plain name per path, never the same for two paths.
+        let flat = |p| replay_path(d, p, true).unwrap();
+        assert_eq!(
+            flat("base/5/pg_filenode.map"),
+            PathBuf::from("/r/base%2F5%2Fpg_filenode.map")
+        );
+        assert_ne!(
+            flat("global/pg_filenode.map"),
+            flat("base/5/pg_filenode.map")
+        );
+        assert_ne!(flat("a%2Fb"), flat("a/b"));
     }
 }
