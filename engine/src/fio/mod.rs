@@ -1120,25 +1120,9 @@ fn resolve(
     }
     if keys.contains_key("read_iolog") {
         // The trace says what each I/O is: what fio's job says instead does not apply.
-        let shaping = [
-            "rw",
-            "rwmixread",
-            "bs",
-            "size",
-            "io_size",
-            "filename",
-            "nrfiles",
-            "bssplit",
-            "bsrange",
-            "blockalign",
-            "random_distribution",
-            "norandommap",
-            "offset",
-            "number_ios",
-            "file_service_type",
-        ];
-        let dropped: Vec<&str> = shaping
-            .into_iter()
+        let dropped: Vec<&str> = spec::REPLAY_SHAPED
+            .iter()
+            .copied()
             .filter(|k| keys.remove(*k).is_some())
             .collect();
         if !dropped.is_empty() {

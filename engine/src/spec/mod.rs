@@ -14,6 +14,7 @@ mod block;
 mod files;
 mod parse;
 mod pattern;
+pub use pattern::REPLAY_SHAPED;
 mod steady;
 
 use std::collections::BTreeSet;

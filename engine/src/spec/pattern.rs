@@ -786,6 +786,46 @@ impl JobSpec {
     }
 }
 
+/// The keys that shape a job's I/O, which a trace (`read_iolog`) says instead: refused
+/// beside it; the fio importer leaves them out (fio ignores them).
+pub const REPLAY_SHAPED: &[&str] = &[
+    "rw",
+    "rwmixread",
+    "bs",
+    "size",
+    "io_size",
+    "filename",
+    "nrfiles",
+    "filename_format",
+    "file_service_type",
+    "bssplit",
+    "bsrange",
+    "blockalign",
+    "random_distribution",
+    "norandommap",
+    "offset",
+    "offset_increment",
+    "number_ios",
+    "seq_skip",
+    "seq_run",
+    "rate",
+    "rate_iops",
+    "rate_min",
+    "rate_iops_min",
+    "rate_process",
+    "thinktime",
+    "zonesize",
+    "verify",
+    "verify_state",
+    "verify_backlog",
+    "verify_read_back",
+    "fill_device",
+    "flow",
+    "latency_target",
+    "fsync",
+    "fdatasync",
+];
+
 impl JobSpec {
     /// `read_iolog`: the trace says what each I/O is, so the keys that shape I/O are
     /// refused beside it rather than silently ignored.
@@ -809,43 +849,7 @@ impl JobSpec {
             range("replay_time_scale", u64::from(pct), 1, 100_000, e);
             p.replay_time_scale = Some(pct);
         }
-        for key in [
-            "rw",
-            "rwmixread",
-            "bs",
-            "size",
-            "io_size",
-            "filename",
-            "nrfiles",
-            "filename_format",
-            "file_service_type",
-            "bssplit",
-            "bsrange",
-            "blockalign",
-            "random_distribution",
-            "norandommap",
-            "offset",
-            "offset_increment",
-            "number_ios",
-            "seq_skip",
-            "seq_run",
-            "rate",
-            "rate_iops",
-            "rate_min",
-            "rate_iops_min",
-            "rate_process",
-            "thinktime",
-            "zonesize",
-            "verify",
-            "verify_state",
-            "verify_backlog",
-            "verify_read_back",
-            "fill_device",
-            "flow",
-            "latency_target",
-            "fsync",
-            "fdatasync",
-        ] {
+        for &key in REPLAY_SHAPED {
             if self.is_set(key) {
                 e.push(
                     JobError::new(
