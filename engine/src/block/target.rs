@@ -173,15 +173,7 @@ pub fn open(job: &mut Job, stop: &AtomicBool) -> Result<Target, RunError> {
     let mut unique: Vec<&PathBuf> = paths.iter().collect();
     unique.dedup();
     let key = key_of_path(job);
-    let opener = match &job.beneath {
-        None => Opener::Anywhere,
-        Some(dir) => Opener::Beneath(Beneath::open(dir).map_err(|e| {
-            RunError::io(
-                format!("cannot open the directory {} (--within)", dir.display()),
-                e,
-            )
-        })?),
-    };
+    let opener = Opener::of(job)?;
 
     // Look before touching anything: every problem with the target is reported together.
     let mut errors = Vec::new();
@@ -579,15 +571,7 @@ fn open_replay(job: &mut Job, log: &Path, stop: &AtomicBool) -> Result<Target, R
         }
         paths.push(p);
     }
-    let opener = match &job.beneath {
-        None => Opener::Anywhere,
-        Some(d) => Opener::Beneath(Beneath::open(d).map_err(|e| {
-            RunError::io(
-                format!("cannot open the directory {} (--within)", d.display()),
-                e,
-            )
-        })?),
-    };
+    let opener = Opener::of(job)?;
     for path in &paths {
         let looked = opener.metadata(path);
         if let Ok(m) = &looked {
@@ -692,6 +676,19 @@ enum Opener {
 }
 
 impl Opener {
+    /// The job's: beneath its `--within` directory, if it has one.
+    fn of(job: &Job) -> Result<Self, RunError> {
+        Ok(match &job.beneath {
+            None => Self::Anywhere,
+            Some(dir) => Self::Beneath(Beneath::open(dir).map_err(|e| {
+                RunError::io(
+                    format!("cannot open the directory {} (--within)", dir.display()),
+                    e,
+                )
+            })?),
+        })
+    }
+
     fn metadata(&self, path: &Path) -> std::io::Result<std::fs::Metadata> {
         match self {
             Self::Anywhere => std::fs::metadata(path),

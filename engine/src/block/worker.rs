@@ -229,7 +229,7 @@ impl<'a> Worker<'a> {
                     return Next::Io(op, at, len);
                 }
                 Step::Do(Action::Sync { file, data }) => {
-                    self.sync_one(file, data);
+                    self.sync_files(file..file + 1, data);
                     if self.error.is_some() {
                         return Next::Done;
                     }
@@ -242,24 +242,6 @@ impl<'a> Worker<'a> {
                     return Next::Done;
                 }
             }
-        }
-    }
-
-    /// fsyncs (`data`: fdatasyncs) one file and records how long it took.
-    fn sync_one(&mut self, file: usize, data: bool) {
-        let Some(f) = self.files.get(file) else {
-            return;
-        };
-        let t0 = Instant::now();
-        let done = if data { f.sync_data() } else { f.sync_all() };
-        match done {
-            Ok(()) => self.rec.fsync(t0.elapsed()),
-            Err(e) => self.fail(
-                Op::Write,
-                0,
-                e.raw_os_error(),
-                format!("{} failed: {e}", if data { "fdatasync" } else { "fsync" }),
-            ),
         }
     }
 
@@ -629,19 +611,22 @@ impl<'a> Worker<'a> {
 
     /// fsyncs (or fdatasyncs) the file and records how long it took.
     pub fn fsync(&mut self) {
-        if self.files.is_empty() {
+        self.sync_files(0..self.files.len(), self.datasync);
+    }
+
+    /// fsyncs (`data`: fdatasyncs) the files `which`, timed together as one; nothing
+    /// when there are none.
+    fn sync_files(&mut self, which: std::ops::Range<usize>, data: bool) {
+        let which = which.start.min(self.files.len())..which.end.min(self.files.len());
+        if which.is_empty() {
             return;
         }
         let t0 = Instant::now();
-        let name = if self.datasync { "fdatasync" } else { "fsync" };
-        for i in 0..self.files.len() {
+        for i in which {
             let f = &self.files[i];
-            let done = if self.datasync {
-                f.sync_data()
-            } else {
-                f.sync_all()
-            };
+            let done = if data { f.sync_data() } else { f.sync_all() };
             if let Err(e) = done {
+                let name = if data { "fdatasync" } else { "fsync" };
                 self.fail(
                     Op::Write,
                     0,
