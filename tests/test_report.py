@@ -53,7 +53,7 @@ from fslab.report.export import (
     write_export_csv,
     write_export_json,
 )
-from fslab.report.findings import Answer, Grid, answers, summary
+from fslab.report.findings import Answer, Gap, Grid, answers, summary
 from fslab.report.format import code, md
 from fslab.report.html import code_spans, figure, render_html
 from fslab.report.markdown import render_markdown_report, render_svg
@@ -128,11 +128,19 @@ def test_answers_follow_the_decision_rule(data: ReportData) -> None:
     assert xfs.counts == {Decision.BETTER: 3}
     assert "35% higher IOPS than ext4" in _text(reads.lines()[0])
     assert "better at 3 of 3 points" in _text(reads.lines()[0])
-    # randwrite: ext4 15000 vs xfs 14800 (1.4%) with 3% noise: nothing decided; btrfs
-    # is 2.5x slower, worse at every point
+    # randwrite: ext4 15000 vs xfs 14800 (1.4%) with 3% noise: no best, but the pooled
+    # interval lies within the ±5% margin, so the two are the same (no "not decided");
+    # btrfs is 2.5x slower, worse at every point
     writes = by[("sweep", "random writes")]
     assert writes.best == "ext4" and writes.margin is not None and not writes.margin.decided
-    assert "not decided" in _text(writes.headline())
+    assert _text(writes.headline()) == (
+        "no best: ext4 and xfs the same within ±5% in IOPS (-1.7% to +4.5%)"
+    )
+    # wider than the margin: the interval is the answer, with no promise about more runs
+    wide = dataclasses.replace(writes, margin=Gap(1.014, 0.93, 1.10, 3))
+    assert _text(wide.headline()) == (
+        "highest mean IOPS: ext4, 1.4% ahead of xfs (-7.0% to +10%): not decided"
+    )
     btrfs = _text(writes.lines()[1])
     assert "2.52x lower IOPS than ext4 (2.23-2.85x), worse at 3 of 3 points" in btrfs
     # files: xfs has 25% more files/s than ext4 with 2% noise

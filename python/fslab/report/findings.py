@@ -174,6 +174,12 @@ class Answer:
             return (Span("best: ", "strong"), Span(self.best, "target"),
                     Span(f", {lead} "), Span(self.runner_up, "target"),
                     Span(f" in {label}{_interval(self.margin, m)}"))  # fmt: skip
+        if self.margin.verdict(m, self.equivalence) is Decision.EQUIVALENT:
+            # Bounded inside the margin: an answer, though no best.
+            return (Span("no best: ", "strong"), Span(self.best, "target"), Span(" and "),
+                    Span(self.runner_up, "target"),
+                    Span(f" the same within ±{self.equivalence * 100:g}% in {label}"
+                         f"{_interval(self.margin, m)}"))  # fmt: skip
         return (Span(f"{_best_word(m)} mean {label}: "), Span(self.best, "target"),
                 Span(f", {lead} "), Span(self.runner_up, "target"),
                 Span(f"{_interval(self.margin, m)}: "), Span("not decided", "strong"),
@@ -487,7 +493,10 @@ def _lead(gap: Gap, m: MetricSpec) -> str:
 
 
 def _more_hint(gap: Gap) -> str:
-    return " (more runs would tell)" if gap.low is not None else " (single runs)"
+    """Nothing where there is an interval: it bounds the difference, and whether more
+    runs would decide it is for each point's cell to say (its runs to go, or an adaptive
+    study's early stop at the noise seen)."""
+    return "" if gap.low is not None else " (single runs)"
 
 
 def _counts(t: TargetAnswer, points: int, baseline: str) -> str:
