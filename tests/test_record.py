@@ -92,6 +92,16 @@ def test_a_record_without_a_command_or_directory_is_refused_and_makes_nothing(
     assert done.returncode == 2
     assert "error: record: --dir nowhere is not a directory" in done.stderr
     assert not (tmp_path / "trace").exists()
+    # an --out that holds something (an earlier recording's traces) is left as it was,
+    # and the program is not run
+    (tmp_path / "trace").mkdir()
+    (tmp_path / "trace" / "trace.9.log").write_text("fio version 3 iolog\n")
+    done = fslab("record", "--out", "trace", "--", "touch", "ran", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "error: record: --out trace is not an empty directory" in done.stderr
+    assert "hint: give a new directory" in done.stderr
+    assert [p.name for p in (tmp_path / "trace").iterdir()] == ["trace.9.log"]
+    assert not (tmp_path / "ran").exists()
 
 
 def test_interrupted_calls_are_put_back_together() -> None:

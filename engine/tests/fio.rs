@@ -1509,6 +1509,16 @@ fn a_trace_replays_each_action_on_its_own_file() {
         );
         assert_eq!(r["fsync"]["count"], 2, "{r}");
         assert_eq!(r["replay"]["actions"], 6);
+        // Six actions take far under a second: the advice is about the trace, since
+        // a replay's length is not `runtime`'s to give.
+        let short = r["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["kind"] == "short_run")
+            .expect("a short_run warning");
+        let hint = short["hint"].as_str().unwrap();
+        assert!(hint.contains("record the application for longer"), "{hint}");
         for f in ["a", "b"] {
             let len = std::fs::metadata(out.join("data").join(f)).unwrap().len();
             assert_eq!(len, 8192, "{ioengine}: {f}");

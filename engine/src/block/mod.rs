@@ -328,14 +328,13 @@ pub fn run(
         app: None,
         verify,
     };
-    let mut report = harvest.into_report(
-        job,
-        span,
-        body,
-        warnings,
-        flags,
-        "give `runtime` of a few seconds or more",
-    );
+    // A replay lasts as long as its trace; `runtime` only cuts it short.
+    let advice = if job.pattern.read_iolog.is_some() {
+        "a replay lasts as long as its trace: record the application for longer"
+    } else {
+        "give `runtime` of a few seconds or more"
+    };
+    let mut report = harvest.into_report(job, span, body, warnings, flags, advice);
     report.rate = rate;
     report.errors_continued = continued;
     report.latency_target = latency_target;

@@ -34,6 +34,13 @@ def record(
             f"record: --dir {root} is not a directory",
             "give the directory the program's files are in",
         )
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        # Traces of an earlier, larger recording would stay beside the new ones, and a
+        # replay of the directory would mix the two.
+        raise RecordUsageError(
+            f"record: --out {out} is not an empty directory",
+            "give a new directory, or remove that one first",
+        )
     if shutil.which("strace") is None:
         raise FslabError(
             "record: strace is not installed",
