@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -137,3 +138,46 @@ def test_the_recorded_example_replays_on_every_target(lab: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     text = shown.stdout
     assert all(t in text for t in ('"ext4"', '"xfs"', '"btrfs"')), text[:300]
+
+
+RISING = """name = "a paced replay"
+
+[[target]]
+name = "here"
+dir = "{root}/t"
+
+[[workload]]
+kind = "fio"
+job_file = "replay.fio"
+"""
+
+
+@pytest.mark.engine
+def test_a_replay_whose_rate_follows_the_application_is_not_called_unsteady(
+    tmp_path: Path,
+) -> None:
+    """A replay at its recorded times does what the application did: here four times
+    the I/O in its last second as in its first. That is no drift of the target's, so
+    the lab's trend check leaves replays alone (the same rise in a block job would be
+    `unsteady` and get no verdict)."""
+    lines = ["fio version 3 iolog", "0 data add", "0 data open"]
+    for second in range(7):
+        n = 50 * (1 + second // 2)
+        # times in microseconds from the trace's zero
+        lines += [f"{second * 10**6 + k * 10**6 // n} data read {k % 64 * 4096} 4096"
+                  for k in range(n)]  # fmt: skip
+    (tmp_path / "trace.log").write_text("\n".join(lines) + "\n")
+    (tmp_path / "replay.fio").write_text("[app]\nread_iolog=trace.log\n")
+    (tmp_path / "t").mkdir()
+    (tmp_path / "s.toml").write_text(RISING.format(root=tmp_path))
+    done = fslab("run", "s.toml", "--results", "r.db", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(tmp_path / "r.db")
+    try:
+        (drift, intervals) = con.execute("SELECT trend_drift, intervals FROM run_fact").fetchone()
+    finally:
+        con.close()
+    assert intervals >= 6 and drift is None
+    shown = fslab("compare", "--results", "r.db", "--format", "json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert '"unsteady"' not in shown.stdout

@@ -47,6 +47,19 @@ def test_one_far_repetition_is_an_outlier_and_names_its_run() -> None:
     assert "run 6 of 6" in outliers[0].message
 
 
+def test_a_step_of_a_fraction_of_a_percent_is_no_outlier_however_alike_the_rest() -> None:
+    # A replay paced by its trace: runs within 0.05%, the last scores -14.
+    samples = [408.0, 408.01, 408.02, 407.8]
+    z = modified_z_scores(samples)
+    assert z is not None and abs(z[-1]) > 3.5
+    assert [
+        w for w in sample_warnings("ext4", "IOPS", samples) if w.kind is WarningKind.OUTLIER
+    ] == []
+    # ... while a step of 5% at the same score is one
+    far = [408.0, 408.01, 408.02, 387.6]
+    assert [w.kind for w in sample_warnings("ext4", "IOPS", far)] == [WarningKind.OUTLIER]
+
+
 def test_equal_majority_has_no_outlier_score() -> None:
     assert modified_z_scores([5, 5, 5, 9]) is None
     assert modified_z_scores([1, 2]) is None

@@ -46,6 +46,7 @@ from fslab.stats.disturbance import disturbed_runs
 from fslab.stats.summary import ALPHA, CONFIDENCE
 from fslab.stats.warnings import (
     NOISY_CV,
+    OUTLIER_MIN_CHANGE,
     OUTLIER_Z,
     SUPPRESSING,
     RunFacts,
@@ -569,8 +570,15 @@ def _noise(
         mad = np.median(np.abs(samples - med), axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             z = np.where(mad > 0, 0.6745 * (samples - med) / mad, 0.0)
-        far = np.abs(z) > OUTLIER_Z * (1 + _BORDER)
-        near = np.any((np.abs(z) > OUTLIER_Z * (1 - _BORDER)) & ~far, axis=1)
+            off = np.abs(samples - med) / np.abs(med)  # inf or nan at a median of 0
+        off = np.nan_to_num(off, nan=0.0, posinf=np.inf)
+        far = (np.abs(z) > OUTLIER_Z * (1 + _BORDER)) & (off > OUTLIER_MIN_CHANGE * (1 + _BORDER))
+        near = np.any(
+            (np.abs(z) > OUTLIER_Z * (1 - _BORDER))
+            & (off > OUTLIER_MIN_CHANGE * (1 - _BORDER))
+            & ~far,
+            axis=1,
+        )
         border[where[near, 0], where[near, 1]] = True
         cells, i = np.nonzero(far & ~near[:, None])
         x, t = where[cells, 0], where[cells, 1]

@@ -78,6 +78,9 @@ class FioWorkloadSpec(SweepSpec):
     rwmixread: Param | None = None
     fsync: Param | None = None
     randseed: Param | None = None
+    replay_no_stall: Param | None = None
+    """A recording's replay (`read_iolog`): as fast as each I/O allows, or at its times."""
+    replay_time_scale: Param | None = None
 
     @field_validator("job_file")
     @classmethod

@@ -72,6 +72,10 @@ flags the points whose verdicts are weak, not every point of a VM."""
 OUTLIER_Z = 3.5
 """Modified z-score `0.6745 (x - median) / MAD` above which a repetition is an outlier
 (Iglewicz and Hoaglin, 1993: "How to Detect and Handle Outliers", the value they advise)."""
+OUTLIER_MIN_CHANGE = 0.02
+"""...and off the median by more than this share of it: the score is scale-free, so
+where the others agree almost exactly (a replay paced by its trace: 408, 408, 407.8 IOPS)
+a 0.05% step would score -4 and be called far."""
 UNSTEADY_DRIFT = 0.20
 """A run whose IOPS trend (least-squares line over its measured intervals) moves by more
 than 20% of its mean from start to end, with p < 0.05, never reached steady state."""
@@ -190,7 +194,7 @@ def sample_warnings(
     if z is not None:
         med = statistics.median(samples)
         for i, v in enumerate(z):
-            if abs(v) > OUTLIER_Z:
+            if abs(v) > OUTLIER_Z and abs(samples[i] - med) > OUTLIER_MIN_CHANGE * abs(med):
                 run = runs[i] if i < len(runs) else None
                 out.append(outlier_warning(target, what, i, n, samples[i], med, v, run))
     return out

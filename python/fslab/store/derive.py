@@ -10,7 +10,8 @@ and rebuilt from it by the migration to version 3:
 - `run_fact`: what the run says about itself for the warnings (`RunFacts`): intervals
   and contaminated intervals, free memory, what the workload and the devices read, the
   trend of its IOPS (none for a run the engine judged for steady state itself: its
-  `steady_state` and `not_steady` warning say it) and the engine's own warnings.
+  `steady_state` and `not_steady` warning say it; none for a replay, whose rate is the
+  recorded application's) and the engine's own warnings.
 
 `derive(con, run_ids)` (re)writes both for completed runs and drops them for others; the
 store calls it whenever a completed run's rows change.
@@ -135,7 +136,9 @@ def _derive_chunk(
         # The last interval is usually partial (the job ends inside it): leave it out. A
         # steady-state run's engine judged its steadiness on its own rounds: a window it
         # found steady is steady by construction, one it did not comes with `not_steady`.
-        t = None if _judged(docs) else trend(points[:-1])
+        # A replay's rate is the recorded application's, which rises and falls as the
+        # application did: no trend of it says the target was unsteady.
+        t = None if _judged(docs) or _replayed(docs) else trend(points[:-1])
         row = (run_id, runtime_s, *facts[:6], *(t if t is not None else (None, None)), *facts[6:])
         names = list(_FACT_COLUMNS)
         if "disturbers" in columns:
@@ -217,6 +220,11 @@ def _dirty_rise(run_metrics: Sequence[tuple[str, float]]) -> float | None:
 def _judged(docs: Sequence[dict[str, Any]]) -> bool:
     """Whether the engine judged the run's steadiness itself (`steady_state = true`)."""
     return any(isinstance(d.get("steady_state"), dict) for d in docs)
+
+
+def _replayed(docs: Sequence[dict[str, Any]]) -> bool:
+    """Whether the run replayed a recording (`read_iolog`: the report's `replay`)."""
+    return any(isinstance(d.get("replay"), dict) for d in docs)
 
 
 def _measured(docs: Sequence[dict[str, Any]], ops: Sequence[str]) -> float:
