@@ -41,7 +41,7 @@ const IN_FLIGHT: i64 = 8;
 /// (sync_file_range) and the pages are dropped once written: a loop device then gets
 /// many writes at a time instead of one flush at the end, and the file leaves nothing
 /// in the page cache for a buffered job to read from memory instead of the device.
-/// 1 GiB took 0.3-0.6 s on ext4 and xfs and 1.6-1.9 s on btrfs on loop devices here,
+/// 1 GiB took 0.3-0.8 s on ext4 and xfs and 1.6-1.9 s on btrfs on loop devices here,
 /// where writing it and one fsync took 1.8-4.5 s and 2.2-2.6 s (docs/performance.md).
 pub fn lay_out_file(
     f: &mut File,
@@ -96,7 +96,7 @@ mod tests {
     /// Pages of `f`'s first `len` bytes in the page cache (mincore on a mapping).
     fn resident(f: &File, len: usize) -> usize {
         let page = 4096;
-        // SAFETY: a private read-only mapping of a file we hold open, unmapped below;
+        // SAFETY: a shared read-only mapping of a file we hold open, unmapped below;
         // mincore writes one byte per page into a vector of that many.
         unsafe {
             let map = libc::mmap(
