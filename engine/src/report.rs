@@ -250,8 +250,9 @@ pub struct SteadyState {
     pub attained: bool,
     /// Rounds completed over the whole job.
     pub rounds: u32,
-    /// How often the rounds doubled because window after window failed (at most 2:
-    /// rounds of up to 4 x `steady_round`); the window's rounds show their lengths.
+    /// How often the reported window's rounds are doubled from the shortest (at most 2:
+    /// rounds of up to 4 x `steady_round`, merged from the rounds closed); the window's
+    /// rounds show their lengths.
     pub widened: u32,
     /// The last window judged (the steady one when `attained`); null when the job
     /// completed fewer rounds than a window holds.

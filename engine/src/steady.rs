@@ -30,11 +30,13 @@ use crate::spec::{Job, Kind};
 /// mostly counting noise, and it widens by whole intervals until it has them.
 pub const MIN_ROUND_COMPLETIONS: u64 = 200;
 
-/// How often rounds may double when windows keep failing (at most 4 x `steady_round`):
-/// a rate that swings from one 1 s round to the next (a virtual disk, a loop device over
-/// a busy host) is often steady over 2 s or 4 s rounds, and a run that stops there is
-/// counted, where one that ran to the cap is not. Each doubling starts a fresh window,
-/// so a run needs `steady_window` rounds at the new length after it.
+/// The window is judged at rounds of 1, 2 and up to `2^MAX_WIDENINGS` x the shortest,
+/// each made of the rounds already closed (so a window of 2 s rounds is judged as soon
+/// as 10 s are measured, and again every 2 s): a rate
+/// that swings from one 1 s round to the next (a virtual disk, a loop device over a
+/// busy host) is often steady over 2 s or 4 s rounds, and a run that stops there is
+/// counted, where one that ran to the cap is not. Longer rounds are stricter about a
+/// trend (the same drift per second spans more of them) and looser only about noise.
 pub const MAX_WIDENINGS: u32 = 2;
 
 /// The ops whose completions are a job's tracked rate (the one place that says which op
@@ -174,16 +176,16 @@ pub enum Step {
 pub struct Detector {
     limits: Limits,
     open: Option<Round>,
-    window: VecDeque<Round>,
+    /// Closed rounds, newest last: as many as the widest window spans.
+    history: VecDeque<Round>,
     rounds: u32,
+    /// The window last judged (the widest that had rounds enough; the steady one once
+    /// steady), its rounds oldest first; fewer than a window's before there are that
+    /// many.
+    window: Vec<Round>,
     last: Option<Excursion>,
-    /// The shortest round now: `steady_round`, doubled at each widening.
-    round_s: f64,
-    /// Full windows judged not steady since the rounds last changed length.
-    failed: usize,
+    /// How often `window`'s rounds are doubled from the closed ones.
     widened: u32,
-    /// When the rounds last changed length (series seconds).
-    widened_at_s: f64,
 }
 
 impl Detector {
@@ -191,14 +193,17 @@ impl Detector {
         Self {
             limits,
             open: None,
-            window: VecDeque::with_capacity(limits.window + 1),
+            history: VecDeque::with_capacity(Self::span(&limits) + 1),
             rounds: 0,
+            window: Vec::with_capacity(limits.window),
             last: None,
-            round_s: limits.round_s,
-            failed: 0,
             widened: 0,
-            widened_at_s: f64::NEG_INFINITY,
         }
+    }
+
+    /// Closed rounds the widest window is made of.
+    fn span(limits: &Limits) -> usize {
+        limits.window << MAX_WIDENINGS
     }
 
     /// Adds the interval `start_s..end_s` holding `completions` of the tracked ops.
@@ -215,39 +220,62 @@ impl Detector {
         round.end_s = end_s;
         round.completions += completions;
         // A whole round with too few completions widens rather than judge noise.
-        let long = round.end_s - round.start_s >= self.round_s - 1e-9;
+        let long = round.end_s - round.start_s >= self.limits.round_s - 1e-9;
         if !long || round.completions < MIN_ROUND_COMPLETIONS {
             return Step::Open;
         }
         let round = self.open.take().expect("set above");
         self.rounds += 1;
-        self.window.push_back(round);
-        if self.window.len() > self.limits.window {
-            self.window.pop_front();
+        self.history.push_back(round);
+        if self.history.len() > Self::span(&self.limits) {
+            self.history.pop_front();
         }
-        if self.window.len() < self.limits.window {
+        if self.history.len() < self.limits.window {
+            self.window = self.history.iter().copied().collect();
             return Step::Closed;
         }
-        let (a, b) = self.window.as_slices();
-        let rounds: Vec<Round> = a.iter().chain(b).copied().collect();
-        let x = Excursion::of(&rounds);
-        self.last = Some(x);
-        if x.within(&self.limits) {
-            return Step::Steady;
-        }
-        // `steady_window` windows failed, the last of rounds all of the current length:
-        // the next rounds are twice as long. The window keeps its rounds (rates are per
-        // second, the line's x each round's midpoint), so a report always has one; the
-        // shorter rounds leave it as the longer ones come.
-        self.failed += 1;
-        let current = rounds[0].start_s >= self.widened_at_s - 1e-9;
-        if self.failed >= self.limits.window && current && self.widened < MAX_WIDENINGS {
-            self.round_s *= 2.0;
-            self.widened += 1;
-            self.failed = 0;
-            self.widened_at_s = rounds[rounds.len() - 1].end_s;
+        // The newest rounds, merged `2^k` at a time into a window, shortest first. A
+        // merged round starts on a fixed grid (every `2^k`-th round from the first), so
+        // a rate that cycles is not judged at whichever phase happens to even it out.
+        for k in 0..=MAX_WIDENINGS {
+            let merge = 1usize << k;
+            let need = self.limits.window * merge;
+            if self.history.len() < need {
+                break;
+            }
+            if self.rounds as usize % merge != 0 {
+                continue;
+            }
+            let newest = self.history.range(self.history.len() - need..);
+            let merged: Vec<Round> = newest
+                .copied()
+                .collect::<Vec<_>>()
+                .chunks(merge)
+                .map(|c| Round {
+                    start_s: c[0].start_s,
+                    end_s: c[c.len() - 1].end_s,
+                    completions: c.iter().map(|r| r.completions).sum(),
+                })
+                .collect();
+            let x = Excursion::of(&merged);
+            self.window = merged;
+            self.last = Some(x);
+            self.widened = k;
+            if x.within(&self.limits) {
+                return Step::Steady;
+            }
         }
         Step::Closed
+    }
+
+    /// Closed rounds the window last judged is made of (its rounds are merged from
+    /// them): what a tracker sums for the window's results.
+    pub fn window_closed_rounds(&self) -> usize {
+        if self.window.len() < self.limits.window {
+            self.window.len()
+        } else {
+            self.limits.window << self.widened
+        }
     }
 
     /// Rounds closed so far.
@@ -255,12 +283,13 @@ impl Detector {
         self.rounds
     }
 
-    /// How often the rounds doubled.
+    /// How often the window's rounds are doubled from the closed ones.
     pub fn widened(&self) -> u32 {
         self.widened
     }
 
-    /// The last `window` rounds closed, oldest first (fewer before there are that many).
+    /// The window last judged, its rounds oldest first (the rounds closed so far before
+    /// there are a window's).
     pub fn window(&self) -> impl Iterator<Item = &Round> {
         self.window.iter()
     }
@@ -313,8 +342,9 @@ enum Phase {
 }
 
 /// The detector plus what the window's results are made of: the open round's and the
-/// window's rounds' per-op sums (bounded: `window + 1` rounds, whatever the run's
-/// length), and after a steady window the `steady_measure` part.
+/// closed rounds' per-op sums (bounded: the widest window's `window x 2^MAX_WIDENINGS`
+/// rounds and the open one, whatever the run's length), and after a steady window the
+/// `steady_measure` part.
 pub struct Tracker {
     limits: Limits,
     detector: Detector,
@@ -335,7 +365,7 @@ impl Tracker {
             limits,
             detector: Detector::new(limits),
             open: Default::default(),
-            closed: VecDeque::with_capacity(limits.window + 1),
+            closed: VecDeque::with_capacity(Detector::span(&limits) + 1),
             measure: Default::default(),
             measure_end_s: None,
             phase: Phase::Seeking,
@@ -375,7 +405,7 @@ impl Tracker {
                     return;
                 }
                 self.closed.push_back(std::mem::take(&mut self.open));
-                if self.closed.len() > self.limits.window {
+                if self.closed.len() > Detector::span(&self.limits) {
                     self.closed.pop_front();
                 }
                 if step == Step::Steady {
@@ -402,7 +432,8 @@ impl Tracker {
         let excursion = if full { self.detector.last() } else { None };
         let window = full.then(|| {
             let mut ops: OpSums = Default::default();
-            for r in &self.closed {
+            let n = self.detector.window_closed_rounds();
+            for r in self.closed.iter().skip(self.closed.len() - n) {
                 absorb(&mut ops, r);
             }
             let window_end_s = rounds[rounds.len() - 1].end_s;
@@ -638,34 +669,53 @@ mod tests {
     }
 
     #[test]
-    fn rounds_double_when_window_after_window_fails() {
+    fn a_window_of_doubled_rounds_is_judged_from_the_rounds_already_closed() {
         // 700 and 1300 by turns: every window of 1 s rounds ranges 60%; 2 s rounds are all
-        // 1000. Five windows fail (rounds 5 to 9), the rounds double, and once the window
-        // holds five 2 s rounds it is steady.
+        // 1000. Once ten 1 s rounds are closed they make five 2 s rounds: steady at once.
         let mut d = Detector::new(limits(5));
-        let rates: Vec<u64> = (0..19)
+        let rates: Vec<u64> = (0..10)
             .map(|i| if i % 2 == 0 { 700 } else { 1300 })
             .collect();
         let steps = feed(&mut d, &rates);
         assert_eq!(
             steps.iter().position(|s| *s == Step::Steady),
-            Some(18),
+            Some(9),
             "{steps:?}"
         );
         assert_eq!(d.widened(), 1);
+        assert_eq!(d.window_closed_rounds(), 10);
         let rounds: Vec<&Round> = d.window().collect();
         assert!(
             rounds.iter().all(|r| r.end_s - r.start_s == 2.0),
             "{rounds:?}"
         );
-        assert_eq!(rounds[0].start_s, 9.0);
+        assert!(rounds.iter().all(|r| r.rate() == 1000.0), "{rounds:?}");
+        assert_eq!(rounds[0].start_s, 0.0);
+    }
+
+    #[test]
+    fn doubled_rounds_start_on_a_grid_so_a_cycle_is_not_evened_out_by_its_phase() {
+        // Two rounds low, two high: 2 s rounds from the first round alternate 700 and
+        // 1300; 2 s rounds shifted by one would all be 1000, and are never judged. 4 s
+        // rounds hold a whole cycle each: steady once twenty rounds are closed.
+        let mut d = Detector::new(limits(5));
+        let rates: Vec<u64> = (0..20)
+            .map(|i| if (i / 2) % 2 == 0 { 700 } else { 1300 })
+            .collect();
+        let steps = feed(&mut d, &rates);
+        assert_eq!(
+            steps.iter().position(|s| *s == Step::Steady),
+            Some(19),
+            "{steps:?}"
+        );
+        assert_eq!(d.widened(), 2);
     }
 
     #[test]
     fn rounds_double_at_most_twice() {
         let mut d = Detector::new(limits(3));
         // Doubling every round: no round length makes it steady.
-        let rates: Vec<u64> = (0..60).map(|i| 100 * (1 << (i % 12))).collect();
+        let rates: Vec<u64> = (0..60).map(|i| 200 * (1 << (i % 12))).collect();
         let steps = feed(&mut d, &rates);
         assert!(!steps.contains(&Step::Steady), "{steps:?}");
         assert_eq!(d.widened(), MAX_WIDENINGS);
@@ -694,8 +744,8 @@ mod tests {
         ];
         let steps = feed(&mut d, &rates);
         assert!(!steps.contains(&Step::Steady), "{steps:?}");
-        // Nine 1 s rounds, five windows failed, then a 2 s round and half of one.
-        assert_eq!((d.rounds(), d.widened()), (10, 1));
+        // Twelve 1 s rounds; the last window judged is of 2 s rounds (4 s ones need 20).
+        assert_eq!((d.rounds(), d.widened()), (12, 1));
     }
 
     #[test]
@@ -798,6 +848,33 @@ mod tests {
         assert_eq!((s.rounds, s.window_rounds.len()), (4, 3));
         assert_eq!((s.window_start_s, s.window_end_s), (Some(2.0), Some(5.0)));
         assert!(out.warning(10.0).is_none());
+    }
+
+    #[test]
+    fn a_window_of_doubled_rounds_holds_every_closed_round_it_is_made_of() {
+        let mut t = Tracker::new(limits(3));
+        // A warm-up round at another latency, then 700 and 1300 by turns: no window of
+        // 1 s rounds is steady. 2 s rounds pair rounds 1-2, 3-4, ...: at round 6 the
+        // warm-up is in the window; at round 8 the three 2 s rounds of 3-8 are steady.
+        push_reads(&mut t, 0, 5_000, 80, false);
+        for i in 1..8 {
+            assert!(!t.done());
+            let ios = if i % 2 == 1 { 700 } else { 1_300 };
+            push_reads(&mut t, i, ios, 100_000, false);
+        }
+        assert!(t.done());
+        let out = t.finish();
+        assert!(out.attained);
+        let w = out.window.as_ref().unwrap();
+        assert_eq!((w.start_s, w.end_s), (2.0, 8.0));
+        let (ios, _, hist) = w.part(Op::Read);
+        assert_eq!(ios, 6_000);
+        assert!(
+            hist.unwrap().min() >= 99_900,
+            "the warm-up round is not in it"
+        );
+        let s = out.report((w.start_s, w.end_s));
+        assert_eq!((s.rounds, s.widened, s.window_rounds.len()), (8, 1, 3));
     }
 
     #[test]

@@ -558,8 +558,8 @@ class SteadyState(_Model):
     engine's `not_steady` warning."""
     rounds: int
     widened: int = 0
-    """How often the rounds doubled because window after window failed (engines before
-    this key: 0)."""
+    """How often the reported window's rounds are doubled from the shortest, merged from
+    the rounds closed (engines before this key: 0)."""
     window_start_s: float | None = None
     """The last window judged (the steady one when attained); None when the run completed
     fewer rounds than a window holds."""
