@@ -19,6 +19,7 @@
 
 use std::collections::VecDeque;
 
+use hdrhistogram::serialization::{Deserializer, Serializer as _, V2Serializer};
 use hdrhistogram::Histogram;
 
 use crate::diagnostics::{Warning, WarningKind};
@@ -334,6 +335,43 @@ fn absorb(into: &mut OpSums, from: &OpSums) {
     }
 }
 
+/// A closed round's sums for one op, its histogram packed (HdrHistogram V2: a few
+/// hundred bytes, where one live at the totals' precision holds 270 KB of counts). A
+/// window of 4 x rounds is made of `window x 4` closed rounds, kept until it is judged.
+#[derive(Default)]
+struct Packed {
+    ios: u64,
+    bytes: u64,
+    hist: Option<Vec<u8>>,
+}
+
+type PackedOps = [Packed; OPS];
+
+fn pack(sums: OpSums) -> PackedOps {
+    sums.map(|s| Packed {
+        ios: s.ios,
+        bytes: s.bytes,
+        hist: s.hist.map(|h| {
+            let mut buf = Vec::new();
+            V2Serializer::new()
+                .serialize(&h, &mut buf)
+                .expect("serializing into memory cannot fail");
+            buf
+        }),
+    })
+}
+
+fn absorb_packed(into: &mut OpSums, from: &PackedOps) {
+    for (a, b) in into.iter_mut().zip(from) {
+        let hist: Option<Histogram<u64>> = b.hist.as_ref().map(|buf| {
+            Deserializer::new()
+                .deserialize(&mut buf.as_slice())
+                .expect("packed by `pack`")
+        });
+        a.add(b.ios, b.bytes, hist.as_ref());
+    }
+}
+
 enum Phase {
     Seeking,
     /// Steady; measuring `steady_measure` more (seconds measured so far).
@@ -341,15 +379,15 @@ enum Phase {
     Done,
 }
 
-/// The detector plus what the window's results are made of: the open round's and the
-/// closed rounds' per-op sums (bounded: the widest window's `window x 2^MAX_WIDENINGS`
-/// rounds and the open one, whatever the run's length), and after a steady window the
+/// The detector plus what the window's results are made of: the open round's per-op
+/// sums and the closed rounds' packed (bounded: the widest window's `window x
+/// 2^MAX_WIDENINGS` rounds, whatever the run's length), and after a steady window the
 /// `steady_measure` part.
 pub struct Tracker {
     limits: Limits,
     detector: Detector,
     open: OpSums,
-    closed: VecDeque<OpSums>,
+    closed: VecDeque<PackedOps>,
     measure: OpSums,
     measure_end_s: Option<f64>,
     phase: Phase,
@@ -404,7 +442,7 @@ impl Tracker {
                 if step == Step::Open {
                     return;
                 }
-                self.closed.push_back(std::mem::take(&mut self.open));
+                self.closed.push_back(pack(std::mem::take(&mut self.open)));
                 if self.closed.len() > Detector::span(&self.limits) {
                     self.closed.pop_front();
                 }
@@ -434,7 +472,7 @@ impl Tracker {
             let mut ops: OpSums = Default::default();
             let n = self.detector.window_closed_rounds();
             for r in self.closed.iter().skip(self.closed.len() - n) {
-                absorb(&mut ops, r);
+                absorb_packed(&mut ops, r);
             }
             let window_end_s = rounds[rounds.len() - 1].end_s;
             if attained {
