@@ -187,6 +187,8 @@ pub struct Detector {
     last: Option<Excursion>,
     /// How often `window`'s rounds are doubled from the closed ones.
     widened: u32,
+    /// A window was steady: it stays the one reported, whatever is pushed after it.
+    steady: bool,
 }
 
 impl Detector {
@@ -199,6 +201,7 @@ impl Detector {
             window: Vec::with_capacity(limits.window),
             last: None,
             widened: 0,
+            steady: false,
         }
     }
 
@@ -210,6 +213,9 @@ impl Detector {
     /// Adds the interval `start_s..end_s` holding `completions` of the tracked ops.
     /// Intervals of the ramp are not judged: the job is not measured yet.
     pub fn push(&mut self, start_s: f64, end_s: f64, completions: u64, ramp: bool) -> Step {
+        if self.steady {
+            return Step::Steady;
+        }
         if ramp {
             return Step::Open;
         }
@@ -263,6 +269,7 @@ impl Detector {
             self.last = Some(x);
             self.widened = k;
             if x.within(&self.limits) {
+                self.steady = true;
                 return Step::Steady;
             }
         }
@@ -711,10 +718,11 @@ mod tests {
         // 700 and 1300 by turns: every window of 1 s rounds ranges 60%; 2 s rounds are all
         // 1000. Once ten 1 s rounds are closed they make five 2 s rounds: steady at once.
         let mut d = Detector::new(limits(5));
-        let rates: Vec<u64> = (0..10)
+        let rates: Vec<u64> = (0..19)
             .map(|i| if i % 2 == 0 { 700 } else { 1300 })
             .collect();
         let steps = feed(&mut d, &rates);
+        // Later rounds do not replace the steady window.
         assert_eq!(
             steps.iter().position(|s| *s == Step::Steady),
             Some(9),
