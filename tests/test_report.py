@@ -143,6 +143,12 @@ def test_answers_follow_the_decision_rule(data: ReportData) -> None:
     )
     btrfs = _text(writes.lines()[1])
     assert "2.52x lower IOPS than ext4 (2.23-2.85x), worse at 3 of 3 points" in btrfs
+    # the pooled interval decides what no single point does, and the line says which
+    xfs_w = _text(writes.lines()[0])
+    assert (
+        "equivalent to ext4 in IOPS (within ±5%: -4.3% to +1.8%); decided by the 3 "
+        "points together, on their own: inconclusive at 3 of 3 points" in xfs_w
+    ), xfs_w
     # files: xfs has 25% more files/s than ext4 with 2% noise
     copy = by[("manage", "copy")]
     assert copy.best == "xfs" and copy.margin is not None and copy.margin.decided
