@@ -19,11 +19,10 @@
 
 use std::collections::VecDeque;
 
-use hdrhistogram::serialization::{Deserializer, Serializer as _, V2Serializer};
 use hdrhistogram::Histogram;
 
 use crate::diagnostics::{Warning, WarningKind};
-use crate::record::{total_hist, Op, OPS};
+use crate::record::{deserialize, serialize, total_hist, Op, OPS};
 use crate::report::{SeriesPoint, SteadyLimits, SteadyRound, SteadyState};
 use crate::spec::{Job, Kind};
 
@@ -253,10 +252,8 @@ impl Detector {
             if self.rounds as usize % merge != 0 {
                 continue;
             }
-            let newest = self.history.range(self.history.len() - need..);
-            let merged: Vec<Round> = newest
-                .copied()
-                .collect::<Vec<_>>()
+            let all = self.history.make_contiguous();
+            let merged: Vec<Round> = all[all.len() - need..]
                 .chunks(merge)
                 .map(|c| Round {
                     start_s: c[0].start_s,
@@ -342,14 +339,14 @@ fn absorb(into: &mut OpSums, from: &OpSums) {
     }
 }
 
-/// A closed round's sums for one op, its histogram packed (HdrHistogram V2: a few
+/// A closed round's sums for one op, its histogram packed (`record::serialize`: a few
 /// hundred bytes, where one live at the totals' precision holds 270 KB of counts). A
 /// window of 4 x rounds is made of `window x 4` closed rounds, kept until it is judged.
 #[derive(Default)]
 struct Packed {
     ios: u64,
     bytes: u64,
-    hist: Option<Vec<u8>>,
+    hist: Option<String>,
 }
 
 type PackedOps = [Packed; OPS];
@@ -358,23 +355,16 @@ fn pack(sums: OpSums) -> PackedOps {
     sums.map(|s| Packed {
         ios: s.ios,
         bytes: s.bytes,
-        hist: s.hist.map(|h| {
-            let mut buf = Vec::new();
-            V2Serializer::new()
-                .serialize(&h, &mut buf)
-                .expect("serializing into memory cannot fail");
-            buf
-        }),
+        hist: s.hist.as_ref().map(serialize),
     })
 }
 
 fn absorb_packed(into: &mut OpSums, from: &PackedOps) {
     for (a, b) in into.iter_mut().zip(from) {
-        let hist: Option<Histogram<u64>> = b.hist.as_ref().map(|buf| {
-            Deserializer::new()
-                .deserialize(&mut buf.as_slice())
-                .expect("packed by `pack`")
-        });
+        let hist = b
+            .hist
+            .as_deref()
+            .map(|text| deserialize(text).expect("packed by `pack`"));
         a.add(b.ios, b.bytes, hist.as_ref());
     }
 }
@@ -894,6 +884,26 @@ mod tests {
         assert_eq!((s.rounds, s.window_rounds.len()), (4, 3));
         assert_eq!((s.window_start_s, s.window_end_s), (Some(2.0), Some(5.0)));
         assert!(out.warning(10.0).is_none());
+    }
+
+    #[test]
+    fn a_closed_round_keeps_its_histogram_packed_small_and_whole() {
+        // A round's latencies spread over three decades (10 us to 10 ms).
+        let mut h = total_hist();
+        for i in 0..20_000u64 {
+            h.record(10_000 + (i * 7_919) % 9_990_000).unwrap();
+        }
+        let mut sums: OpSums = Default::default();
+        sums[Op::Read as usize].add(20_000, 20_000 * 4096, Some(&h));
+        let packed = pack(sums);
+        let text = packed[Op::Read as usize].hist.as_ref().unwrap();
+        let live = h.distinct_values() * 8;
+        assert!(text.len() * 20 < live, "{} vs {live}", text.len());
+        let mut back: OpSums = Default::default();
+        absorb_packed(&mut back, &packed);
+        let r = &back[Op::Read as usize];
+        assert_eq!((r.ios, r.bytes), (20_000, 20_000 * 4096));
+        assert_eq!(r.hist.as_ref().unwrap(), &h);
     }
 
     #[test]

@@ -232,14 +232,12 @@ class Answer:
             else:
                 spans += [Span(f"measured {_change(t.gap, m)} than "),
                           Span(self.baseline, "target"), Span(_interval(t.gap, m))]  # fmt: skip
-            pooled = verdict in (Decision.BETTER, Decision.WORSE, Decision.EQUIVALENT) and (
-                t.counts.get(verdict, 0) < self.points
-            )
             # A family's interval pools its points: it may decide what no point does on
             # its own, and the line says so rather than seem to contradict itself.
-            lead = f"; decided by the {self.points} points together, on their own: " if (
-                pooled and self.points > 1) else ", "  # fmt: skip
-            spans.append(Span(lead + _counts(t, self.points, self.baseline)))
+            pooled = (verdict in (Decision.BETTER, Decision.WORSE, Decision.EQUIVALENT)
+                      and self.points > 1 and t.counts.get(verdict, 0) < self.points)  # fmt: skip
+            lead = f"; decided by the {self.points} points together, on their own: "
+            spans.append(Span((lead if pooled else ", ") + _counts(t, self.points, self.baseline)))
             for axis, values in t.by_axis:
                 shown = [f"{v}: {format_ratio(g.ratio)}" for v, g in values if g is not None]
                 if len(shown) > 1:
