@@ -1,10 +1,12 @@
-"""`fslab record`: a real program's file I/O under a directory, recorded through strace
-as fio iologs, then replayed by fslab-engine and by fio from the job file it writes."""
+"""`fslab record`: a real program's file I/O under a directory, recorded through eBPF
+(bpftrace) and through strace as fio iologs, then replayed by fslab-engine and by fio
+from the job file it writes."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -15,9 +17,15 @@ from pathlib import Path
 import pytest
 from conftest import fslab
 
-from fslab.record import iolog, strace
+from fslab.record import ebpf, iolog, strace
 
-pytestmark = pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+NO_EBPF = ebpf.unavailable()
+VIA = [
+    pytest.param("strace", marks=pytest.mark.skipif(
+        shutil.which("strace") is None, reason="needs strace")),
+    pytest.param("ebpf", marks=[pytest.mark.root, pytest.mark.skipif(
+        NO_EBPF is not None, reason=f"eBPF: {NO_EBPF}")]),
+]  # fmt: skip
 
 PROGRAM = """
 import os, threading
@@ -50,12 +58,13 @@ def actions(trace: Path) -> list[str]:
 
 
 @pytest.mark.engine
+@pytest.mark.parametrize("via", VIA)
 def test_a_programs_io_is_recorded_per_thread_and_replays_in_both_tools(
-    tmp_path: Path, engine: Path
+    tmp_path: Path, engine: Path, via: str
 ) -> None:
     (tmp_path / "data" / "sub").mkdir(parents=True)
-    done = fslab("record", "--dir", "data", "--out", "trace", "--", sys.executable, "-c", PROGRAM,
-                 cwd=tmp_path)  # fmt: skip
+    done = fslab("record", "--via", via, "--dir", "data", "--out", "trace", "--",
+                 sys.executable, "-c", PROGRAM, cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     traces = sorted((tmp_path / "trace").glob("trace.*.log"))
     assert [Path(p) for p in done.stdout.split()] == [Path("trace") / t.name for t in traces]
@@ -68,6 +77,7 @@ def test_a_programs_io_is_recorded_per_thread_and_replays_in_both_tools(
     assert by_file["sub/b"] == ["sub/b add", "sub/b open", "sub/b write 0 4096"]
     assert "hostname" not in "".join(t.read_text() for t in traces), "outside --dir"
     assert "recorded 5 I/Os" in done.stderr
+    assert f"through {'eBPF' if via == 'ebpf' else 'strace'}" in done.stderr
 
     out = tmp_path / "trace"
     ours = subprocess.run([str(engine), "run", "--fio", "replay.fio"], cwd=out,
@@ -121,8 +131,161 @@ def test_interrupted_calls_are_put_back_together() -> None:
         (10, "openat", -1, None),
     ]
     assert calls[1].at_s == 1.0, "timed from when the call began"
-    rec = iolog.convert(calls, Path("/d"))
-    assert rec.unknown_offset == 2, "descriptors opened before the recording began"
+    rec = iolog.convert(strace.ios(calls), Path("/d"))
+    assert rec.opened_before == 2, "descriptors opened before the recording began"
+
+
+# What strace cannot follow and the kernel can: a directory descriptor, a dup sharing a
+# position, a forked child writing at the position it shares with its parent, chdir,
+# and a program (dd) that opens its output and dup2s it onto stdout.
+FAMILY = """
+import os, subprocess
+d = os.open("data", os.O_RDONLY | os.O_DIRECTORY)
+fd = os.open("sub/c", os.O_CREAT | os.O_RDWR | os.O_TRUNC, dir_fd=d)
+os.write(fd, b"c" * 3000)
+g = os.dup(fd)
+os.lseek(g, 100, os.SEEK_SET)
+os.read(g, 50)
+ap = os.open("data/log", os.O_CREAT | os.O_WRONLY | os.O_APPEND)
+os.write(ap, b"l" * 100)
+os.write(ap, b"l" * 100)
+pid = os.fork()
+if pid == 0:
+    os.write(fd, b"k" * 10)
+    os.chdir("data")
+    h = os.open("sub/c", os.O_RDONLY)
+    os.pread(h, 7, 5)
+    os._exit(0)
+os.waitpid(pid, 0)
+os.chdir("data/sub")
+subprocess.run(["dd", "if=c", "of=../copy", "bs=1000", "status=none"], check=True)
+os.fsync(ap)
+"""
+
+
+@pytest.mark.root
+@pytest.mark.skipif(NO_EBPF is not None, reason=f"eBPF: {NO_EBPF}")
+def test_ebpf_follows_descriptors_and_positions_across_dups_forks_and_programs(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "data" / "sub").mkdir(parents=True)
+    done = fslab("record", "--via", "ebpf", "--dir", "data", "--out", "trace", "--",
+                 sys.executable, "-c", FAMILY, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "record: probes attached in" in done.stderr
+    assert "left out" not in done.stderr and "lost" not in done.stderr, done.stderr
+    traces = {tuple(actions(t)) for t in (tmp_path / "trace").glob("trace.*.log")}
+    assert traces == {
+        ("sub/c add", "sub/c open", "sub/c write 0 3000", "sub/c read 100 50",
+         "log add", "log open", "log write 0 100", "log write 100 100", "log sync 0 0"),
+        # the child's write lands where the dup's read left the shared position
+        ("sub/c add", "sub/c open", "sub/c write 150 10", "sub/c read 5 7"),
+        ("sub/c add", "sub/c open", "sub/c read 0 1000", "copy add", "copy open",
+         "copy write 0 1000", "sub/c read 1000 1000", "copy write 1000 1000",
+         "sub/c read 2000 1000", "copy write 2000 1000"),
+    }  # fmt: skip
+
+
+ATTACHED = """
+import os, sys, time
+fd = os.open(sys.argv[1] + "/f", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"a" * 4096)
+print("open", flush=True)
+while not os.path.exists(sys.argv[1] + "/go"):
+    time.sleep(0.01)
+os.write(fd, b"b" * 512)
+os.pread(fd, 100, 10)
+os.fdatasync(fd)
+"""
+
+
+@pytest.mark.root
+@pytest.mark.skipif(NO_EBPF is not None, reason=f"eBPF: {NO_EBPF}")
+def test_a_running_process_is_recorded_from_its_open_descriptors_on(tmp_path: Path) -> None:
+    """`--pid`: the descriptors the process holds come from /proc, so its I/O on a file
+    opened before the recording began is recorded at the right offsets."""
+    data = tmp_path / "data"
+    data.mkdir()
+    app = subprocess.Popen([sys.executable, "-c", ATTACHED, str(data)], stdout=subprocess.PIPE,
+                           text=True)  # fmt: skip
+    recorder = None
+    try:
+        assert app.stdout is not None and app.stdout.readline() == "open\n"
+        recorder = subprocess.Popen(
+            [sys.executable, "-m", "fslab", "record", "--dir", "data", "--out", "trace",
+             "--pid", str(app.pid)],
+            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert recorder.stderr is not None
+        said = recorder.stderr.readline()
+        assert f"recording pid {app.pid} until it ends" in said, said
+        (data / "go").touch()
+        assert app.wait(timeout=30) == 0
+        _, err = recorder.communicate(timeout=60)
+    finally:
+        for p in (app, recorder):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        for stream in (app.stdout, recorder and recorder.stdout, recorder and recorder.stderr):
+            if stream is not None:
+                stream.close()
+    assert recorder.returncode == 0, err
+    (trace,) = (tmp_path / "trace").glob("trace.*.log")
+    assert actions(trace) == ["f add", "f open", "f write 4096 512", "f read 10 100",
+                              "f datasync 0 0"]  # fmt: skip
+
+
+def test_a_record_that_cannot_run_is_refused_before_anything_runs(tmp_path: Path) -> None:
+    both = fslab("record", "--pid", "1", "--", "touch", "ran", cwd=tmp_path)
+    assert both.returncode == 2
+    assert "error: record: both --pid and a command given" in both.stderr
+    missing = fslab("record", "--", "no-such-program-here", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "error: record: cannot run no-such-program-here: not found" in missing.stderr
+    strace_pid = fslab("record", "--via", "strace", "--pid", str(os.getpid()), cwd=tmp_path)
+    assert strace_pid.returncode == 2
+    assert "--pid needs the eBPF recorder" in strace_pid.stderr
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "trace").exists()
+
+
+def test_ebpf_lines_become_io_on_the_right_files() -> None:
+    """The recorder's own bookkeeping, from lines as the bpftrace program prints them:
+    opens relative to the directory and to a directory descriptor, dups, closes,
+    a fork's copied table, chdir and fchdir; a descriptor it never saw opened has no
+    file."""
+    lines = [
+        "O 10 1 1 3 -100 0 data/a",         # /w/data/a
+        "O 11 1 1 4 -100 0 data",           # a directory descriptor
+        "O 12 1 1 5 4 0 sub/b",             # /w/data/sub/b
+        "D 13 1 1 5 6",                      # 6 -> sub/b
+        "W 14 1 1 6 0 10",
+        "C 15 1 1 5",
+        "F 16 1 1 2",                        # process 2: a copy of 1's table
+        "R 17 2 2 3 4096 4096",
+        "K 18 2 2 -100 data/sub",
+        "O 19 2 2 7 -100 0 ../a",            # /w/data/a again
+        "K 20 2 2 4 .",                      # fchdir to the directory descriptor
+        "O 21 2 2 8 -100 0 c",               # /w/data/c
+        "S 22 2 2 8",
+        "Y 23 1 1 9",                        # never opened
+        "R 24 1 1 5 0 1",                    # closed
+    ]  # fmt: skip
+    got = [(io.tid, io.path, io.action, io.offset, io.n)
+           for io in ebpf.ios(lines, "/w")]  # fmt: skip
+    assert got == [
+        (1, "/w/data/sub/b", "write", 0, 10),
+        (2, "/w/data/a", "read", 4096, 4096),
+        (2, "/w/data/c", "sync", None, 0),
+        (1, None, "datasync", None, 0),
+        (1, None, "read", 0, 1),
+    ]
+    rec = iolog.convert(ebpf.ios(lines, "/w"), Path("/w/data"))
+    assert rec.opened_before == 2
+    assert [t.lines for t in rec.traces.values()] == [
+        ["0 sub/b add", "0 sub/b open", "0 sub/b write 0 10"],
+        ["0 a add", "0 a open", "0 a read 4096 4096", "0 c add", "0 c open", "0 c sync 0 0"],
+    ]
 
 
 @pytest.mark.root

@@ -9,6 +9,8 @@ import click
 from fslab.errors import ExitStatus
 from fslab.record.run import record as record_command
 
+VIA = {"ebpf": "eBPF", "strace": "strace"}
+
 
 @click.command(context_settings={"ignore_unknown_options": True})
 @click.option(
@@ -19,31 +21,57 @@ from fslab.record.run import record as record_command
     "--out", type=click.Path(file_okay=False, path_type=Path), default=Path("trace"),
     show_default=True, help="Write the traces (and replay.fio) here.",
 )  # fmt: skip
-@click.argument("command", nargs=-1, type=click.UNPROCESSED, required=True)
-def record(root: Path, out: Path, command: tuple[str, ...]) -> ExitStatus | int:
+@click.option(
+    "--via", type=click.Choice(["auto", "ebpf", "strace"]), default="auto", show_default=True,
+    help="The recorder: eBPF (bpftrace, root; ~10 us a call) or strace (~140 us a call, "
+    "any user). auto: eBPF where it can run.",
+)  # fmt: skip
+@click.option(
+    "--pid", type=int, default=None,
+    help="Attach to this running process (and its children) instead of running a command, "
+    "until it exits or Ctrl-C (eBPF only).",
+)  # fmt: skip
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+def record(
+    root: Path, out: Path, via: str, pid: int | None, command: tuple[str, ...]
+) -> ExitStatus | int:
     """Record a program's file I/O under a directory as fio iologs, one per thread.
 
-    The program runs under strace; its reads, writes and syncs of files under --dir are
-    written to --out as `trace.<n>.log` (fio's iolog, version 3: paths relative to
-    --dir, offsets and sizes, no data), with `replay.fio`, a job file that replays them
-    all with fio or `fslab-engine run --fio`. The exit status is the program's.
+    The program runs under eBPF probes (or strace); its reads, writes and syncs of files
+    under --dir are written to --out as `trace.<n>.log` (fio's iolog, version 3: paths
+    relative to --dir, offsets and sizes, no data), with `replay.fio`, a job file that
+    replays them all with fio or `fslab-engine run --fio`. The exit status is the
+    program's.
     """
-    status, rec, paths = record_command(list(command), root, out)
+    def ready(what: str) -> None:
+        click.echo(f"record: {what}", err=True)
+
+    done = record_command(list(command), root, out, via, pid, ready)  # type: ignore[arg-type]
+    rec = done.recording
     ios = sum(t.ios for t in rec.traces.values())
     nbytes = sum(t.bytes for t in rec.traces.values())
     click.echo(
-        f"recorded {ios} I/Os ({nbytes} bytes) in {len(paths)} thread traces under {root}: {out}",
+        f"recorded {ios} I/Os ({nbytes} bytes) in {len(done.paths)} thread traces under "
+        f"{root} through {VIA[done.via]}: {out}",
         err=True,
     )
-    if rec.unknown_offset:
+    if rec.opened_before:
         click.echo(
-            f"note: {rec.unknown_offset} reads or writes left out: their descriptor was "
-            "opened before the recording began, so their offset is unknown",
+            f"note: {rec.opened_before} reads, writes or syncs left out: their descriptor "
+            "was opened before the recording began, so their file or offset is unknown",
             err=True,
         )
-    for p in paths:
+    if rec.lost:
+        click.echo(
+            f"warning: the eBPF recorder lost {rec.lost} events (its buffers overflowed): "
+            "the traces miss them\nhint: record a shorter run, or with --via strace",
+            err=True,
+        )
+    for p in done.paths:
         click.echo(str(p))
-    return status
+    if done.interrupted:
+        return ExitStatus.INTERRUPTED
+    return done.status if done.status is not None else ExitStatus.OK
 
 
 command = record

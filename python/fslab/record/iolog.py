@@ -1,7 +1,8 @@
-"""A program's recorded calls as fio iologs (version 3): one trace per thread, each file
-added and opened before its first I/O, offsets from the calls (or, for `read`/`write`,
-the descriptor's position as the calls moved it), times in microseconds from the first
-call recorded, so the threads' traces stay in step when replayed side by side."""
+"""A program's recorded I/O as fio iologs (version 3): one trace per thread, each file
+added and opened before its first I/O, times in microseconds from the first call
+recorded, so the threads' traces stay in step when replayed side by side. The recorders
+(`strace.py`, `ebpf.py`) turn what they saw into `Io`s; this module keeps those on files
+under the recorded directory."""
 
 from __future__ import annotations
 
@@ -10,16 +11,26 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fslab.record.strace import Call
-
 HEADER = "fio version 3 iolog"
 
-_AT_OFFSET = {"pread64": 3, "pwrite64": 3, "preadv": 3, "pwritev": 3, "preadv2": 3, "pwritev2": 3}
-"""Calls that name their offset, and which argument it is (-1 for preadv2/pwritev2:
-the descriptor's position)."""
-_READS = {"read", "readv", "pread64", "preadv", "preadv2"}
-_WRITES = {"write", "writev", "pwrite64", "pwritev", "pwritev2"}
-_OPENS = {"open", "openat", "openat2", "creat"}
+
+@dataclass(frozen=True)
+class Io:
+    """One read, write or sync of a file, as a recorder saw it (strace or eBPF)."""
+
+    tid: int
+    at_s: float
+    """When the call began, in seconds (from any fixed zero: the traces count from the
+    first call recorded)."""
+    path: str | None
+    """The file's absolute path; None where the descriptor was opened before the
+    recording began and its path is not known."""
+    action: str
+    """`read`, `write`, `sync` or `datasync`."""
+    offset: int | None = None
+    """Where a read or write began; None where the descriptor's position was not known."""
+    n: int = 0
+    """Bytes transferred (the call's result, not what it asked for)."""
 
 
 @dataclass
@@ -40,96 +51,50 @@ class Recording:
     traces: dict[int, Trace]
     outside: int = 0
     """Calls on files outside the directory (libraries, /proc...)."""
-    unknown_offset: int = 0
-    """`read`/`write` calls on a descriptor whose position was not known (opened before
-    the recording began): left out."""
+    opened_before: int = 0
+    """Reads, writes and syncs on a descriptor opened before the recording began, whose
+    path or position was not known: left out."""
+    lost: int = 0
+    """Events the recorder itself lost (eBPF's buffers overflowed): the traces miss them."""
 
 
-def _relative(path: str, root: str) -> str | None:
-    if path == root or not path.startswith(root.rstrip("/") + "/"):
-        return None
-    return os.path.relpath(path, root)
+def _relative(path: str, roots: tuple[str, ...]) -> str | None:
+    for root in roots:
+        if path != root and path.startswith(root.rstrip("/") + "/"):
+            return os.path.relpath(path, root)
+    return None
 
 
-def convert(calls: Iterable[Call], root: Path) -> Recording:
-    """The calls on files under `root` as one trace per thread."""
-    top = str(root.resolve())
+def convert(ios: Iterable[Io], root: Path) -> Recording:
+    """The I/O on files under `root` as one trace per thread."""
+    # The recorded path may name the directory as given or as resolved (symlinks).
+    roots = tuple(dict.fromkeys((str(Path.cwd() / root), str(root.resolve()))))
     rec = Recording(traces={})
-    positions: dict[tuple[int, str], int] = {}
-    ends: dict[str, int] = {}
     zero: float | None = None
-
-    def trace(c: Call) -> Trace:
-        return rec.traces.setdefault(c.tid, Trace(c.tid))
-
-    def emit(c: Call, rel: str, action: str, offset: int | None = None, n: int = 0) -> None:
-        nonlocal zero
-        zero = c.at_s if zero is None else zero
-        us = max(0, round((c.at_s - zero) * 1e6))
-        t = trace(c)
-        if rel not in t.files:
-            t.files.add(rel)
-            t.lines += [f"{us} {rel} add", f"{us} {rel} open"]
-        if offset is None:
-            # fio reads a line of three fields as a file action: a sync needs all five.
-            t.lines.append(f"{us} {rel} {action} 0 0")
-        else:
-            t.lines.append(f"{us} {rel} {action} {offset} {n}")
-            t.ios += 1
-            t.bytes += n
-
-    for c in calls:
-        if c.result < 0:
+    for io in ios:
+        if io.path is None:
+            rec.opened_before += 1
             continue
-        if c.name in _OPENS:
-            if c.result_path is None:
-                continue
-            if _relative(c.result_path, top) is None:
-                rec.outside += 1
-                continue
-            flags = "" if c.name == "creat" else c.arg(2 if c.name.startswith("openat") else 1)
-            if "O_TRUNC" in flags or c.name == "creat":
-                ends[c.result_path] = 0
-            append = "O_APPEND" in flags
-            positions[(c.result, c.result_path)] = ends.get(c.result_path, 0) if append else 0
-            continue
-        named = c.fd()
-        if named is None:
-            continue
-        fd, path = named
-        rel = _relative(path, top)
+        rel = _relative(io.path, roots)
         if rel is None:
             rec.outside += 1
             continue
-        key = (fd, path)
-        if c.name == "lseek":
-            positions[key] = c.result
-        elif c.name == "close":
-            positions.pop(key, None)
-        elif c.name in ("fsync", "fdatasync"):
-            emit(c, rel, "sync" if c.name == "fsync" else "datasync")
-        elif c.name in _READS or c.name in _WRITES:
-            n = c.result
-            if n == 0:
-                continue
-            offset: int | None = None
-            if c.name in _AT_OFFSET:
-                printed = c.arg(_AT_OFFSET[c.name])
-                offset = int(printed) if printed.lstrip("-").isdigit() else None
-                if offset == -1:
-                    offset = None
-            moves = offset is None
-            if offset is None:
-                offset = positions.get(key)
-                if offset is None:
-                    rec.unknown_offset += 1
-                    continue
-            write = c.name in _WRITES
-            emit(c, rel, "write" if write else "read", offset, n)
-            if moves:
-                positions[key] = offset + n
-            if write:
-                ends[path] = max(ends.get(path, 0), offset + n)
+        if io.action in ("read", "write") and io.offset is None:
+            rec.opened_before += 1
+            continue
+        zero = io.at_s if zero is None else zero
+        us = max(0, round((io.at_s - zero) * 1e6))
+        t = rec.traces.setdefault(io.tid, Trace(io.tid))
+        if rel not in t.files:
+            t.files.add(rel)
+            t.lines += [f"{us} {rel} add", f"{us} {rel} open"]
+        if io.action in ("sync", "datasync"):
+            # fio reads a line of three fields as a file action: a sync needs all five.
+            t.lines.append(f"{us} {rel} {io.action} 0 0")
+        else:
+            t.lines.append(f"{us} {rel} {io.action} {io.offset} {io.n}")
+            t.ios += 1
+            t.bytes += io.n
     return rec
 
 

@@ -8,6 +8,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from fslab.record.iolog import Io
+
 SYSCALLS = (
     "open", "openat", "openat2", "creat", "close",
     "read", "write", "readv", "writev",
@@ -83,3 +85,63 @@ def calls(lines: Iterable[str]) -> Iterator[Call]:
         c = _CALL.match(text)
         if c:
             yield Call(tid, at_s, c.group(1), c.group(2), int(c.group(3)), c.group(4))
+
+
+_AT_OFFSET = {"pread64": 3, "pwrite64": 3, "preadv": 3, "pwritev": 3, "preadv2": 3, "pwritev2": 3}
+"""Calls that name their offset, and which argument it is (-1 for preadv2/pwritev2:
+the descriptor's position)."""
+_READS = {"read", "readv", "pread64", "preadv", "preadv2"}
+_WRITES = {"write", "writev", "pwrite64", "pwritev", "pwritev2"}
+_OPENS = {"open", "openat", "openat2", "creat"}
+
+
+def ios(finished: Iterable[Call]) -> Iterator[Io]:
+    """The reads, writes and syncs of the calls, each at the offset it named or, for
+    `read`/`write`, at the descriptor's position as the calls moved it (strace does not
+    print a position: it is followed from the open, `lseek`s and transfers)."""
+    positions: dict[tuple[int, str], int] = {}
+    ends: dict[str, int] = {}
+    for c in finished:
+        if c.result < 0:
+            continue
+        if c.name in _OPENS:
+            if c.result_path is None:
+                continue
+            flags = "" if c.name == "creat" else c.arg(2 if c.name.startswith("openat") else 1)
+            if "O_TRUNC" in flags or c.name == "creat":
+                ends[c.result_path] = 0
+            append = "O_APPEND" in flags
+            positions[(c.result, c.result_path)] = ends.get(c.result_path, 0) if append else 0
+            continue
+        named = c.fd()
+        if named is None:
+            continue
+        key = named
+        path = named[1]
+        if c.name == "lseek":
+            positions[key] = c.result
+        elif c.name == "close":
+            positions.pop(key, None)
+        elif c.name in ("fsync", "fdatasync"):
+            yield Io(c.tid, c.at_s, path, "sync" if c.name == "fsync" else "datasync")
+        elif c.name in _READS or c.name in _WRITES:
+            n = c.result
+            if n == 0:
+                continue
+            offset: int | None = None
+            if c.name in _AT_OFFSET:
+                printed = c.arg(_AT_OFFSET[c.name])
+                offset = int(printed) if printed.lstrip("-").isdigit() else None
+                if offset == -1:
+                    offset = None
+            moves = offset is None
+            if offset is None:
+                offset = positions.get(key)
+            write = c.name in _WRITES
+            yield Io(c.tid, c.at_s, path, "write" if write else "read", offset, n)
+            if offset is None:
+                continue
+            if moves:
+                positions[key] = offset + n
+            if write:
+                ends[path] = max(ends.get(path, 0), offset + n)
