@@ -4,8 +4,8 @@
 #   sudo examples/replay-pgbench/record.sh
 # A private cluster in a temporary directory (as the `postgres` user, on a Unix socket
 # only), loaded at scale 5 before the recording starts; then pgbench (4 clients, 2
-# threads, 10 s) runs while `fslab record` follows the server. Needs PostgreSQL, strace
-# and fslab on PATH (`make setup`).
+# threads, 3 s) runs while `fslab record` follows the server (through eBPF as root,
+# else strace). Needs PostgreSQL, bpftrace or strace, and fslab on PATH (`make setup`).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -1)
@@ -22,6 +22,6 @@ rm -f "$here"/trace.*.log "$here/replay.fio"
 # The server is started under the recording, so every backend it forks is followed.
 fslab record --dir "$tmp/data" --out "$tmp/trace" -- sh -c "
   runuser -u postgres -- '$bin/pg_ctl' -D '$tmp/data' -o \"$opts\" -w -l '$tmp/log' start >/dev/null &&
-  runuser -u postgres -- '$bin/pgbench' -h '$tmp' -c 4 -j 2 -T 10 postgres | grep -E '^(tps|number of transactions actually)' &&
+  runuser -u postgres -- '$bin/pgbench' -h '$tmp' -c 4 -j 2 -T 3 postgres | grep -E '^(tps|number of transactions actually)' &&
   runuser -u postgres -- '$bin/pg_ctl' -D '$tmp/data' -m fast -w stop >/dev/null"
 cp "$tmp"/trace/* "$here"/

@@ -43,6 +43,7 @@ def record(
     replays them all with fio or `fslab-engine run --fio`. The exit status is the
     program's.
     """
+
     def ready(what: str) -> None:
         click.echo(f"record: {what}", err=True)
 

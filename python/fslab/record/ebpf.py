@@ -91,7 +91,8 @@ _REGULAR = "($f->f_inode->i_mode & 0xf000) == 0x8000"
 _EXIT = {
     "O": 'if ($ret >= 0) { printf("O %llu %d %d %d %d %d %s\\n", nsecs, pid, tid, $ret,'
          " @a1[tid], @a2[tid], str(uptr(@a0[tid]))); }",
-    "K": 'if ($ret == 0) { printf("K %llu %d %d -100 %s\\n", nsecs, pid, tid, str(uptr(@a0[tid]))); }',
+    "K": 'if ($ret == 0) { printf("K %llu %d %d -100 %s\\n", nsecs, pid, tid,'
+         " str(uptr(@a0[tid]))); }",
     "k": 'if ($ret == 0) { printf("K %llu %d %d %d .\\n", nsecs, pid, tid, @a0[tid]); }',
     "D": 'if ($ret >= 0) { printf("D %llu %d %d %d %d\\n", nsecs, pid, tid, @a0[tid], $ret); }',
     "R": f"if ($ret > 0) {{ $fd = @a0[tid]; {_FILE} if ({_REGULAR}) {{ $off = @a1[tid];"
