@@ -186,6 +186,76 @@ def test_ebpf_follows_descriptors_and_positions_across_dups_forks_and_programs(
     }  # fmt: skip
 
 
+SHAPES = """
+import os
+fd = os.open("data/f", os.O_CREAT | os.O_RDWR)
+os.write(fd, b"x" * 8192)
+os.ftruncate(fd, 4096)
+os.posix_fallocate(fd, 8192, 4096)
+os.truncate("data/f", 16384)
+os.write(fd, b"y" * 100)
+os.stat("data/f")
+os.fstat(fd)
+os.mkdir("data/d")
+os.rename("data/f", "data/d/g")
+os.unlink("data/d/g")
+os.stat("/etc/hostname")
+"""
+
+
+@pytest.mark.root
+@pytest.mark.engine
+@pytest.mark.skipif(NO_EBPF is not None, reason=f"eBPF: {NO_EBPF}")
+def test_ebpf_records_size_changes_as_actions_and_counts_the_rest(
+    tmp_path: Path, engine: Path
+) -> None:
+    """ftruncate, truncate and fallocate go into the trace as fslab's own actions,
+    which the engine replays and fio skips; unlink, rename, mkdir and stat of files
+    under the directory are counted (and those outside it are not)."""
+    (tmp_path / "data").mkdir()
+    done = fslab("record", "--dir", "data", "--out", "trace", "--", sys.executable, "-c",
+                 SHAPES, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (trace,) = (tmp_path / "trace").glob("trace.*.log")
+    assert actions(trace) == [
+        "f add", "f open", "f write 0 8192", "f truncate 4096 0", "f fallocate 8192 4096",
+        "f truncate 16384 0", "f write 8192 100",
+    ]  # fmt: skip
+    assert "not in the traces (no iolog action replays them): 1 mkdir, 1 rename, " in done.stderr
+    assert "2 stat, 1 unlink" in done.stderr, done.stderr
+    out = tmp_path / "trace"
+    ours = subprocess.run([str(engine), "run", "--fio", "replay.fio"], cwd=out,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert ours.returncode == 0, ours.stderr
+    (job,) = json.loads(ours.stdout)["jobs"]
+    assert job["report"]["replay"]["actions"] == 5
+    assert (out / "f").stat().st_size == 16384, "the last truncate, then a write inside it"
+    if shutil.which("fio") is not None:
+        theirs = subprocess.run(["fio", "--output-format=json", "replay.fio"], cwd=out,
+                                capture_output=True, text=True, check=False)  # fmt: skip
+        assert theirs.returncode == 0, theirs.stderr
+        assert json.loads(theirs.stdout)["jobs"][0]["write"]["total_ios"] == 2
+
+
+def test_a_thread_that_only_did_direct_io_replays_with_direct_io(tmp_path: Path) -> None:
+    """The eBPF recorder sees each open's flags: a thread whose every read and write
+    went through an O_DIRECT descriptor replays with `direct=1`; one that used O_SYNC
+    says so in a comment (the engine takes no `sync=1`)."""
+    lines = [
+        f"O 1 1 1 3 -100 {os.O_RDWR | os.O_DIRECT} d/a",
+        f"O 2 1 2 4 -100 {os.O_WRONLY | os.O_DSYNC} d/b",
+        "D 3 1 1 3 5",
+        "W 4 1 1 5 0 4096",
+        "R 5 1 1 3 4096 4096",
+        "W 6 1 2 4 0 100",
+    ]
+    rec = iolog.convert(ebpf.ios(lines, "/w"), Path("/w/d"))
+    iolog.write(rec, tmp_path)
+    jobs = (tmp_path / "replay.fio").read_text().split("\n\n")
+    assert "[thread-1]\nread_iolog=trace.1.log\ndirect=1" in jobs[1]
+    assert "direct=1" not in jobs[2] and "O_SYNC or O_DSYNC" in jobs[2]
+
+
 ATTACHED = """
 import os, sys, time
 fd = os.open(sys.argv[1] + "/f", os.O_CREAT | os.O_RDWR)

@@ -37,6 +37,10 @@ pub enum Action {
     Io(Op, usize, u64, u64),
     /// fsync (`data`: fdatasync) of a file.
     Sync { file: usize, data: bool },
+    /// ftruncate of a file to `size` bytes (fslab's traces; fio skips the line).
+    Truncate { file: usize, size: u64 },
+    /// fallocate of `len` bytes from `offset` (fslab's traces; fio skips the line).
+    Allocate { file: usize, offset: u64, len: u64 },
 }
 
 /// One line, parsed: the time it is due (microseconds from the start, for version 3),
@@ -105,11 +109,35 @@ fn parse<'a>(
                 data: action == "datasync",
             },
         ),
+        "truncate" => Line::Do(
+            at,
+            name,
+            Action::Truncate {
+                file: known(name)?,
+                size: number(fields.next(), "size")?,
+            },
+        ),
+        "fallocate" => {
+            let offset = number(fields.next(), "offset")?;
+            let len = number(fields.next(), "length")?;
+            if len == 0 {
+                return Err("a fallocate of 0 bytes".into());
+            }
+            Line::Do(
+                at,
+                name,
+                Action::Allocate {
+                    file: known(name)?,
+                    offset,
+                    len,
+                },
+            )
+        }
         "wait" if version == 2 => Line::Wait(number(fields.next(), "wait")?),
         "wait" => return Err("`wait` is not allowed in version 3 (its timestamps time it)".into()),
         other => {
             return Err(format!(
-            "`{other}` is not an action (add, open, close, read, write, trim, sync, datasync{})",
+            "`{other}` is not an action (add, open, close, read, write, trim, sync, datasync, truncate, fallocate{})",
             if version == 2 { ", wait" } else { "" }
         ))
         }
@@ -406,6 +434,37 @@ mod tests {
         let steps: Vec<Step> = (0..3).map(|_| r.next(start)).collect();
         assert!(steps.iter().all(|s| matches!(s, Step::Do(_))), "{steps:?}");
         assert_eq!(r.next(start), Step::Done);
+    }
+
+    #[test]
+    fn fslabs_truncates_and_fallocates_are_actions_and_reach_no_further() {
+        let t = trace(
+            "fio version 3 iolog\n0 a add\n1 a write 0 4096\n2 a truncate 1024 0\n3 a fallocate 8192 4096\n",
+        );
+        let s = scan(t.path()).unwrap();
+        assert_eq!((s.files.clone(), s.ios), (vec![("a".to_string(), 4096)], 1));
+        let start = Instant::now();
+        let mut r = Replay::open(t.path(), None).unwrap();
+        let steps: Vec<Step> = (0..4).map(|_| r.next(start)).collect();
+        assert_eq!(
+            steps[1..],
+            [
+                Step::Do(Action::Truncate {
+                    file: 0,
+                    size: 1024
+                }),
+                Step::Do(Action::Allocate {
+                    file: 0,
+                    offset: 8192,
+                    len: 4096
+                }),
+                Step::Done,
+            ]
+        );
+        let e =
+            scan(trace("fio version 3 iolog\n0 a add\n1 a write 0 1\n2 a fallocate 0 0\n").path())
+                .unwrap_err();
+        assert!(e.contains("line 4: a fallocate of 0 bytes"), "{e}");
     }
 
     #[test]

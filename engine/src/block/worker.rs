@@ -234,6 +234,35 @@ impl<'a> Worker<'a> {
                         return Next::Done;
                     }
                 }
+                Step::Do(Action::Truncate { file, size }) => {
+                    if let Some(f) = self.files.get(file) {
+                        if let Err(e) = f.set_len(size) {
+                            let m = format!("read_iolog: ftruncate to {size} failed: {e}");
+                            self.fail(Op::Write, size, e.raw_os_error(), m);
+                            return Next::Done;
+                        }
+                    }
+                }
+                Step::Do(Action::Allocate { file, offset, len }) => {
+                    if let Some(f) = self.files.get(file) {
+                        use std::os::fd::AsRawFd;
+                        // SAFETY: a plain system call on a descriptor this worker owns.
+                        let r = unsafe {
+                            libc::fallocate(
+                                f.as_raw_fd(),
+                                0,
+                                offset as libc::off_t,
+                                len as libc::off_t,
+                            )
+                        };
+                        if r != 0 {
+                            let e = std::io::Error::last_os_error();
+                            let m = format!("read_iolog: fallocate of {len} bytes failed: {e}");
+                            self.fail(Op::Write, offset, e.raw_os_error(), m);
+                            return Next::Done;
+                        }
+                    }
+                }
                 Step::Wait(t) => return Next::Wait(self.deadline.map_or(t, |d| t.min(d))),
                 Step::Done => {
                     if let Some(m) = r.error.take() {

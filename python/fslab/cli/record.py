@@ -37,11 +37,11 @@ def record(
 ) -> ExitStatus | int:
     """Record a program's file I/O under a directory as fio iologs, one per thread.
 
-    The program runs under eBPF probes (or strace); its reads, writes and syncs of files
-    under --dir are written to --out as `trace.<n>.log` (fio's iolog, version 3: paths
-    relative to --dir, offsets and sizes, no data), with `replay.fio`, a job file that
-    replays them all with fio or `fslab-engine run --fio`. The exit status is the
-    program's.
+    The program runs under eBPF probes (or strace); its reads, writes and syncs (and,
+    through eBPF, truncates and fallocates) of files under --dir are written to --out as
+    `trace.<n>.log` (fio's iolog, version 3: paths relative to --dir, offsets and sizes,
+    no data), with `replay.fio`, a job file that replays them all with fio or
+    `fslab-engine run --fio`. The exit status is the program's.
     """
 
     def ready(what: str) -> None:
@@ -60,6 +60,12 @@ def record(
         click.echo(
             f"note: {rec.opened_before} reads, writes or syncs left out: their descriptor "
             "was opened before the recording began, so their file or offset is unknown",
+            err=True,
+        )
+    if rec.counted:
+        seen = ", ".join(f"{n} {name}" for name, n in sorted(rec.counted.items()))
+        click.echo(
+            f"note: also under {root}, not in the traces (no iolog action replays them): {seen}",
             err=True,
         )
     if rec.lost:

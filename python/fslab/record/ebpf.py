@@ -37,6 +37,9 @@ SYSCALL_NUMBERS = {
         "fdatasync": 75, "chdir": 80, "fchdir": 81, "creat": 85, "openat": 257,
         "dup3": 292, "preadv": 295, "pwritev": 296, "preadv2": 327, "pwritev2": 328,
         "openat2": 437,
+        "truncate": 76, "ftruncate": 77, "fallocate": 285, "unlink": 87, "unlinkat": 263,
+        "rename": 82, "renameat": 264, "renameat2": 316, "mkdir": 83, "mkdirat": 258,
+        "stat": 4, "fstat": 5, "lstat": 6, "newfstatat": 262, "statx": 332,
     },
     # The generic table (arm64 and the newer ports): no open, creat or dup2.
     "aarch64": {
@@ -44,6 +47,8 @@ SYSCALL_NUMBERS = {
         "close": 57, "read": 63, "write": 64, "readv": 65, "writev": 66, "pread64": 67,
         "pwrite64": 68, "preadv": 69, "pwritev": 70, "fsync": 82, "fdatasync": 83,
         "preadv2": 286, "pwritev2": 287, "openat2": 437,
+        "truncate": 45, "ftruncate": 46, "fallocate": 47, "unlinkat": 35, "renameat": 38,
+        "renameat2": 276, "mkdirat": 34, "newfstatat": 79, "fstat": 80, "statx": 291,
     },
 }  # fmt: skip
 """The calls traced, by number: the probes sit on the two raw system-call tracepoints
@@ -78,8 +83,29 @@ _ENTRY = {
     "pwritev2": ("W", "args->args[0]", "(int64)args->args[3]", "0"),
     "fsync": ("S", "args->args[0]", "0", "0"),
     "fdatasync": ("Y", "args->args[0]", "0", "0"),
+    # Calls fio's iolog has no action for, or fslab's superset of it has: a file's
+    # size or allocation changed (T: a descriptor's, t: a path's; A: fallocate, whose
+    # offset and length are `a2` and `a3`), and what is only counted (a path's unlink,
+    # rename, mkdir or stat: M with the call's letter; a descriptor's fstat: m).
+    "ftruncate": ("T", "args->args[0]", "(int64)args->args[1]", "0"),
+    "truncate": ("t", "args->args[0]", "(int64)args->args[1]", "0"),
+    "fallocate": ("A", "args->args[0]", "args->args[1]", "(int64)args->args[2]"),
+    "unlink": ("u", "args->args[0]", "-100", "0"),
+    "unlinkat": ("u", "args->args[1]", "args->args[0]", "0"),
+    "rename": ("n", "args->args[0]", "-100", "0"),
+    "renameat": ("n", "args->args[1]", "args->args[0]", "0"),
+    "renameat2": ("n", "args->args[1]", "args->args[0]", "0"),
+    "mkdir": ("d", "args->args[0]", "-100", "0"),
+    "mkdirat": ("d", "args->args[1]", "args->args[0]", "0"),
+    "stat": ("s", "args->args[0]", "-100", "0"),
+    "lstat": ("s", "args->args[0]", "-100", "0"),
+    "newfstatat": ("s", "args->args[1]", "args->args[0]", "0"),
+    "statx": ("s", "args->args[1]", "args->args[0]", "0"),
+    "fstat": ("m", "args->args[0]", "0", "0"),
 }
-_CLASSES = "OKkDRWSY"
+_CLASSES = "OKkDRWSYTtAundsm"
+_FALLOC_LEN = "(int64)args->args[3]"
+"""fallocate's fourth argument, kept in `@a3`."""
 
 # The struct file behind descriptor `$fd` of the current process, and whether it is a
 # regular file (S_IFREG): a read of a pipe or socket is not file I/O.
@@ -101,6 +127,23 @@ _EXIT = {
     "S": f"if ($ret == 0) {{ $fd = @a0[tid]; {_FILE} if ({_REGULAR}) {{"
          ' printf("S %llu %d %d %d\\n", @at[tid], pid, tid, $fd); } }',
 }  # fmt: skip
+_EXIT["T"] = (
+    'if ($ret == 0) { printf("T %llu %d %d %d %lld\\n", nsecs, pid, tid, @a0[tid], @a1[tid]); }'
+)
+_EXIT["t"] = (
+    'if ($ret == 0) { printf("t %llu %d %d -100 %lld %s\\n", nsecs, pid, tid, @a1[tid],'
+    " str(uptr(@a0[tid]))); }"
+)
+_EXIT["A"] = (
+    'if ($ret == 0) { printf("A %llu %d %d %d %d %lld %lld\\n", nsecs, pid, tid, @a0[tid],'
+    " @a1[tid], @a2[tid], @a3[tid]); }"
+)
+for _c in "unds":
+    _EXIT[_c] = (
+        f'if ($ret == 0) {{ printf("M %llu %d %d {_c} %d %s\\n", nsecs, pid, tid, @a1[tid],'
+        " str(uptr(@a0[tid]))); }"
+    )
+_EXIT["m"] = 'if ($ret == 0) { printf("M %llu %d %d s %d .\\n", nsecs, pid, tid, @a0[tid]); }'
 _EXIT["W"] = _EXIT["R"].replace('printf("R', 'printf("W')
 _EXIT["Y"] = _EXIT["S"].replace('printf("S', 'printf("Y')
 
@@ -120,12 +163,13 @@ def script(pids: Iterable[int], machine: str) -> str:
             if call == "fcntl":
                 when += f" && (args->args[1] == {F_DUPFD} || args->args[1] == {F_DUPFD_CLOEXEC})"
             # Classes are kept +1 in `@call`: a map reads 0 for "none".
+            a3 = f" @a3[tid] = {_FALLOC_LEN};" if cls == "A" else ""
             entry.append(
                 f"if ({when}) {{ @call[tid] = {_CLASSES.index(cls) + 1}; @a0[tid] = {a0};"
-                f" @a1[tid] = {a1}; @a2[tid] = {a2}; @at[tid] = nsecs; }}"
+                f" @a1[tid] = {a1}; @a2[tid] = {a2};{a3} @at[tid] = nsecs; }}"
             )
     exits = " ".join(f"if ($cls == {i + 1}) {{ {_EXIT[cls]} }}" for i, cls in enumerate(_CLASSES))
-    maps = ("traced", "call", "a0", "a1", "a2", "at")
+    maps = ("traced", "call", "a0", "a1", "a2", "a3", "at")
     return "\n".join([
         f'BEGIN {{ {begin} printf("ready\\n"); }}',
         # A child is traced from its fork, before it first runs.
@@ -143,15 +187,21 @@ def script(pids: Iterable[int], machine: str) -> str:
         "tracepoint:raw_syscalls:sys_exit /@call[tid]/ { $cls = @call[tid]; $ret = args->ret;",
         exits,
         " delete(@call[tid]); delete(@a0[tid]); delete(@a1[tid]); delete(@a2[tid]);"
-        " delete(@at[tid]); }",
+        " delete(@a3[tid]); delete(@at[tid]); }",
         # Maps are printed when bpftrace ends unless cleared.
         "END { " + " ".join(f"clear(@{m});" for m in maps) + ' printf("end\\n"); }',
     ]) + "\n"  # fmt: skip
 
 
-EVENT = re.compile(r"^[FECOKDRWSY] \d+ ")
+EVENT = re.compile(r"^[FECOKDRWSYTtAM] \d+ ")
 """A line of the program's that is an event (not `ready`, `Attaching...`)."""
 LOST = re.compile(r"^Lost (\d+) events")
+
+
+_FALLOCATE = {0: "fallocate", 1: "fallocate", 3: "trim"}
+"""fallocate's modes that replay: 0 and KEEP_SIZE allocate; PUNCH_HOLE|KEEP_SIZE frees,
+as a trim does. The others (zero, collapse or insert a range) are only counted."""
+_COUNTED = {"u": "unlink", "n": "rename", "d": "mkdir", "s": "stat"}
 
 
 def unavailable() -> str | None:
@@ -181,6 +231,8 @@ def ios(
     `fds` and `cwds`, each process's descriptors and directory known beforehand (when a
     running process is attached to)."""
     tables: dict[int, dict[int, str]] = {k: dict(v) for k, v in (fds or {}).items()}
+    # Each descriptor's open flags, beside its path (unknown for one held before).
+    flag_tables: dict[int, dict[int, int]] = {}
     dirs: dict[int, str] = dict(cwds or {})
 
     def resolve(tgid: int, dfd: int, path: str) -> str | None:
@@ -193,9 +245,11 @@ def ios(
         f = line.rstrip("\n").split(" ", 7)
         kind, at_s, tgid, tid = f[0], int(f[1]) / 1e9, int(f[2]), int(f[3])
         table = tables.setdefault(tgid, {})
+        flags = flag_tables.setdefault(tgid, {})
         if kind in "RW":
             fd, offset, n = int(f[4]), int(f[5]), int(f[6])
-            yield Io(tid, at_s, table.get(fd), "read" if kind == "R" else "write", offset, n)
+            action = "read" if kind == "R" else "write"
+            yield Io(tid, at_s, table.get(fd), action, offset, n, flags.get(fd, 0))
         elif kind in "SY":
             yield Io(tid, at_s, table.get(int(f[4])), "sync" if kind == "S" else "datasync")
         elif kind == "O":
@@ -205,14 +259,28 @@ def ios(
                 table.pop(fd, None)
             else:
                 table[fd] = resolved
+            flags[fd] = int(f[6])
+        elif kind == "T":
+            yield Io(tid, at_s, table.get(int(f[4])), "truncate", int(f[5]))
+        elif kind == "t":
+            path = line.rstrip("\n").split(" ", 6)[6]
+            yield Io(tid, at_s, resolve(tgid, int(f[4]), path), "truncate", int(f[5]))
+        elif kind == "A":
+            fd, mode, offset, n = int(f[4]), int(f[5]), int(f[6]), int(f[7])
+            yield Io(tid, at_s, table.get(fd), _FALLOCATE.get(mode, "fallocate-other"), offset, n)
+        elif kind == "M":
+            what, dfd, path = f[4], int(f[5]), line.rstrip("\n").split(" ", 6)[6]
+            yield Io(tid, at_s, resolve(tgid, dfd, path), _COUNTED[what])
         elif kind == "C":
             table.pop(int(f[4]), None)
+            flags.pop(int(f[4]), None)
         elif kind == "D":
             old, new = int(f[4]), int(f[5])
             if old in table:
                 table[new] = table[old]
             else:
                 table.pop(new, None)
+            flags[new] = flags.get(old, 0)
         elif kind == "K":
             resolved = resolve(tgid, int(f[4]), line.rstrip("\n").split(" ", 5)[5])
             if resolved is not None:
@@ -223,5 +291,6 @@ def ios(
             # never looked up).
             child = int(f[4])
             tables[child] = dict(table)
+            flag_tables[child] = dict(flags)
             if tgid in dirs:
                 dirs[child] = dirs[tgid]

@@ -26,11 +26,15 @@ class Io:
     """The file's absolute path; None where the descriptor was opened before the
     recording began and its path is not known."""
     action: str
-    """`read`, `write`, `sync` or `datasync`."""
+    """`read`, `write`, `sync`, `datasync`, `trim` or `fallocate` (offset and length),
+    `truncate` (the size in `offset`), or one that is only counted (`COUNTED`)."""
     offset: int | None = None
-    """Where a read or write began; None where the descriptor's position was not known."""
+    """Where a read or write began (None where the descriptor's position was not known);
+    a truncate's size."""
     n: int = 0
     """Bytes transferred (the call's result, not what it asked for)."""
+    flags: int = 0
+    """The descriptor's open flags, where the recorder saw them (eBPF), else 0."""
 
 
 @dataclass
@@ -42,6 +46,10 @@ class Trace:
     files: set[str] = field(default_factory=set)
     ios: int = 0
     bytes: int = 0
+    direct: bool = True
+    """Every read and write went through a descriptor opened with O_DIRECT."""
+    synced: bool = False
+    """Some went through one opened with O_SYNC or O_DSYNC."""
 
 
 @dataclass
@@ -56,6 +64,14 @@ class Recording:
     path or position was not known: left out."""
     lost: int = 0
     """Events the recorder itself lost (eBPF's buffers overflowed): the traces miss them."""
+    counted: dict[str, int] = field(default_factory=dict)
+    """Calls on files under the directory that no trace holds, by name: fio's iolog and
+    the engine have no action for them (`COUNTED`)."""
+
+
+COUNTED = ("unlink", "rename", "mkdir", "stat", "fallocate-other")
+"""Calls recorded only as counts. (An unlink or rename replayed would remove or move a
+file the replay keeps open from its start.)"""
 
 
 def _relative(path: str, roots: tuple[str, ...]) -> str | None:
@@ -72,6 +88,10 @@ def convert(ios: Iterable[Io], root: Path) -> Recording:
     rec = Recording(traces={})
     zero: float | None = None
     for io in ios:
+        if io.action in COUNTED:
+            if io.path is not None and _relative(io.path, roots) is not None:
+                rec.counted[io.action] = rec.counted.get(io.action, 0) + 1
+            continue
         if io.path is None:
             rec.opened_before += 1
             continue
@@ -91,10 +111,19 @@ def convert(ios: Iterable[Io], root: Path) -> Recording:
         if io.action in ("sync", "datasync"):
             # fio reads a line of three fields as a file action: a sync needs all five.
             t.lines.append(f"{us} {rel} {io.action} 0 0")
+        elif io.action == "truncate":
+            # fslab's own action: fio skips the line (with a message) and replays on.
+            t.lines.append(f"{us} {rel} truncate {io.offset} 0")
+        elif io.action in ("fallocate", "trim"):
+            if io.n > 0:
+                t.lines.append(f"{us} {rel} {io.action} {io.offset} {io.n}")
+                t.ios += io.action == "trim"
         else:
             t.lines.append(f"{us} {rel} {io.action} {io.offset} {io.n}")
             t.ios += 1
             t.bytes += io.n
+            t.direct = t.direct and bool(io.flags & os.O_DIRECT)
+            t.synced = t.synced or bool(io.flags & (os.O_SYNC | os.O_DSYNC))
     return rec
 
 
@@ -115,6 +144,12 @@ def write(rec: Recording, out: Path) -> list[Path]:
         # (SIGSEGV) replaying a close that follows a sync.
         path.write_text("\n".join([HEADER, *t.lines]) + "\n")
         paths.append(path)
-        jobs += [f"; recorded as thread {t.tid}", f"[thread-{n}]", f"read_iolog={path.name}", ""]
+        jobs += [f"; recorded as thread {t.tid}", f"[thread-{n}]", f"read_iolog={path.name}"]
+        if t.direct:
+            jobs.append("direct=1")
+        if t.synced:
+            # fslab-engine takes no `sync=1`; a user replaying with fio may add it.
+            jobs.append("; some of its files were opened with O_SYNC or O_DSYNC")
+        jobs.append("")
     (out / "replay.fio").write_text("\n".join(jobs) + "\n")
     return paths
