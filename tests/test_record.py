@@ -186,6 +186,22 @@ def test_ebpf_follows_descriptors_and_positions_across_dups_forks_and_programs(
     }  # fmt: skip
 
 
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_strace_follows_a_dup_but_not_a_shared_position(tmp_path: Path) -> None:
+    """The fallback recorder follows dd's output (opened, then dup2ed onto stdout) from
+    the path strace prints with each result; a position a child shares with its parent
+    it follows apart (the kernel's shared one is eBPF's to read)."""
+    (tmp_path / "data" / "sub").mkdir(parents=True)
+    done = fslab("record", "--via", "strace", "--dir", "data", "--out", "trace", "--",
+                 sys.executable, "-c", FAMILY, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    traces = {tuple(actions(t)) for t in (tmp_path / "trace").glob("trace.*.log")}
+    assert ("sub/c add", "sub/c open", "sub/c read 0 1000", "copy add", "copy open",
+            "copy write 0 1000", "sub/c read 1000 1000", "copy write 1000 1000",
+            "sub/c read 2000 1000", "copy write 2000 1000") in traces  # fmt: skip
+    assert ("sub/c add", "sub/c open", "sub/c write 3000 10", "sub/c read 5 7") in traces
+
+
 SHAPES = """
 import os
 fd = os.open("data/f", os.O_CREAT | os.O_RDWR)

@@ -14,7 +14,7 @@ SYSCALLS = (
     "open", "openat", "openat2", "creat", "close",
     "read", "write", "readv", "writev",
     "pread64", "pwrite64", "preadv", "pwritev", "preadv2", "pwritev2",
-    "lseek", "fsync", "fdatasync",
+    "lseek", "fsync", "fdatasync", "dup", "dup2", "dup3", "fcntl",
 )  # fmt: skip
 """The calls recorded: those that open, move through, read, write or flush a file."""
 
@@ -118,6 +118,13 @@ def ios(finished: Iterable[Call]) -> Iterator[Io]:
             continue
         key = named
         path = named[1]
+        if c.name in ("dup", "dup2", "dup3", "fcntl"):
+            # The new descriptor starts where the old one is (strace -y prints its path
+            # with the result). Moved later, the two are followed apart, where the
+            # kernel shares one position: eBPF reads the shared one.
+            if c.result_path is not None and key in positions:
+                positions[(c.result, c.result_path)] = positions[key]
+            continue
         if c.name == "lseek":
             positions[key] = c.result
         elif c.name == "close":
