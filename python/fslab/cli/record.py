@@ -23,7 +23,7 @@ VIA = {"ebpf": "eBPF", "strace": "strace"}
 )  # fmt: skip
 @click.option(
     "--via", type=click.Choice(["auto", "ebpf", "strace"]), default="auto", show_default=True,
-    help="The recorder: eBPF (bpftrace, root; ~10 us a call) or strace (~140 us a call, "
+    help="The recorder: eBPF (bpftrace, root; ~12 us a call) or strace (~140 us a call, "
     "any user). auto: eBPF where it can run.",
 )  # fmt: skip
 @click.option(

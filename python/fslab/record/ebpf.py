@@ -4,7 +4,7 @@ processes as one line (`script`), and `ios` follows descriptors to paths from th
 lines.
 
 Unlike strace, nothing stops the program at a call: the kernel runs the probe and goes
-on (about 10 us a traced call here, against strace's 140 us; docs/record.md). The
+on (about 11-14 us a recorded call here, against strace's 140 us; docs/record.md). The
 kernel also gives what strace cannot print: the descriptor's position after a `read` or
 `write` (`file->f_pos`), so offsets need no following, and whether the descriptor is a
 regular file, so pipes and sockets are never printed. What the kernel does not give a

@@ -326,19 +326,22 @@ def _ebpf_recording(
     reader = _Reader(tracer.stdout, sink, live)
     reader.start()
     try:
-        deadline = time.monotonic() + READY_S
-        while not reader.ready.wait(0.1) or reader.ended:
-            if reader.ended or tracer.poll() is not None or time.monotonic() > deadline:
-                err.flush()
-                said = (tmp / "bpftrace.err").read_text(errors="replace").strip()
-                last = said.splitlines()[-1] if said else "no output"
-                raise FslabError(
-                    f"record: bpftrace did not start: {last}",
-                    "record with --via strace, or check that this kernel loads eBPF "
-                    "programs (`bpftrace -e 'BEGIN { exit(); }'`)",
-                )
+        began = time.monotonic()
+        # The reader sets `ready` at bpftrace's `ready` line, or when its output ends.
+        while not reader.ready.wait(0.1):
+            if tracer.poll() is not None or time.monotonic() > began + READY_S:
+                break
+        if reader.ended or not reader.ready.is_set():
+            err.flush()
+            said = (tmp / "bpftrace.err").read_text(errors="replace").strip()
+            last = said.splitlines()[-1] if said else "no output"
+            raise FslabError(
+                f"record: bpftrace did not start: {last}",
+                "record with --via strace, or check that this kernel loads eBPF "
+                "programs (`bpftrace -e 'BEGIN { exit(); }'`)",
+            )
         if on_ready is not None:
-            took = f"probes attached in {time.monotonic() - deadline + READY_S:.1f} s"
+            took = f"probes attached in {time.monotonic() - began:.1f} s"
             others = f" and its {len(pids) - 1} child processes" if len(pids) > 1 else ""
             on_ready(
                 f"{took}; running {command[0]}" if pid is None
