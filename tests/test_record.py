@@ -213,8 +213,9 @@ os.write(fd, b"y" * 100)
 os.stat("data/f")
 os.fstat(fd)
 os.mkdir("data/d")
+os.mkdir("data/e")
 os.rename("data/f", "data/d/g")
-os.unlink("data/d/g")
+os.rmdir("data/e")
 os.stat("/etc/hostname")
 """
 
@@ -222,35 +223,40 @@ os.stat("/etc/hostname")
 @pytest.mark.root
 @pytest.mark.engine
 @pytest.mark.skipif(NO_EBPF is not None, reason=f"eBPF: {NO_EBPF}")
-def test_ebpf_records_size_changes_as_actions_and_counts_the_rest(
+def test_ebpf_records_size_changes_and_names_as_actions_that_the_engine_replays(
     tmp_path: Path, engine: Path
 ) -> None:
-    """ftruncate, truncate and fallocate go into the trace as fslab's own actions,
-    which the engine replays and fio skips; unlink, rename, mkdir and stat of files
-    under the directory are counted (and those outside it are not)."""
+    """ftruncate, truncate and fallocate, and stat, mkdir, rename and rmdir of names
+    under the directory, go into the trace as fslab's own actions (those outside it do
+    not), which the engine replays in the job's directory and fio skips."""
     (tmp_path / "data").mkdir()
     done = fslab("record", "--dir", "data", "--out", "trace", "--", sys.executable, "-c",
                  SHAPES, cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
+    assert "recorded 2 I/Os (8292 bytes) and 6 path actions in 1 thread traces" in done.stderr
     (trace,) = (tmp_path / "trace").glob("trace.*.log")
     assert actions(trace) == [
         "f add", "f open", "f write 0 8192", "f truncate 4096 0", "f fallocate 8192 4096",
-        "f truncate 16384 0", "f write 8192 100",
+        "f truncate 16384 0", "f write 8192 100", "f stat", "f stat", "d mkdir", "e mkdir",
+        "f rename d/g", "e rmdir",
     ]  # fmt: skip
-    assert "not in the traces (no iolog action replays them): 1 mkdir, 1 rename, " in done.stderr
-    assert "2 stat, 1 unlink" in done.stderr, done.stderr
     out = tmp_path / "trace"
     ours = subprocess.run([str(engine), "run", "--fio", "replay.fio"], cwd=out,
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert ours.returncode == 0, ours.stderr
     (job,) = json.loads(ours.stdout)["jobs"]
-    assert job["report"]["replay"]["actions"] == 5
-    assert (out / "f").stat().st_size == 16384, "the last truncate, then a write inside it"
+    replay = job["report"]["replay"]
+    assert (replay["actions"], replay["paths"], replay["paths_skipped"]) == (11, 6, 0)
+    assert (out / "d" / "g").stat().st_size == 16384, "the last truncate, a write, the move"
+    assert not (out / "f").exists() and not (out / "e").exists()
     if shutil.which("fio") is not None:
+        for p in (out / "d" / "g", out / "d"):
+            p.rmdir() if p.is_dir() else p.unlink()
         theirs = subprocess.run(["fio", "--output-format=json", "replay.fio"], cwd=out,
                                 capture_output=True, text=True, check=False)  # fmt: skip
         assert theirs.returncode == 0, theirs.stderr
         assert json.loads(theirs.stdout)["jobs"][0]["write"]["total_ios"] == 2
+        assert "fio: bad iolog file action: rename" in theirs.stderr
 
 
 def test_a_thread_that_only_did_direct_io_replays_with_direct_io(tmp_path: Path) -> None:
@@ -318,8 +324,9 @@ def test_a_running_process_is_recorded_from_its_open_descriptors_on(tmp_path: Pa
                 stream.close()
     assert recorder.returncode == 0, err
     (trace,) = (tmp_path / "trace").glob("trace.*.log")
-    assert actions(trace) == ["f add", "f open", "f write 4096 512", "f read 10 100",
-                              "f datasync 0 0"]  # fmt: skip
+    # Its wait for `go` ends at the one stat that found it (failed calls are left out).
+    assert actions(trace) == ["go stat", "f add", "f open", "f write 4096 512",
+                              "f read 10 100", "f datasync 0 0"]  # fmt: skip
 
 
 def test_a_record_that_cannot_run_is_refused_before_anything_runs(tmp_path: Path) -> None:
@@ -356,6 +363,13 @@ def test_ebpf_lines_become_io_on_the_right_files() -> None:
         "S 22 2 2 8",
         "Y 23 1 1 9",                        # never opened
         "R 24 1 1 5 0 1",                    # closed
+        "M 25 1 1 u 4 512 sub",              # rmdir /w/data/sub
+        "M 26 1 1 s -100 0 data",            # the directory itself: outside
+        "N 27 2 2 -100 a",                   # /w/data/a (its cwd) ->
+        "n 27 2 2 4 z",                      #   /w/data/z
+        "N 28 2 2 -100 z",                   # moved out: gone
+        "n 28 2 2 -100 /y",
+        "M 29 2 2 u -100 0 /w/data/my file",  # a name an iolog cannot hold
     ]  # fmt: skip
     got = [(io.tid, io.path, io.action, io.offset, io.n)
            for io in ebpf.ios(lines, "/w")]  # fmt: skip
@@ -365,13 +379,20 @@ def test_ebpf_lines_become_io_on_the_right_files() -> None:
         (2, "/w/data/c", "sync", None, 0),
         (1, None, "datasync", None, 0),
         (1, None, "read", 0, 1),
+        (1, "/w/data/sub", "rmdir", None, 0),
+        (1, "/w/data", "stat", None, 0),
+        (2, "/w/data/a", "rename", None, 0),
+        (2, "/w/data/z", "rename", None, 0),
+        (2, "/w/data/my file", "unlink", None, 0),
     ]
+    assert [io.to for io in ebpf.ios(lines, "/w") if io.action == "rename"] == ["/w/data/z", "/y"]
     rec = iolog.convert(ebpf.ios(lines, "/w"), Path("/w/data"))
-    assert rec.opened_before == 2
+    assert (rec.opened_before, rec.outside, rec.spaced) == (2, 1, 1)
     assert [t.lines for t in rec.traces.values()] == [
-        ["0 sub/b add", "0 sub/b open", "0 sub/b write 0 10"],
-        ["0 a add", "0 a open", "0 a read 4096 4096", "0 c add", "0 c open", "0 c sync 0 0"],
-    ]
+        ["0 sub/b add", "0 sub/b open", "0 sub/b write 0 10", "0 sub rmdir"],
+        ["0 a add", "0 a open", "0 a read 4096 4096", "0 c add", "0 c open", "0 c sync 0 0",
+         "0 a rename z", "0 z unlink"],
+    ]  # fmt: skip
 
 
 @pytest.mark.root

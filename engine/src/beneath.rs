@@ -153,6 +153,29 @@ impl Beneath {
         File::from(self.openat(rel, libc::O_PATH, 0)?).metadata()
     }
 
+    /// `unlinkat(dir, rel)`: the name goes, never what a link points to.
+    pub fn unlink(&self, rel: &Path) -> io::Result<()> {
+        let c = cstring(rel)?;
+        // SAFETY: `c` is NUL-terminated and lives through the call.
+        let rc = unsafe { libc::unlinkat(self.dir.as_raw_fd(), c.as_ptr(), 0) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// `renameat(dir, from, dir, to)`: both names in the directory, neither followed.
+    pub fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        let (a, b) = (cstring(from)?, cstring(to)?);
+        let d = self.dir.as_raw_fd();
+        // SAFETY: `a` and `b` are NUL-terminated and live through the call.
+        let rc = unsafe { libc::renameat(d, a.as_ptr(), d, b.as_ptr()) };
+        if rc != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Opens the regular file `rel` with `flags` (`O_RDWR`, `O_CREAT`, `O_DIRECT`...).
     /// Anything but a regular file with one link is refused after the open, which does
     /// not wait on a FIFO (O_NONBLOCK, cleared once it is known to be a file).

@@ -91,8 +91,17 @@ pub struct ReplayResult {
     /// `replay_time_scale`); false: each as soon as the one before allowed
     /// (`replay_no_stall`).
     pub timed: bool,
-    /// Actions issued: reads, writes, trims and syncs.
+    /// Actions issued: reads, writes, trims, syncs, size changes and path actions.
     pub actions: u64,
+    /// Of them, path actions: unlinks, renames, mkdirs, rmdirs and stats of names in
+    /// the directory (fslab's traces).
+    #[serde(default)]
+    pub paths: u64,
+    /// Of those, skipped because the name was already there or not there: the replay
+    /// lays every file out before it starts, so the directory is not as the recorded
+    /// program found it.
+    #[serde(default)]
+    pub paths_skipped: u64,
     /// Of them, issued more than 100 us after their time (timed replays only).
     pub late: u64,
     /// How late those were, on average and at most, seconds.

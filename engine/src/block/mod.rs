@@ -91,11 +91,16 @@ pub fn run(
     // (io/fdtable.rs), and these close the shared table's copies once they are done.
     // Each thread its files: one, or `nrfiles` in a row.
     let per_thread = (files.len() / job.numjobs.max(1) as usize).max(1);
-    let inputs: Vec<(Vec<&std::fs::File>, Option<Verifier>)> = files
+    let mut chunks: Vec<Vec<&std::fs::File>> = files
         .chunks(per_thread)
         .map(|c| c.iter().flatten().collect())
-        .zip(verifiers(&job, saved)?)
         .collect();
+    if chunks.is_empty() && job.pattern.read_iolog.is_some() {
+        // A trace of path actions only: a thread with no file replays it.
+        chunks = (0..job.numjobs.max(1)).map(|_| Vec::new()).collect();
+    }
+    let inputs: Vec<(Vec<&std::fs::File>, Option<Verifier>)> =
+        chunks.into_iter().zip(verifiers(&job, saved)?).collect();
     let program = beside::start(&job)?;
     let mut harvest = harness::run_threads(
         &Launch::of(&job, true),
@@ -181,10 +186,15 @@ pub fn run(
                     .map_err(|m| gate.setup_failed(format!("read_iolog: `{log}` {m}")))
                     .ok()
             });
+            let paths = replay.as_ref().and_then(|_| {
+                target::PathOps::of(&job)
+                    .map_err(|e| gate.setup_failed(format!("read_iolog: {e}")))
+                    .ok()
+            });
             let (start, rec) = gate.start();
             let mut w = Worker::new(&job, t, files, start, buffers, rec, flags)
                 .with_verify(verifier)
-                .with_replay(replay);
+                .with_replay(replay, paths);
             if !flags.aborted() {
                 match job.ioengine {
                     IoEngine::IoUring => {
@@ -263,6 +273,8 @@ pub fn run(
             log: log.clone(),
             timed: !job.pattern.replay_no_stall,
             actions: lag.actions,
+            paths: lag.paths,
+            paths_skipped: lag.paths_skipped,
             late: lag.late,
             late_mean_s: if lag.late > 0 {
                 lag.sum_s / lag.late as f64

@@ -25,13 +25,59 @@ pub struct Scan {
     pub version: u8,
     pub files: Vec<(String, u64)>,
     pub ios: u64,
+    /// Path actions (unlink, rename, mkdir, rmdir, stat).
+    pub paths: u64,
     pub bytes: u64,
     /// The longest I/O, bytes.
     pub max_len: u64,
 }
 
-/// One action of the trace.
+/// What a path action does to its name (fslab's traces; fio skips these lines).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathKind {
+    Unlink,
+    Rmdir,
+    Mkdir,
+    Stat,
+    /// To the action's second name.
+    Rename,
+}
+
+impl PathKind {
+    const ALL: [(&'static str, Self); 5] = [
+        ("unlink", Self::Unlink),
+        ("rmdir", Self::Rmdir),
+        ("mkdir", Self::Mkdir),
+        ("stat", Self::Stat),
+        ("rename", Self::Rename),
+    ];
+
+    fn of(action: &str) -> Option<Self> {
+        Self::ALL
+            .iter()
+            .find(|(n, _)| *n == action)
+            .map(|(_, k)| *k)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::ALL
+            .iter()
+            .find(|(_, k)| *k == self)
+            .map_or("", |(n, _)| n)
+    }
+}
+
+/// An action on a name rather than on an open file: `<time> <name> unlink`, and
+/// `<time> <name> rename <new name>`. The names are the trace's, as its files' are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathOp {
+    pub kind: PathKind,
+    pub name: String,
+    pub to: Option<String>,
+}
+
+/// One action of the trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     /// A read, write or trim: file number, offset, length.
     Io(Op, usize, u64, u64),
@@ -41,6 +87,8 @@ pub enum Action {
     Truncate { file: usize, size: u64 },
     /// fallocate of `len` bytes from `offset` (fslab's traces; fio skips the line).
     Allocate { file: usize, offset: u64, len: u64 },
+    /// An unlink, rename, mkdir, rmdir or stat of a name.
+    Path(PathOp),
 }
 
 /// One line, parsed: the time it is due (microseconds from the start, for version 3),
@@ -95,6 +143,27 @@ fn parse<'a>(
         }
         Ok(Action::Io(op, known(name)?, offset, len))
     };
+    if let Some(kind) = PathKind::of(action) {
+        let to = match kind {
+            PathKind::Rename => Some(
+                fields
+                    .next()
+                    .ok_or_else(|| format!("the rename of `{name}` has no new name"))?,
+            ),
+            _ => None,
+        };
+        if let Some(n) = std::iter::once(name).chain(to).find(|n| !stays_inside(n)) {
+            return Err(format!(
+                "`{n}` would lie outside the directory the trace is replayed in"
+            ));
+        }
+        let op = PathOp {
+            kind,
+            name: name.to_string(),
+            to: to.map(str::to_string),
+        };
+        return Ok(Line::Do(at, name, Action::Path(op)));
+    }
     let line = match action {
         "add" => Line::Add(name),
         "open" | "close" => Line::Skip,
@@ -137,12 +206,27 @@ fn parse<'a>(
         "wait" => return Err("`wait` is not allowed in version 3 (its timestamps time it)".into()),
         other => {
             return Err(format!(
-            "`{other}` is not an action (add, open, close, read, write, trim, sync, datasync, truncate, fallocate{})",
+            "`{other}` is not an action (add, open, close, read, write, trim, sync, datasync, truncate, fallocate, unlink, rename, mkdir, rmdir, stat{})",
             if version == 2 { ", wait" } else { "" }
         ))
         }
     };
     Ok(line)
+}
+
+/// Whether a trace's name, taken relative to the replay's directory, stays in it: no
+/// `..`, and not the directory itself.
+pub fn stays_inside(name: &str) -> bool {
+    use std::path::Component;
+    let mut named = false;
+    for c in Path::new(name).components() {
+        match c {
+            Component::Normal(_) => named = true,
+            Component::ParentDir | Component::Prefix(_) => return false,
+            Component::RootDir | Component::CurDir => {}
+        }
+    }
+    named
 }
 
 /// A trace's lines, each with its number, read into one buffer.
@@ -191,7 +275,7 @@ pub fn scan(path: &Path) -> Result<Scan, String> {
     let (mut lines, version) = Lines::open(path)?;
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut files: Vec<(String, u64)> = Vec::new();
-    let (mut ios, mut bytes, mut max_len) = (0u64, 0u64, 0u64);
+    let (mut ios, mut paths, mut bytes, mut max_len) = (0u64, 0u64, 0u64, 0u64);
     loop {
         let n = lines.number + 1;
         let Some(text) = lines.next()? else { break };
@@ -213,23 +297,25 @@ pub fn scan(path: &Path) -> Result<Scan, String> {
                 bytes += len;
                 max_len = max_len.max(len);
             }
+            Line::Do(_, _, Action::Path(_)) => paths += 1,
             Line::Do(..) | Line::Wait(_) | Line::Skip => {}
         }
     }
-    if ios == 0 {
-        return Err("holds no read, write or trim".into());
+    if ios == 0 && paths == 0 {
+        return Err("holds no read, write, trim or path action".into());
     }
     Ok(Scan {
         version,
         files,
         ios,
+        paths,
         bytes,
         max_len,
     })
 }
 
 /// What the replaying thread does next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Step {
     Do(Action),
     /// The next action is due then.
@@ -241,6 +327,11 @@ pub enum Step {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Lag {
     pub actions: u64,
+    /// Of them, path actions (unlink, rename, mkdir, rmdir, stat), and those skipped
+    /// because the replay's directory differed from the recorded one: the name was
+    /// already there or not there.
+    pub paths: u64,
+    pub paths_skipped: u64,
     pub late: u64,
     pub sum_s: f64,
     pub max_s: f64,
@@ -400,7 +491,7 @@ mod tests {
             ("hello\n", "line 1: `hello` is not an iolog header"),
             (
                 "fio version 2 iolog\n/a add\n",
-                "holds no read, write or trim",
+                "holds no read, write, trim or path action",
             ),
         ] {
             let e = scan(trace(text).path()).unwrap_err();
@@ -465,6 +556,46 @@ mod tests {
             scan(trace("fio version 3 iolog\n0 a add\n1 a write 0 1\n2 a fallocate 0 0\n").path())
                 .unwrap_err();
         assert!(e.contains("line 4: a fallocate of 0 bytes"), "{e}");
+    }
+
+    #[test]
+    fn path_actions_need_no_added_file_and_stay_in_the_directory() {
+        let t = trace(
+            "fio version 3 iolog\n0 a add\n1 a write 0 10\n2 d mkdir\n3 a rename d/b\n4 d/b stat\n5 d/b unlink\n6 d rmdir\n",
+        );
+        assert_eq!(scan(t.path()).unwrap().ios, 1);
+        let mut r = Replay::open(t.path(), None).unwrap();
+        let start = Instant::now();
+        let op = |kind, name: &str, to: Option<&str>| {
+            Step::Do(Action::Path(PathOp {
+                kind,
+                name: name.into(),
+                to: to.map(Into::into),
+            }))
+        };
+        let steps: Vec<Step> = (0..7).map(|_| r.next(start)).collect();
+        assert_eq!(
+            steps[1..],
+            [
+                op(PathKind::Mkdir, "d", None),
+                op(PathKind::Rename, "a", Some("d/b")),
+                op(PathKind::Stat, "d/b", None),
+                op(PathKind::Unlink, "d/b", None),
+                op(PathKind::Rmdir, "d", None),
+                Step::Done,
+            ]
+        );
+        for (text, says) in [
+            ("0 a rename\n", "line 4: the rename of `a` has no new name"),
+            ("0 ../x unlink\n", "line 4: `../x` would lie outside"),
+            ("0 a rename /\n", "line 4: `/` would lie outside"),
+        ] {
+            let t = trace(&format!(
+                "fio version 3 iolog\n0 a add\n0 a write 0 1\n{text}"
+            ));
+            let e = scan(t.path()).unwrap_err();
+            assert!(e.contains(says), "{text:?}: {e}");
+        }
     }
 
     #[test]

@@ -534,6 +534,76 @@ fn replay_path(dir: &Path, name: &str, within: bool) -> Option<PathBuf> {
     (!rel.as_os_str().is_empty()).then(|| dir.join(rel))
 }
 
+/// A replay's path actions (unlink, rename, mkdir, rmdir, stat), done on the names its
+/// files are laid out under (`replay_path`), beneath `--within` where the job has it.
+pub struct PathOps {
+    dir: PathBuf,
+    opener: Opener,
+}
+
+impl PathOps {
+    pub fn of(job: &Job) -> Result<Self, RunError> {
+        Ok(Self {
+            dir: PathBuf::from(job.directory.clone().unwrap_or_else(|| ".".into())),
+            opener: Opener::of(job)?,
+        })
+    }
+
+    /// Does `op`: Ok(false) where it was skipped because the directory is not as the
+    /// recorded one was (the replay lays every file out first, so a name the program
+    /// created may exist already, or one it never wrote may not), or because
+    /// `--within` keeps one flat directory (mkdir, rmdir).
+    pub fn apply(&self, op: &super::replay::PathOp) -> std::io::Result<bool> {
+        use super::replay::PathKind;
+        let within = matches!(self.opener, Opener::Beneath(_));
+        let path = |name: &str| {
+            replay_path(&self.dir, name, within).ok_or_else(|| {
+                std::io::Error::other(format!("`{name}` leads outside the directory"))
+            })
+        };
+        let p = path(&op.name)?;
+        let done = match (&self.opener, op.kind) {
+            (Opener::Beneath(_), PathKind::Mkdir | PathKind::Rmdir) => return Ok(false),
+            (Opener::Beneath(b), kind) => {
+                let rel = Opener::name(b, &p)?;
+                match kind {
+                    PathKind::Unlink => b.unlink(rel),
+                    PathKind::Stat => b.metadata(rel).map(drop),
+                    _ => {
+                        let q = path(op.to.as_deref().unwrap_or_default())?;
+                        b.rename(rel, Opener::name(b, &q)?)
+                    }
+                }
+            }
+            (Opener::Anywhere, PathKind::Unlink) => std::fs::remove_file(&p),
+            (Opener::Anywhere, PathKind::Rmdir) => std::fs::remove_dir(&p),
+            (Opener::Anywhere, PathKind::Mkdir) => std::fs::create_dir(&p),
+            (Opener::Anywhere, PathKind::Stat) => std::fs::symlink_metadata(&p).map(drop),
+            (Opener::Anywhere, PathKind::Rename) => {
+                std::fs::rename(&p, path(op.to.as_deref().unwrap_or_default())?)
+            }
+        };
+        match done {
+            Ok(()) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.raw_os_error(),
+                    Some(
+                        libc::ENOENT
+                            | libc::EEXIST
+                            | libc::ENOTEMPTY
+                            | libc::ENOTDIR
+                            | libc::EISDIR
+                    )
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
 /// `read_iolog`: the trace's files, each laid out to as far as the trace reaches into it,
 /// and opened for reading and writing. Sets the job's files (`nrfiles`) and `size` (the
 /// farthest reach) from the trace.
@@ -619,7 +689,7 @@ fn open_replay(job: &mut Job, log: &Path, stop: &AtomicBool) -> Result<Target, R
         files.push(Some(f));
     }
     // The thread's buffers are `bs` each: as long as the trace's longest I/O.
-    job.bs = scan.max_len.next_multiple_of(4096);
+    job.bs = scan.max_len.next_multiple_of(4096).max(4096);
     let reach = scan.files.iter().map(|f| f.1).max().unwrap_or(0);
     job.size = Some(reach.div_ceil(job.bs).max(1) * job.bs);
     job.io_size = None;
@@ -727,6 +797,57 @@ impl Opener {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_actions_are_done_in_the_directory_and_flat_beneath_within() {
+        use crate::block::replay::{PathKind, PathOp};
+        let op = |kind, name: &str, to: Option<&str>| PathOp {
+            kind,
+            name: name.into(),
+            to: to.map(Into::into),
+        };
+        let d = tempfile::tempdir().unwrap();
+        let ops = PathOps {
+            dir: d.path().to_path_buf(),
+            opener: Opener::Anywhere,
+        };
+        std::fs::write(d.path().join("a"), b"x").unwrap();
+        assert!(ops.apply(&op(PathKind::Mkdir, "/s", None)).unwrap());
+        assert!(ops.apply(&op(PathKind::Rename, "a", Some("s/b"))).unwrap());
+        assert!(ops.apply(&op(PathKind::Stat, "s/b", None)).unwrap());
+        // Already there, or not: skipped, not failed.
+        assert!(!ops.apply(&op(PathKind::Mkdir, "s", None)).unwrap());
+        assert!(!ops.apply(&op(PathKind::Rmdir, "s", None)).unwrap());
+        assert!(!ops.apply(&op(PathKind::Unlink, "a", None)).unwrap());
+        assert!(ops.apply(&op(PathKind::Unlink, "s/b", None)).unwrap());
+        assert!(ops.apply(&op(PathKind::Rmdir, "s", None)).unwrap());
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+
+        // --within: one flat directory, its names never followed out of it.
+        let outer = tempfile::tempdir().unwrap();
+        let w = outer.path().join("w");
+        std::fs::create_dir(&w).unwrap();
+        std::fs::write(outer.path().join("victim"), b"precious").unwrap();
+        std::os::unix::fs::symlink("../victim", w.join("link")).unwrap();
+        std::fs::write(w.join("s%2Fa"), b"x").unwrap();
+        let ops = PathOps {
+            dir: w.clone(),
+            opener: Opener::Beneath(Beneath::open(&w).unwrap()),
+        };
+        assert!(!ops.apply(&op(PathKind::Mkdir, "s", None)).unwrap());
+        assert!(ops.apply(&op(PathKind::Rename, "s/a", Some("b"))).unwrap());
+        assert!(w.join("b").is_file());
+        assert!(
+            ops.apply(&op(PathKind::Stat, "link", None)).unwrap(),
+            "the link itself"
+        );
+        // The link goes, what it pointed to stays.
+        assert!(ops.apply(&op(PathKind::Unlink, "link", None)).unwrap());
+        assert_eq!(
+            std::fs::read(outer.path().join("victim")).unwrap(),
+            b"precious"
+        );
+    }
 
     #[test]
     fn a_traces_paths_stay_in_the_directory_and_apart() {

@@ -84,6 +84,8 @@ pub struct Worker<'a> {
     cmdprio: Option<(super::cmdprio::CmdPrio, Xoshiro256PlusPlus)>,
     /// `read_iolog`: the trace whose actions this thread issues instead of drawing.
     pub replay: Option<super::replay::Replay>,
+    /// Where a replay's path actions are done.
+    replay_paths: Option<super::target::PathOps>,
 }
 
 /// What a thread does next.
@@ -201,12 +203,19 @@ impl<'a> Worker<'a> {
                 .cmdprio()
                 .map(|c| (c, Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x10_9e10))),
             replay: None,
+            replay_paths: None,
         }
     }
 
-    /// Hands the worker the trace it replays (`read_iolog`).
-    pub fn with_replay(mut self, replay: Option<super::replay::Replay>) -> Self {
+    /// Hands the worker the trace it replays (`read_iolog`), and where to do its path
+    /// actions.
+    pub fn with_replay(
+        mut self,
+        replay: Option<super::replay::Replay>,
+        paths: Option<super::target::PathOps>,
+    ) -> Self {
         self.replay = replay;
+        self.replay_paths = paths;
         self
     }
 
@@ -259,6 +268,26 @@ impl<'a> Worker<'a> {
                             let e = std::io::Error::last_os_error();
                             let m = format!("read_iolog: fallocate of {len} bytes failed: {e}");
                             self.fail(Op::Write, offset, e.raw_os_error(), m);
+                            return Next::Done;
+                        }
+                    }
+                }
+                Step::Do(Action::Path(op)) => {
+                    r.lag.paths += 1;
+                    let done = match &self.replay_paths {
+                        Some(paths) => paths.apply(&op),
+                        None => Ok(false),
+                    };
+                    match done {
+                        Ok(true) => {}
+                        Ok(false) => r.lag.paths_skipped += 1,
+                        Err(e) => {
+                            let m = format!(
+                                "read_iolog: {} of `{}` failed: {e}",
+                                op.kind.name(),
+                                op.name
+                            );
+                            self.fail(Op::Write, 0, e.raw_os_error(), m);
                             return Next::Done;
                         }
                     }

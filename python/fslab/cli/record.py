@@ -38,7 +38,8 @@ def record(
     """Record a program's file I/O under a directory as fio iologs, one per thread.
 
     The program runs under eBPF probes (or strace); its reads, writes and syncs (and,
-    through eBPF, truncates and fallocates) of files under --dir are written to --out as
+    through eBPF, truncates, fallocates, and unlinks, renames, mkdirs, rmdirs and stats
+    of names) of files under --dir are written to --out as
     `trace.<n>.log` (fio's iolog, version 3: paths relative to --dir, offsets and sizes,
     no data), with `replay.fio`, a job file that replays them all with fio or
     `fslab-engine run --fio`. The exit status is the program's.
@@ -51,9 +52,11 @@ def record(
     rec = done.recording
     ios = sum(t.ios for t in rec.traces.values())
     nbytes = sum(t.bytes for t in rec.traces.values())
+    paths = sum(t.paths for t in rec.traces.values())
+    also = f" and {paths} path actions" if paths else ""
     click.echo(
-        f"recorded {ios} I/Os ({nbytes} bytes) in {len(done.paths)} thread traces under "
-        f"{root} through {VIA[done.via]}: {out}",
+        f"recorded {ios} I/Os ({nbytes} bytes){also} in {len(done.paths)} thread traces "
+        f"under {root} through {VIA[done.via]}: {out}",
         err=True,
     )
     if rec.opened_before:
@@ -66,6 +69,12 @@ def record(
         seen = ", ".join(f"{n} {name}" for name, n in sorted(rec.counted.items()))
         click.echo(
             f"note: also under {root}, not in the traces (no iolog action replays them): {seen}",
+            err=True,
+        )
+    if rec.spaced:
+        click.echo(
+            f"note: {rec.spaced} calls on names with white space left out: an iolog line "
+            "cannot hold such a name",
             err=True,
         )
     if rec.lost:

@@ -268,6 +268,11 @@ class Replay(_Model):
     log: str
     timed: bool
     actions: int
+    paths: int = 0
+    """Of the actions, unlinks, renames, mkdirs, rmdirs and stats (fslab's traces)."""
+    paths_skipped: int = 0
+    """Of those, skipped: the name was already there, or not (the replay lays its files
+    out first)."""
     late: int
     late_mean_s: float
     late_max_s: float

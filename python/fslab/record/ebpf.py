@@ -39,6 +39,7 @@ SYSCALL_NUMBERS = {
         "openat2": 437,
         "truncate": 76, "ftruncate": 77, "fallocate": 285, "unlink": 87, "unlinkat": 263,
         "rename": 82, "renameat": 264, "renameat2": 316, "mkdir": 83, "mkdirat": 258,
+        "rmdir": 84,
         "stat": 4, "fstat": 5, "lstat": 6, "newfstatat": 262, "statx": 332,
     },
     # The generic table (arm64 and the newer ports): no open, creat or dup2.
@@ -57,7 +58,7 @@ rather than on one tracepoint per call, because bpftrace detaches a tracepoint i
 
 # What the entry probe keeps of each call for the exit probe, by class: `a0` (a path's
 # address or a descriptor), `a1` (a directory descriptor, or an offset: -1 for "at
-# the position"), `a2` (open flags).
+# the position"), `a2` (open flags) and, for some, `a3`.
 _ENTRY = {
     "open": ("O", "args->args[0]", "-100", "args->args[1]"),
     "openat": ("O", "args->args[1]", "args->args[0]", "args->args[2]"),
@@ -83,18 +84,22 @@ _ENTRY = {
     "pwritev2": ("W", "args->args[0]", "(int64)args->args[3]", "0"),
     "fsync": ("S", "args->args[0]", "0", "0"),
     "fdatasync": ("Y", "args->args[0]", "0", "0"),
-    # Calls fio's iolog has no action for, or fslab's superset of it has: a file's
+    # Calls fio's iolog has no action for and fslab's superset of it has: a file's
     # size or allocation changed (T: a descriptor's, t: a path's; A: fallocate, whose
-    # offset and length are `a2` and `a3`), and what is only counted (a path's unlink,
-    # rename, mkdir or stat: M with the call's letter; a descriptor's fstat: m).
+    # offset and length are `a2` and `a3`), and a name's unlink or rmdir (u, with
+    # unlinkat's flags in `a2`), mkdir (d) or stat (s; a descriptor's fstat: m), and
+    # rename (n: the old name's directory and address in `a1` and `a0`, the new one's in
+    # `a2` and `a3`).
     "ftruncate": ("T", "args->args[0]", "(int64)args->args[1]", "0"),
     "truncate": ("t", "args->args[0]", "(int64)args->args[1]", "0"),
-    "fallocate": ("A", "args->args[0]", "args->args[1]", "(int64)args->args[2]"),
+    "fallocate": ("A", "args->args[0]", "args->args[1]", "(int64)args->args[2]",
+                  "(int64)args->args[3]"),
     "unlink": ("u", "args->args[0]", "-100", "0"),
-    "unlinkat": ("u", "args->args[1]", "args->args[0]", "0"),
-    "rename": ("n", "args->args[0]", "-100", "0"),
-    "renameat": ("n", "args->args[1]", "args->args[0]", "0"),
-    "renameat2": ("n", "args->args[1]", "args->args[0]", "0"),
+    "unlinkat": ("u", "args->args[1]", "args->args[0]", "args->args[2]"),
+    "rmdir": ("u", "args->args[0]", "-100", str(0x200)),
+    "rename": ("n", "args->args[0]", "-100", "-100", "args->args[1]"),
+    "renameat": ("n", "args->args[1]", "args->args[0]", "args->args[2]", "args->args[3]"),
+    "renameat2": ("n", "args->args[1]", "args->args[0]", "args->args[2]", "args->args[3]"),
     "mkdir": ("d", "args->args[0]", "-100", "0"),
     "mkdirat": ("d", "args->args[1]", "args->args[0]", "0"),
     "stat": ("s", "args->args[0]", "-100", "0"),
@@ -102,10 +107,9 @@ _ENTRY = {
     "newfstatat": ("s", "args->args[1]", "args->args[0]", "0"),
     "statx": ("s", "args->args[1]", "args->args[0]", "0"),
     "fstat": ("m", "args->args[0]", "0", "0"),
-}
+}  # fmt: skip
+AT_REMOVEDIR = 0x200
 _CLASSES = "OKkDRWSYTtAundsm"
-_FALLOC_LEN = "(int64)args->args[3]"
-"""fallocate's fourth argument, kept in `@a3`."""
 
 # The struct file behind descriptor `$fd` of the current process, and whether it is a
 # regular file (S_IFREG): a read of a pipe or socket is not file I/O.
@@ -138,12 +142,19 @@ _EXIT["A"] = (
     'if ($ret == 0) { printf("A %llu %d %d %d %d %lld %lld\\n", nsecs, pid, tid, @a0[tid],'
     " @a1[tid], @a2[tid], @a3[tid]); }"
 )
-for _c in "unds":
+for _c in "uds":
     _EXIT[_c] = (
-        f'if ($ret == 0) {{ printf("M %llu %d %d {_c} %d %s\\n", nsecs, pid, tid, @a1[tid],'
-        " str(uptr(@a0[tid]))); }"
+        f'if ($ret == 0) {{ printf("M %llu %d %d {_c} %d %d %s\\n", nsecs, pid, tid, @a1[tid],'
+        " @a2[tid], str(uptr(@a0[tid]))); }"
     )
-_EXIT["m"] = 'if ($ret == 0) { printf("M %llu %d %d s %d .\\n", nsecs, pid, tid, @a0[tid]); }'
+_EXIT["m"] = 'if ($ret == 0) { printf("M %llu %d %d s %d 0 .\\n", nsecs, pid, tid, @a0[tid]); }'
+# A rename's two names on two lines, one after the other (one line with both is over
+# eBPF's 512-byte stack): `N` with the old name, `n` with the new, the same time.
+_EXIT["n"] = (
+    'if ($ret == 0) { printf("N %llu %d %d %d %s\\n", nsecs, pid, tid, @a1[tid],'
+    ' str(uptr(@a0[tid]))); printf("n %llu %d %d %d %s\\n", nsecs, pid, tid, @a2[tid],'
+    " str(uptr(@a3[tid]))); }"
+)
 _EXIT["W"] = _EXIT["R"].replace('printf("R', 'printf("W')
 _EXIT["Y"] = _EXIT["S"].replace('printf("S', 'printf("Y')
 
@@ -158,12 +169,12 @@ def script(pids: Iterable[int], machine: str) -> str:
     for cls in _CLASSES:
         calls = [c for c, e in _ENTRY.items() if e[0] == cls and c in numbers]
         for call in calls:
-            _, a0, a1, a2 = _ENTRY[call]
+            _, a0, a1, a2, *rest = _ENTRY[call]
             when = f"$id == {numbers[call]}"
             if call == "fcntl":
                 when += f" && (args->args[1] == {F_DUPFD} || args->args[1] == {F_DUPFD_CLOEXEC})"
             # Classes are kept +1 in `@call`: a map reads 0 for "none".
-            a3 = f" @a3[tid] = {_FALLOC_LEN};" if cls == "A" else ""
+            a3 = f" @a3[tid] = {rest[0]};" if rest else ""
             entry.append(
                 f"if ({when}) {{ @call[tid] = {_CLASSES.index(cls) + 1}; @a0[tid] = {a0};"
                 f" @a1[tid] = {a1}; @a2[tid] = {a2};{a3} @at[tid] = nsecs; }}"
@@ -193,7 +204,7 @@ def script(pids: Iterable[int], machine: str) -> str:
     ]) + "\n"  # fmt: skip
 
 
-EVENT = re.compile(r"^[FECOKDRWSYTtAM] \d+ ")
+EVENT = re.compile(r"^[FECOKDRWSYTtAMNn] \d+ ")
 """A line of the program's that is an event (not `ready`, `Attaching...`)."""
 LOST = re.compile(r"^Lost (\d+) events")
 
@@ -201,7 +212,7 @@ LOST = re.compile(r"^Lost (\d+) events")
 _FALLOCATE = {0: "fallocate", 1: "fallocate", 3: "trim"}
 """fallocate's modes that replay: 0 and KEEP_SIZE allocate; PUNCH_HOLE|KEEP_SIZE frees,
 as a trim does. The others (zero, collapse or insert a range) are only counted."""
-_COUNTED = {"u": "unlink", "n": "rename", "d": "mkdir", "s": "stat"}
+_PATHS = {"u": "unlink", "d": "mkdir", "s": "stat"}
 
 
 def unavailable() -> str | None:
@@ -234,6 +245,8 @@ def ios(
     # Each descriptor's open flags, beside its path (unknown for one held before).
     flag_tables: dict[int, dict[int, int]] = {}
     dirs: dict[int, str] = dict(cwds or {})
+    # A rename's old name, until the line with its new one (the next of its thread's).
+    renamed: dict[int, str | None] = {}
 
     def resolve(tgid: int, dfd: int, path: str) -> str | None:
         if path.startswith("/"):
@@ -269,8 +282,14 @@ def ios(
             fd, mode, offset, n = int(f[4]), int(f[5]), int(f[6]), int(f[7])
             yield Io(tid, at_s, table.get(fd), _FALLOCATE.get(mode, "fallocate-other"), offset, n)
         elif kind == "M":
-            what, dfd, path = f[4], int(f[5]), line.rstrip("\n").split(" ", 6)[6]
-            yield Io(tid, at_s, resolve(tgid, dfd, path), _COUNTED[what])
+            what, dfd, how, path = f[4], int(f[5]), int(f[6]), line.rstrip("\n").split(" ", 7)[7]
+            action = "rmdir" if what == "u" and how & AT_REMOVEDIR else _PATHS[what]
+            yield Io(tid, at_s, resolve(tgid, dfd, path), action)
+        elif kind == "N":
+            renamed[tid] = resolve(tgid, int(f[4]), line.rstrip("\n").split(" ", 5)[5])
+        elif kind == "n" and tid in renamed:
+            to = resolve(tgid, int(f[4]), line.rstrip("\n").split(" ", 5)[5])
+            yield Io(tid, at_s, renamed.pop(tid), "rename", to=to)
         elif kind == "C":
             table.pop(int(f[4]), None)
             flags.pop(int(f[4]), None)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 HEADER = "fio version 3 iolog"
@@ -27,7 +27,8 @@ class Io:
     recording began and its path is not known."""
     action: str
     """`read`, `write`, `sync`, `datasync`, `trim` or `fallocate` (offset and length),
-    `truncate` (the size in `offset`), or one that is only counted (`COUNTED`)."""
+    `truncate` (the size in `offset`), a path action (`PATHS`: the name in `path`, a
+    rename's new one in `to`), or one that is only counted (`COUNTED`)."""
     offset: int | None = None
     """Where a read or write began (None where the descriptor's position was not known);
     a truncate's size."""
@@ -35,6 +36,8 @@ class Io:
     """Bytes transferred (the call's result, not what it asked for)."""
     flags: int = 0
     """The descriptor's open flags, where the recorder saw them (eBPF), else 0."""
+    to: str | None = None
+    """A rename's new name (absolute; None where it is not known)."""
 
 
 @dataclass
@@ -45,6 +48,8 @@ class Trace:
     lines: list[str] = field(default_factory=list)
     files: set[str] = field(default_factory=set)
     ios: int = 0
+    paths: int = 0
+    """Path actions (`PATHS`)."""
     bytes: int = 0
     direct: bool = True
     """Every read and write went through a descriptor opened with O_DIRECT."""
@@ -67,11 +72,16 @@ class Recording:
     counted: dict[str, int] = field(default_factory=dict)
     """Calls on files under the directory that no trace holds, by name: fio's iolog and
     the engine have no action for them (`COUNTED`)."""
+    spaced: int = 0
+    """Calls on names with white space in them, which an iolog line cannot hold."""
 
 
-COUNTED = ("unlink", "rename", "mkdir", "stat", "fallocate-other")
-"""Calls recorded only as counts. (An unlink or rename replayed would remove or move a
-file the replay keeps open from its start.)"""
+COUNTED = ("fallocate-other",)
+"""Calls recorded only as counts: a fallocate that zeroes, collapses or inserts a range."""
+PATHS = ("unlink", "rmdir", "mkdir", "stat", "rename")
+"""Actions on a name, not an open file: fslab's own lines (`<time> <name> unlink`,
+`<time> <name> rename <new name>`), which the engine replays in the job's directory and
+fio skips."""
 
 
 def _relative(path: str, roots: tuple[str, ...]) -> str | None:
@@ -93,11 +103,28 @@ def convert(ios: Iterable[Io], root: Path) -> Recording:
                 rec.counted[io.action] = rec.counted.get(io.action, 0) + 1
             continue
         if io.path is None:
-            rec.opened_before += 1
+            # A path action on an unknown descriptor (an fstat of a pipe) is no file's.
+            rec.opened_before += io.action not in PATHS
             continue
         rel = _relative(io.path, roots)
+        to = None
+        if io.action == "rename":
+            to = None if io.to is None else _relative(io.to, roots)
+            if rel is None:
+                # Moved in from outside: where from is not in the traces.
+                rec.outside += 1
+                continue
+            if to is None:
+                # Moved out: for the directory, the name is gone.
+                io = replace(io, action="unlink")
+            elif any(c.isspace() for c in to):
+                rec.spaced += 1
+                continue
         if rel is None:
             rec.outside += 1
+            continue
+        if any(c.isspace() for c in rel):
+            rec.spaced += 1
             continue
         if io.action in ("read", "write") and io.offset is None:
             rec.opened_before += 1
@@ -105,6 +132,11 @@ def convert(ios: Iterable[Io], root: Path) -> Recording:
         zero = io.at_s if zero is None else zero
         us = max(0, round((io.at_s - zero) * 1e6))
         t = rec.traces.setdefault(io.tid, Trace(io.tid))
+        if io.action in PATHS:
+            # A name needs no `add`: it may be a directory, or gone, or not there yet.
+            t.lines.append(f"{us} {rel} {io.action}" + (f" {to}" if io.action == "rename" else ""))
+            t.paths += 1
+            continue
         if rel not in t.files:
             t.files.add(rel)
             t.lines += [f"{us} {rel} add", f"{us} {rel} open"]
@@ -137,7 +169,7 @@ def write(rec: Recording, out: Path) -> list[Path]:
     # The traces' paths are relative: both tools find the files in the current
     # directory (fio 3.33 crashes replaying a trace under `directory=.`).
     jobs = ["[global]", "replay_no_stall=0", ""]
-    recorded = [t for _, t in sorted(rec.traces.items()) if t.ios]
+    recorded = [t for _, t in sorted(rec.traces.items()) if t.ios or t.paths]
     for n, t in enumerate(recorded, 1):
         path = out / f"trace.{n}.log"
         # No `close` lines: fio closes every file at the end anyway, and fio 3.33 crashes
