@@ -70,11 +70,14 @@ def test_a_programs_io_is_recorded_per_thread_and_replays_in_both_tools(
     assert [Path(p) for p in done.stdout.split()] == [Path("trace") / t.name for t in traces]
     assert len(traces) == 2, "the main thread and the other, each a trace"
     by_file = {actions(t)[0].split()[0]: actions(t) for t in traces}
+    # Through eBPF, a file a creating open found empty is emptied there in the replay.
+    made = ["truncate 0 0"] if via == "ebpf" else []
     assert by_file["a"] == [
-        "a add", "a open", "a write 0 8192", "a read 0 4096", "a write 16384 4096",
-        "a sync 0 0", "a write 4096 1024", "a datasync 0 0",
+        "a add", "a open", *(f"a {m}" for m in made), "a write 0 8192", "a read 0 4096",
+        "a write 16384 4096", "a sync 0 0", "a write 4096 1024", "a datasync 0 0",
     ]  # fmt: skip
-    assert by_file["sub/b"] == ["sub/b add", "sub/b open", "sub/b write 0 4096"]
+    assert by_file["sub/b"] == ["sub/b add", "sub/b open", *(f"sub/b {m}" for m in made),
+                                "sub/b write 0 4096"]  # fmt: skip
     assert "hostname" not in "".join(t.read_text() for t in traces), "outside --dir"
     assert "recorded 5 I/Os" in done.stderr
     assert f"through {'eBPF' if via == 'ebpf' else 'strace'}" in done.stderr
@@ -176,12 +179,16 @@ def test_ebpf_follows_descriptors_and_positions_across_dups_forks_and_programs(
     assert "left out" not in done.stderr and "lost" not in done.stderr, done.stderr
     traces = {tuple(actions(t)) for t in (tmp_path / "trace").glob("trace.*.log")}
     assert traces == {
-        ("sub/c add", "sub/c open", "sub/c write 0 3000", "sub/c read 100 50",
-         "log add", "log open", "log write 0 100", "log write 100 100", "log sync 0 0"),
+        # made (or emptied) by their opens: emptied there in the replay too
+        ("sub/c add", "sub/c open", "sub/c truncate 0 0", "sub/c write 0 3000",
+         "sub/c read 100 50", "log add", "log open", "log truncate 0 0", "log write 0 100",
+         "log write 100 100", "log sync 0 0"),
         # the child's write lands where the dup's read left the shared position
         ("sub/c add", "sub/c open", "sub/c write 150 10", "sub/c read 5 7"),
-        ("sub/c add", "sub/c open", "sub/c read 0 1000", "copy add", "copy open",
-         "copy write 0 1000", "sub/c read 1000 1000", "copy write 1000 1000",
+        # dd empties its output as it opens it, before its first read
+        ("copy add", "copy open", "copy truncate 0 0", "sub/c add", "sub/c open",
+         "sub/c read 0 1000", "copy write 0 1000", "sub/c read 1000 1000",
+         "copy write 1000 1000",
          "sub/c read 2000 1000", "copy write 2000 1000"),
     }  # fmt: skip
 
@@ -236,7 +243,8 @@ def test_ebpf_records_size_changes_and_names_as_actions_that_the_engine_replays(
     assert "recorded 2 I/Os (8292 bytes) and 6 path actions in 1 thread traces" in done.stderr
     (trace,) = (tmp_path / "trace").glob("trace.*.log")
     assert actions(trace) == [
-        "f add", "f open", "f write 0 8192", "f truncate 4096 0", "f fallocate 8192 4096",
+        "f add", "f open", "f truncate 0 0", "f write 0 8192", "f truncate 4096 0",
+        "f fallocate 8192 4096",
         "f truncate 16384 0", "f write 8192 100", "f stat", "f stat", "d mkdir", "e mkdir",
         "f rename d/g", "e rmdir",
     ]  # fmt: skip
@@ -246,7 +254,7 @@ def test_ebpf_records_size_changes_and_names_as_actions_that_the_engine_replays(
     assert ours.returncode == 0, ours.stderr
     (job,) = json.loads(ours.stdout)["jobs"]
     replay = job["report"]["replay"]
-    assert (replay["actions"], replay["paths"], replay["paths_skipped"]) == (11, 6, 0)
+    assert (replay["actions"], replay["paths"], replay["paths_skipped"]) == (12, 6, 0)
     assert (out / "d" / "g").stat().st_size == 16384, "the last truncate, a write, the move"
     assert not (out / "f").exists() and not (out / "e").exists()
     if shutil.which("fio") is not None:
@@ -264,8 +272,8 @@ def test_a_thread_that_only_did_direct_io_replays_with_direct_io(tmp_path: Path)
     went through an O_DIRECT descriptor replays with `direct=1`; one that used O_SYNC
     says so in a comment (the engine takes no `sync=1`)."""
     lines = [
-        f"O 1 1 1 3 -100 {os.O_RDWR | os.O_DIRECT} d/a",
-        f"O 2 1 2 4 -100 {os.O_WRONLY | os.O_DSYNC} d/b",
+        f"O 1 1 1 3 -100 {os.O_RDWR | os.O_DIRECT} 4096 d/a",
+        f"O 2 1 2 4 -100 {os.O_WRONLY | os.O_DSYNC} 4096 d/b",
         "D 3 1 1 3 5",
         "W 4 1 1 5 0 4096",
         "R 5 1 1 3 4096 4096",
@@ -348,18 +356,18 @@ def test_ebpf_lines_become_io_on_the_right_files() -> None:
     a fork's copied table, chdir and fchdir; a descriptor it never saw opened has no
     file."""
     lines = [
-        "O 10 1 1 3 -100 0 data/a",         # /w/data/a
-        "O 11 1 1 4 -100 0 data",           # a directory descriptor
-        "O 12 1 1 5 4 0 sub/b",             # /w/data/sub/b
+        "O 10 1 1 3 -100 0 8192 data/a",    # /w/data/a
+        "O 11 1 1 4 -100 0 -1 data",        # a directory descriptor
+        "O 12 1 1 5 4 64 0 sub/b",          # /w/data/sub/b, made (O_CREAT) here
         "D 13 1 1 5 6",                      # 6 -> sub/b
         "W 14 1 1 6 0 10",
         "C 15 1 1 5",
         "F 16 1 1 2",                        # process 2: a copy of 1's table
         "R 17 2 2 3 4096 4096",
         "K 18 2 2 -100 data/sub",
-        "O 19 2 2 7 -100 0 ../a",            # /w/data/a again
+        "O 19 2 2 7 -100 0 8192 ../a",       # /w/data/a again
         "K 20 2 2 4 .",                      # fchdir to the directory descriptor
-        "O 21 2 2 8 -100 0 c",               # /w/data/c
+        "O 21 2 2 8 -100 512 4096 c",        # /w/data/c, found full (O_TRUNC)
         "S 22 2 2 8",
         "Y 23 1 1 9",                        # never opened
         "R 24 1 1 5 0 1",                    # closed
@@ -374,6 +382,7 @@ def test_ebpf_lines_become_io_on_the_right_files() -> None:
     got = [(io.tid, io.path, io.action, io.offset, io.n)
            for io in ebpf.ios(lines, "/w")]  # fmt: skip
     assert got == [
+        (1, "/w/data/sub/b", "truncate", 0, 0),
         (1, "/w/data/sub/b", "write", 0, 10),
         (2, "/w/data/a", "read", 4096, 4096),
         (2, "/w/data/c", "sync", None, 0),
@@ -389,7 +398,8 @@ def test_ebpf_lines_become_io_on_the_right_files() -> None:
     rec = iolog.convert(ebpf.ios(lines, "/w"), Path("/w/data"))
     assert (rec.opened_before, rec.outside, rec.spaced) == (2, 1, 1)
     assert [t.lines for t in rec.traces.values()] == [
-        ["0 sub/b add", "0 sub/b open", "0 sub/b write 0 10", "0 sub rmdir"],
+        ["0 sub/b add", "0 sub/b open", "0 sub/b truncate 0 0", "0 sub/b write 0 10",
+         "0 sub rmdir"],
         ["0 a add", "0 a open", "0 a read 4096 4096", "0 c add", "0 c open", "0 c sync 0 0",
          "0 a rename z", "0 z unlink"],
     ]  # fmt: skip

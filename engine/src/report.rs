@@ -102,6 +102,11 @@ pub struct ReplayResult {
     /// program found it.
     #[serde(default)]
     pub paths_skipped: u64,
+    /// Reads that found their file shorter than the recorded program did, counted as
+    /// done: the threads' traces keep their order between them only by their times, so
+    /// one may read where another has truncated (as fast as allowed, or late).
+    #[serde(default)]
+    pub short_reads: u64,
     /// Of them, issued more than 100 us after their time (timed replays only).
     pub late: u64,
     /// How late those were, on average and at most, seconds.

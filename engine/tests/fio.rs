@@ -1549,6 +1549,65 @@ fn a_trace_that_leaves_its_directory_is_refused() {
     assert!(!out.exists(), "nothing made");
 }
 
+/// fslab's path actions are done in the directory, at their turn: a name the layout
+/// changed is skipped, not failed; a read past a truncate (which the threads' order may
+/// bring) is a short read counted, not an error; a path that climbs out is refused.
+#[test]
+fn a_traces_path_actions_are_done_in_its_directory() {
+    let dir = scratch();
+    let d = dir.path();
+    std::fs::write(
+        d.join("t.log"),
+        "fio version 3 iolog\n0 a add\n0 a open\n0 a truncate 0 0\n1 a write 0 8192\n2 d mkdir\n3 a rename d/b\n4 d/b stat\n5 a unlink\n6 a truncate 0 0\n7 a read 0 4096\n8 gone stat\n",
+    )
+    .unwrap();
+    for ioengine in ["sync", "io_uring"] {
+        let out = d.join(ioengine);
+        let text = format!(
+            "directory = {:?}\nread_iolog = {:?}\nioengine = \"{ioengine}\"\n",
+            out.display().to_string(),
+            d.join("t.log").display().to_string()
+        );
+        let r = run_job(&text);
+        assert_eq!(r["status"], "ok", "{ioengine}: {r}");
+        let replay = &r["replay"];
+        assert_eq!(
+            (
+                &replay["actions"],
+                &replay["paths"],
+                &replay["paths_skipped"]
+            ),
+            (&9.into(), &5.into(), &2.into()),
+            "{ioengine}: {replay}"
+        );
+        assert_eq!(replay["short_reads"], 1, "{ioengine}: {replay}");
+        assert!(!out.join("a").exists(), "{ioengine}: renamed");
+        assert_eq!(
+            std::fs::metadata(out.join("d").join("b")).unwrap().len(),
+            0,
+            "{ioengine}: written, moved, then emptied through its open descriptor"
+        );
+    }
+    std::fs::write(
+        d.join("u.log"),
+        "fio version 3 iolog\n0 a add\n1 a write 0 1\n2 a rename ../../x\n",
+    )
+    .unwrap();
+    let out = d.join("out");
+    let text = format!(
+        "directory = {:?}\nread_iolog = {:?}\n",
+        out.display().to_string(),
+        d.join("u.log").display().to_string()
+    );
+    let (code, _, err) = common::engine_stdin("run", &text);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("line 4: `../../x` would lie outside the directory"),
+        "{err}"
+    );
+    assert!(!out.exists(), "nothing made");
+}
+
 /// Timed as the trace says, scaled, or as fast as possible.
 #[test]
 fn a_trace_is_replayed_at_its_times_scaled_or_at_once() {

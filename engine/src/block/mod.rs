@@ -275,6 +275,7 @@ pub fn run(
             actions: lag.actions,
             paths: lag.paths,
             paths_skipped: lag.paths_skipped,
+            short_reads: lag.short_reads,
             late: lag.late,
             late_mean_s: if lag.late > 0 {
                 lag.sum_s / lag.late as f64

@@ -332,6 +332,8 @@ pub struct Lag {
     /// already there or not there.
     pub paths: u64,
     pub paths_skipped: u64,
+    /// Reads that found the file shorter than the recording did (counted as done).
+    pub short_reads: u64,
     pub late: u64,
     pub sum_s: f64,
     pub max_s: f64,

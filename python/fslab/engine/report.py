@@ -273,6 +273,8 @@ class Replay(_Model):
     paths_skipped: int = 0
     """Of those, skipped: the name was already there, or not (the replay lays its files
     out first)."""
+    short_reads: int = 0
+    """Reads that found their file shorter than the recording did (counted as done)."""
     late: int
     late_mean_s: float
     late_max_s: float

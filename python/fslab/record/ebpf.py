@@ -63,7 +63,7 @@ _ENTRY = {
     "open": ("O", "args->args[0]", "-100", "args->args[1]"),
     "openat": ("O", "args->args[1]", "args->args[0]", "args->args[2]"),
     "openat2": ("O", "args->args[1]", "args->args[0]", "0"),
-    "creat": ("O", "args->args[0]", "-100", "0"),
+    "creat": ("O", "args->args[0]", "-100", str(os.O_CREAT | os.O_WRONLY | os.O_TRUNC)),
     "chdir": ("K", "args->args[0]", "-100", "0"),
     "fchdir": ("k", "args->args[0]", "0", "0"),
     "dup": ("D", "args->args[0]", "0", "0"),
@@ -119,8 +119,12 @@ _REGULAR = "($f->f_inode->i_mode & 0xf000) == 0x8000"
 # On return, by class: each prints its line (a call's start time `@at` for I/O, the
 # return for opens and dups, so that a descriptor exists before its first use).
 _EXIT = {
-    "O": 'if ($ret >= 0) { printf("O %llu %d %d %d %d %d %s\\n", nsecs, pid, tid, $ret,'
-         " @a1[tid], @a2[tid], str(uptr(@a0[tid]))); }",
+    # With the file's size on return (-1: not a regular file), so that a file a
+    # creating or truncating open found empty starts empty in the replay too.
+    "O": f"if ($ret >= 0) {{ $fd = $ret; {_FILE} $size = (int64)-1;"
+         f" if ({_REGULAR}) {{ $size = $f->f_inode->i_size; }}"
+         ' printf("O %llu %d %d %d %d %d %lld %s\\n", nsecs, pid, tid, $ret,'
+         " @a1[tid], @a2[tid], $size, str(uptr(@a0[tid]))); }",
     "K": 'if ($ret == 0) { printf("K %llu %d %d -100 %s\\n", nsecs, pid, tid,'
          " str(uptr(@a0[tid]))); }",
     "k": 'if ($ret == 0) { printf("K %llu %d %d %d .\\n", nsecs, pid, tid, @a0[tid]); }',
@@ -173,10 +177,12 @@ def script(pids: Iterable[int], machine: str) -> str:
             when = f"$id == {numbers[call]}"
             if call == "fcntl":
                 when += f" && (args->args[1] == {F_DUPFD} || args->args[1] == {F_DUPFD_CLOEXEC})"
-            # Classes are kept +1 in `@call`: a map reads 0 for "none".
+            # Classes are kept +1 in `@call`'s low byte (a map reads 0 for "none"), the
+            # call's number above it.
             a3 = f" @a3[tid] = {rest[0]};" if rest else ""
             entry.append(
-                f"if ({when}) {{ @call[tid] = {_CLASSES.index(cls) + 1}; @a0[tid] = {a0};"
+                f"if ({when}) {{ @call[tid] = {_CLASSES.index(cls) + 1} + ($id << 8);"
+                f" @a0[tid] = {a0};"
                 f" @a1[tid] = {a1}; @a2[tid] = {a2};{a3} @at[tid] = nsecs; }}"
             )
     exits = " ".join(f"if ($cls == {i + 1}) {{ {_EXIT[cls]} }}" for i, cls in enumerate(_CLASSES))
@@ -195,7 +201,10 @@ def script(pids: Iterable[int], machine: str) -> str:
         ' printf("C %llu %d %d %d\\n", nsecs, pid, tid, args->args[0]); }',
         *entry,
         "}",
-        "tracepoint:raw_syscalls:sys_exit /@call[tid]/ { $cls = @call[tid]; $ret = args->ret;",
+        # The call's number is kept beside its class: an entry seen while the exit probe
+        # was still being attached must not be taken for the next call's.
+        "tracepoint:raw_syscalls:sys_exit /@call[tid]/ { $cls = @call[tid] & 0xff;"
+        " if ((@call[tid] >> 8) != args->id) { $cls = 0; } $ret = args->ret;",
         exits,
         " delete(@call[tid]); delete(@a0[tid]); delete(@a1[tid]); delete(@a2[tid]);"
         " delete(@a3[tid]); delete(@at[tid]); }",
@@ -266,13 +275,18 @@ def ios(
         elif kind in "SY":
             yield Io(tid, at_s, table.get(int(f[4])), "sync" if kind == "S" else "datasync")
         elif kind == "O":
-            fd, dfd, path = int(f[4]), int(f[5]), f[7]
-            resolved = resolve(tgid, dfd, path)
+            fd, dfd, how, size = int(f[4]), int(f[5]), int(f[6]), int(f[7].split(" ", 1)[0])
+            resolved = resolve(tgid, dfd, line.rstrip("\n").split(" ", 8)[8])
             if resolved is None:
                 table.pop(fd, None)
             else:
                 table[fd] = resolved
-            flags[fd] = int(f[6])
+                if size == 0 and how & (os.O_CREAT | os.O_TRUNC):
+                    # Made or emptied here: the replay lays every file out first, so it
+                    # empties it again at this moment, and the writes that follow
+                    # allocate as the program's did.
+                    yield Io(tid, at_s, resolved, "truncate", 0)
+            flags[fd] = how
         elif kind == "T":
             yield Io(tid, at_s, table.get(int(f[4])), "truncate", int(f[5]))
         elif kind == "t":
