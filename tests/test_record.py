@@ -267,23 +267,65 @@ def test_ebpf_records_size_changes_and_names_as_actions_that_the_engine_replays(
         assert "fio: bad iolog file action: rename" in theirs.stderr
 
 
-def test_a_thread_that_only_did_direct_io_replays_with_direct_io(tmp_path: Path) -> None:
+def test_a_threads_direct_and_durable_writes_replay_as_such(tmp_path: Path) -> None:
     """The eBPF recorder sees each open's flags: a thread whose every read and write
-    went through an O_DIRECT descriptor replays with `direct=1`; one that used O_SYNC
-    says so in a comment (the engine takes no `sync=1`)."""
+    went through an O_DIRECT descriptor replays with `direct=1`, one whose every write
+    went through an O_DSYNC (O_SYNC) one with `sync=dsync` (`sync=1`), and one that
+    mixed says so in a comment."""
     lines = [
         f"O 1 1 1 3 -100 {os.O_RDWR | os.O_DIRECT} 4096 d/a",
         f"O 2 1 2 4 -100 {os.O_WRONLY | os.O_DSYNC} 4096 d/b",
-        "D 3 1 1 3 5",
-        "W 4 1 1 5 0 4096",
-        "R 5 1 1 3 4096 4096",
-        "W 6 1 2 4 0 100",
+        f"O 3 1 3 6 -100 {os.O_WRONLY | os.O_SYNC} 4096 d/c",
+        "D 4 1 1 3 5",
+        "W 5 1 1 5 0 4096",
+        "R 6 1 1 3 4096 4096",
+        "W 7 1 2 4 0 100",
+        "W 8 1 3 6 0 100",
+        "O 9 1 3 7 -100 1 4096 d/e",
+        "W 10 1 3 7 0 100",
     ]
     rec = iolog.convert(ebpf.ios(lines, "/w"), Path("/w/d"))
     iolog.write(rec, tmp_path)
     jobs = (tmp_path / "replay.fio").read_text().split("\n\n")
-    assert "[thread-1]\nread_iolog=trace.1.log\ndirect=1" in jobs[1]
-    assert "direct=1" not in jobs[2] and "O_SYNC or O_DSYNC" in jobs[2]
+    assert "[thread-1]\nread_iolog=trace.1.log\ndirect=1\n" in jobs[1] + "\n"
+    assert "[thread-2]\nread_iolog=trace.2.log\nsync=dsync\n" in jobs[2] + "\n"
+    assert "sync=" not in jobs[3] and "1 of its 2 writes went through O_SYNC" in jobs[3]
+    rec.traces[3].lines = rec.traces[3].lines[:4]  # d/c's writes only
+    rec.traces[3].writes, rec.traces[3].dsync_writes = 1, 1
+    iolog.write(rec, tmp_path)
+    jobs = (tmp_path / "replay.fio").read_text().split("\n\n")
+    assert "[thread-3]\nread_iolog=trace.3.log\nsync=1\n" in jobs[3] + "\n"
+
+
+@pytest.mark.engine
+def test_a_sync_job_opens_its_files_for_durable_writes(tmp_path: Path, engine: Path) -> None:
+    """`sync=dsync` (fio's key, as a recording's replay.fio writes it): the replaying
+    thread's file is open O_DSYNC, as /proc shows while it waits for its second write."""
+    (tmp_path / "t.log").write_text(
+        "fio version 3 iolog\n0 a add\n0 a write 0 4096\n2000000 a write 4096 4096\n"
+    )
+    (tmp_path / "r.fio").write_text("[t]\nread_iolog=t.log\nsync=dsync\n")
+    run = subprocess.Popen([str(engine), "run", "--fio", "r.fio"], cwd=tmp_path,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    flags = None
+    try:
+        deadline = time.monotonic() + 10
+        while flags is None and time.monotonic() < deadline and run.poll() is None:
+            # Each thread holds its files in a table of its own: look in every task's.
+            for fd in Path(f"/proc/{run.pid}/task").glob("*/fd/*"):
+                with contextlib.suppress(OSError):
+                    if fd.readlink() == tmp_path / "a":
+                        info = (fd.parent.parent / "fdinfo" / fd.name).read_text()
+                        flags = int(info.split("flags:")[1].split()[0], 8)
+            time.sleep(0.05)
+        out, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    assert run.returncode == 0, err
+    assert flags is not None and flags & os.O_DSYNC, oct(flags or 0)
+    assert json.loads(out)["jobs"][0]["report"]["replay"]["actions"] == 2
 
 
 ATTACHED = """

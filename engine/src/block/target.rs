@@ -679,7 +679,9 @@ fn open_replay(job: &mut Job, log: &Path, stop: &AtomicBool) -> Result<Target, R
             .map_err(|e| RunError::io(format!("cannot lay out {}", path.display()), e))?;
         layout_bytes += lay_out_file(&mut f, path, *reach, job.randseed, stop)?;
         drop(f);
-        let flags = libc::O_RDWR | if job.direct { libc::O_DIRECT } else { 0 };
+        let flags = libc::O_RDWR
+            | if job.direct { libc::O_DIRECT } else { 0 }
+            | job.pattern.sync.open_flag();
         let f = opener
             .open(path, flags)
             .map_err(|e| RunError::io(format!("cannot open {}", path.display()), e))?;
@@ -728,6 +730,7 @@ fn open_one(opener: &Opener, path: &Path, job: &Job, block: bool) -> Result<File
     if job.direct {
         flags |= libc::O_DIRECT;
     }
+    flags |= job.pattern.sync.open_flag();
     opener.open(path, flags).map_err(|e| {
         let what = if block && e.raw_os_error() == Some(libc::EBUSY) {
             format!("cannot open {} exclusively: it is in use (mounted, or part of a RAID or another file system)", path.display())

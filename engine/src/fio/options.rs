@@ -929,11 +929,18 @@ fn a_norandommap(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 fn a_sync(d: &mut Draft, v: Option<&str>) -> Result<(), String> {
-    let _ = d;
-    match need(v)? {
-        "0" | "none" => Ok(()),
-        other => Err(format!("`{other}`: O_SYNC/O_DSYNC writes are not supported (`fsync=1` flushes after every write)")),
-    }
+    let mode = match need(v)?.trim() {
+        "0" | "none" => "none",
+        "1" | "sync" => "sync",
+        "dsync" => "dsync",
+        other => {
+            return Err(format!(
+                "`{other}` is not a sync mode (0/none, 1/sync, dsync)"
+            ))
+        }
+    };
+    d.set("sync", json!(mode));
+    Ok(())
 }
 
 /// fio's options as fslab-engine reads them (names and aliases as fio spells them).
@@ -1023,7 +1030,7 @@ pub const OPTIONS: &[FioOption] = &[
     mapped("steadystate_duration", &["ss_dur"], a_ss_dur, "`steady_window` rounds of `steady_round` covering the same time (at most 25 rounds)"),
     inert("steadystate_ramp_time", &["ss_ramp"], "the engine judges each window as it comes; a ramp only delays the first judgement"),
     inert("steadystate_check_interval", &["ss_interval"], "the engine's rounds are whole seconds or more"),
-    mapped("sync", &[], a_sync, "0/none only"),
+    mapped("sync", &[], a_sync, "`sync`: 1/sync opens the files O_SYNC, dsync O_DSYNC"),
     inert("thread", &["threads"], "the engine always runs its clones as threads"),
     mapped("do_verify", &[], a_do_verify, "1 (fio's default): a writing job with `verify` reads back every block it wrote once its I/O ends (`verify_read_back`); 0: it does not"),
     inert("verify_fatal", &[], "bad blocks are counted and warned about, never fatal"),

@@ -200,6 +200,7 @@ pub const KEYS: &[Key] = &[
     key("sqthread_poll", BLOCK),
     key("sqthread_poll_cpu", BLOCK),
     key("write_hint", BLOCK),
+    key("sync", BLOCK),
     key("nice", BLOCK),
     key("read_iolog", BLOCK),
     key("replay_no_stall", BLOCK),
@@ -360,6 +361,35 @@ impl WriteHint {
             WriteHint::Extreme => 5,
         }
     }
+}
+
+/// Whether each write is durable when it returns (the files opened O_SYNC or O_DSYNC;
+/// fio's `sync`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncMode {
+    /// Writes return once in the page cache (or, with `direct`, on the device).
+    #[default]
+    None,
+    /// O_SYNC: each write returns once its data and the file's metadata are durable.
+    Sync,
+    /// O_DSYNC: each write returns once its data (and what is needed to read it) is durable.
+    Dsync,
+}
+
+impl SyncMode {
+    /// The open(2) flag.
+    pub fn open_flag(self) -> libc::c_int {
+        match self {
+            SyncMode::None => 0,
+            SyncMode::Sync => libc::O_SYNC,
+            SyncMode::Dsync => libc::O_DSYNC,
+        }
+    }
+}
+
+fn is_no_sync(m: &SyncMode) -> bool {
+    *m == SyncMode::None
 }
 
 /// Which failed I/Os a job goes on after (fio's `continue_on_error`).
@@ -775,6 +805,8 @@ pub struct JobSpec {
     pub sqthread_poll_cpu: Option<u32>,
     /// Block jobs: the data lifetime set on each file before the job (fcntl F_SET_RW_HINT): `none`, `short`, `medium`, `long` or `extreme`. A device with data placement (NVMe streams or FDP) may place writes by it; others ignore it. Default: left as it is.
     pub write_hint: Option<WriteHint>,
+    /// Block jobs: open the files O_SYNC (`sync`) or O_DSYNC (`dsync`), so each write returns only once it is durable, as a database's log opened that way does (fio's `sync`). A replay of a recorded program's thread that wrote through such descriptors takes it. Default `none`.
+    pub sync: Option<SyncMode>,
     /// Block jobs: each thread's nice value, -20 (most CPU) to 19 (least); below 0 needs CAP_SYS_NICE. Default: the engine's.
     pub nice: Option<i32>,
     /// Block jobs: replay this trace (fio's iolog, version 2 or 3) instead of drawing I/O: its reads, writes, trims and syncs, in order, on its files, which are laid out under `directory` (a path in the trace loses its leading `/`) to as far as the trace reaches into each. Streamed: any length replays in constant memory. One thread; `rw`, `bs`, `size` and the other keys that shape I/O do not apply. The report's `replay` says how late the I/Os went against the trace's times (fio's `read_iolog`).
@@ -1127,6 +1159,8 @@ pub struct PatternJob {
     pub sqthread_poll_cpu: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub write_hint: Option<WriteHint>,
+    #[serde(default, skip_serializing_if = "is_no_sync")]
+    pub sync: SyncMode,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nice: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -888,6 +888,7 @@ impl JobSpec {
         p.sqthread_poll = self.sqthread_poll.unwrap_or(false);
         p.sqthread_poll_cpu = self.sqthread_poll_cpu;
         p.write_hint = self.write_hint;
+        p.sync = self.sync.unwrap_or_default();
         p.nice = self.nice;
         let flagged = [
             ("atomic", p.atomic),

@@ -53,8 +53,11 @@ class Trace:
     bytes: int = 0
     direct: bool = True
     """Every read and write went through a descriptor opened with O_DIRECT."""
-    synced: bool = False
-    """Some went through one opened with O_SYNC or O_DSYNC."""
+    writes: int = 0
+    dsync_writes: int = 0
+    """Writes through a descriptor opened O_DSYNC (O_SYNC included: it has that bit)."""
+    sync_writes: int = 0
+    """Writes through a descriptor opened O_SYNC."""
 
 
 @dataclass
@@ -155,7 +158,10 @@ def convert(ios: Iterable[Io], root: Path) -> Recording:
             t.ios += 1
             t.bytes += io.n
             t.direct = t.direct and bool(io.flags & os.O_DIRECT)
-            t.synced = t.synced or bool(io.flags & (os.O_SYNC | os.O_DSYNC))
+            if io.action == "write":
+                t.writes += 1
+                t.dsync_writes += bool(io.flags & os.O_DSYNC)
+                t.sync_writes += io.flags & os.O_SYNC == os.O_SYNC
     return rec
 
 
@@ -179,9 +185,14 @@ def write(rec: Recording, out: Path) -> list[Path]:
         jobs += [f"; recorded as thread {t.tid}", f"[thread-{n}]", f"read_iolog={path.name}"]
         if t.direct:
             jobs.append("direct=1")
-        if t.synced:
-            # fslab-engine takes no `sync=1`; a user replaying with fio may add it.
-            jobs.append("; some of its files were opened with O_SYNC or O_DSYNC")
+        if t.writes and t.dsync_writes == t.writes:
+            # Durable writes are replayed as such: the files opened O_SYNC or O_DSYNC.
+            jobs.append("sync=1" if t.sync_writes == t.writes else "sync=dsync")
+        elif t.dsync_writes:
+            jobs.append(
+                f"; {t.dsync_writes} of its {t.writes} writes went through O_SYNC or "
+                "O_DSYNC descriptors: replayed as plain writes (`sync` is per job)"
+            )
         jobs.append("")
     (out / "replay.fio").write_text("\n".join(jobs) + "\n")
     return paths
