@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -377,6 +378,36 @@ def test_a_running_process_is_recorded_from_its_open_descriptors_on(tmp_path: Pa
     # Its wait for `go` ends at the one stat that found it (failed calls are left out).
     assert actions(trace) == ["go stat", "f add", "f open", "f write 4096 512",
                               "f read 10 100", "f datasync 0 0"]  # fmt: skip
+
+
+@pytest.mark.root
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_a_user_without_root_records_through_strace_and_is_told_why() -> None:
+    """`--via auto` as an ordinary user: eBPF needs root, so strace records, and
+    `fslab record` says so and what it costs."""
+    user = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+    can = subprocess.run([*user, sys.executable, "-c", "import fslab"], capture_output=True,
+                         check=False)  # fmt: skip
+    if can.returncode != 0:
+        pytest.skip(f"user nobody cannot run this checkout's fslab: {can.stderr[-200:]!r}")
+    work = Path(tempfile.mkdtemp(prefix="fslab-record-user-"))
+    try:
+        work.chmod(0o777)
+        (work / "data").mkdir(mode=0o777)
+        (work / "data").chmod(0o777)
+        done = subprocess.run(
+            [*user, sys.executable, "-m", "fslab", "record", "--dir", "data", "--out", "trace", "--", "dd",
+             "if=/dev/zero", "of=data/a", "bs=100", "count=1", "status=none"],
+            cwd=work, capture_output=True, text=True, check=False, timeout=120,
+            env={**os.environ, "HOME": str(work)},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "through strace" in done.stderr, done.stderr
+        assert "not eBPF (loading eBPF programs needs root)" in done.stderr, done.stderr
+        (trace,) = (work / "trace").glob("trace.*.log")
+        assert actions(trace) == ["a add", "a open", "a write 0 100"]
+    finally:
+        shutil.rmtree(work)
 
 
 def test_a_record_that_cannot_run_is_refused_before_anything_runs(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from fslab.errors import ExitStatus
+from fslab.record import ebpf
 from fslab.record.run import record as record_command
 
 VIA = {"ebpf": "eBPF", "strace": "strace"}
@@ -59,6 +60,13 @@ def record(
         f"under {root} through {VIA[done.via]}: {out}",
         err=True,
     )
+    if via == "auto" and done.via == "strace":
+        click.echo(
+            f"note: recorded through strace, not eBPF ({ebpf.unavailable()}): the program "
+            "ran slower under it (pgbench at 0.18x its speed alone, docs/record.md), and "
+            "truncates, fallocates and path actions are not in the traces",
+            err=True,
+        )
     if rec.opened_before:
         click.echo(
             f"note: {rec.opened_before} reads, writes or syncs left out: their descriptor "
