@@ -396,8 +396,8 @@ def test_a_user_without_root_records_through_strace_and_is_told_why() -> None:
         (work / "data").mkdir(mode=0o777)
         (work / "data").chmod(0o777)
         done = subprocess.run(
-            [*user, sys.executable, "-m", "fslab", "record", "--dir", "data", "--out", "trace", "--", "dd",
-             "if=/dev/zero", "of=data/a", "bs=100", "count=1", "status=none"],
+            [*user, sys.executable, "-m", "fslab", "record", "--dir", "data", "--out", "trace",
+             "--", "dd", "if=/dev/zero", "of=data/a", "bs=100", "count=1", "status=none"],
             cwd=work, capture_output=True, text=True, check=False, timeout=120,
             env={**os.environ, "HOME": str(work)},
         )  # fmt: skip
