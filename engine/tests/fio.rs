@@ -1526,17 +1526,11 @@ fn a_trace_replays_each_action_on_its_own_file() {
     }
 }
 
-/// A trace's paths stay under `directory`: one that climbs out is refused before anything
-/// is made.
-#[test]
-fn a_trace_that_leaves_its_directory_is_refused() {
+/// The error a replay of `trace` is refused with (exit 2), checking that nothing was made.
+fn refused_trace(trace: &str) -> String {
     let dir = scratch();
     let d = dir.path();
-    std::fs::write(
-        d.join("t.log"),
-        "fio version 2 iolog\n../../x add\n../../x write 0 4096\n",
-    )
-    .unwrap();
+    std::fs::write(d.join("t.log"), trace).unwrap();
     let out = d.join("out");
     let text = format!(
         "directory = {:?}\nread_iolog = {:?}\n",
@@ -1545,8 +1539,16 @@ fn a_trace_that_leaves_its_directory_is_refused() {
     );
     let (code, _, err) = common::engine_stdin("run", &text);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("would lie outside `directory`"), "{err}");
     assert!(!out.exists(), "nothing made");
+    err
+}
+
+/// A trace's paths stay under `directory`: one that climbs out is refused before anything
+/// is made.
+#[test]
+fn a_trace_that_leaves_its_directory_is_refused() {
+    let err = refused_trace("fio version 2 iolog\n../../x add\n../../x write 0 4096\n");
+    assert!(err.contains("would lie outside `directory`"), "{err}");
 }
 
 /// fslab's path actions are done in the directory, at their turn: a name the layout
@@ -1588,24 +1590,11 @@ fn a_traces_path_actions_are_done_in_its_directory() {
             "{ioengine}: written, moved, then emptied through its open descriptor"
         );
     }
-    std::fs::write(
-        d.join("u.log"),
-        "fio version 3 iolog\n0 a add\n1 a write 0 1\n2 a rename ../../x\n",
-    )
-    .unwrap();
-    let out = d.join("out");
-    let text = format!(
-        "directory = {:?}\nread_iolog = {:?}\n",
-        out.display().to_string(),
-        d.join("u.log").display().to_string()
-    );
-    let (code, _, err) = common::engine_stdin("run", &text);
-    assert_eq!(code, 2, "{err}");
+    let err = refused_trace("fio version 3 iolog\n0 a add\n1 a write 0 1\n2 a rename ../../x\n");
     assert!(
         err.contains("line 4: `../../x` would lie outside the directory"),
         "{err}"
     );
-    assert!(!out.exists(), "nothing made");
 }
 
 /// Timed as the trace says, scaled, or as fast as possible.
