@@ -83,12 +83,7 @@ impl Donor {
         if !inplace {
             let shape = job.shape(thread);
             let (base, len) = (shape.base, shape.size);
-            // SAFETY: plain integers on a descriptor this function owns.
-            let r = unsafe {
-                libc::fallocate(file.as_raw_fd(), 0, base as libc::off_t, len as libc::off_t)
-            };
-            if r != 0 {
-                let e = std::io::Error::last_os_error();
+            if let Err(e) = crate::io::fallocate(file.as_raw_fd(), 0, base, len) {
                 return Err(format!(
                     "cannot fallocate the donor file {} ({len} bytes at {base}): {e}",
                     path.display()
@@ -121,12 +116,8 @@ pub fn move_range(
     offset: u64,
     len: u64,
 ) -> i64 {
-    if inplace {
-        // SAFETY: plain integers on a descriptor the caller keeps open.
-        let r = unsafe { libc::fallocate(donor, 0, offset as libc::off_t, len as libc::off_t) };
-        if r != 0 {
-            return -1;
-        }
+    if inplace && crate::io::fallocate(donor, 0, offset, len).is_err() {
+        return -1;
     }
     let start = offset / block;
     let mut me = MoveExtent {

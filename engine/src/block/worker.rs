@@ -255,17 +255,7 @@ impl<'a> Worker<'a> {
                 Step::Do(Action::Allocate { file, offset, len }) => {
                     if let Some(f) = self.files.get(file) {
                         use std::os::fd::AsRawFd;
-                        // SAFETY: a plain system call on a descriptor this worker owns.
-                        let r = unsafe {
-                            libc::fallocate(
-                                f.as_raw_fd(),
-                                0,
-                                offset as libc::off_t,
-                                len as libc::off_t,
-                            )
-                        };
-                        if r != 0 {
-                            let e = std::io::Error::last_os_error();
+                        if let Err(e) = crate::io::fallocate(f.as_raw_fd(), 0, offset, len) {
                             let m = format!("read_iolog: fallocate of {len} bytes failed: {e}");
                             self.fail(Op::Write, offset, e.raw_os_error(), m);
                             return Next::Done;

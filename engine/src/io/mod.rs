@@ -7,8 +7,31 @@ pub mod fdtable;
 pub mod sync;
 pub mod uring;
 
+use std::os::fd::RawFd;
+
 use crate::record::Op;
 use crate::spec::Job;
+
+/// fallocate(2) of `len` bytes from `offset` with `mode` (0, FALLOC_FL_KEEP_SIZE, a
+/// punched hole...). The system call itself, as the backends make theirs (sync.rs).
+pub fn fallocate(fd: RawFd, mode: libc::c_int, offset: u64, len: u64) -> std::io::Result<()> {
+    // SAFETY: a system call on plain integers: it reads and writes none of our memory,
+    // and a descriptor that is not open fails EBADF.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_fallocate,
+            fd,
+            mode,
+            offset as libc::off_t,
+            len as libc::off_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
 
 /// The flags a job's read and write requests carry (preadv2/pwritev2's `flags`,
 /// io_uring's `rw_flags`): `nowait`, `uncached`, and `atomic` on writes.

@@ -143,22 +143,10 @@ const BLKDISCARD: libc::c_ulong = 0x1277;
 /// `buf` must point at a buffer of `len` bytes or more that the kernel may read or write.
 #[inline]
 unsafe fn one(call: Call, op: Op, fd: i32, buf: *mut u8, offset: u64, len: u64) -> i64 {
-    let fallocate = |mode: libc::c_int| {
-        // SAFETY: plain integers.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_fallocate,
-                fd,
-                mode,
-                offset as libc::off_t,
-                len as libc::off_t,
-            )
-        };
-        if r == 0 {
-            len as i64
-        } else {
-            r
-        }
+    let fallocate = |mode: libc::c_int| match super::fallocate(fd, mode, offset, len) {
+        Ok(()) => len as i64,
+        // errno is still the call's: reading it leaves it.
+        Err(_) => -1,
     };
     let punch = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
     // The system calls themselves, not glibc's wrappers: in a process with more than
