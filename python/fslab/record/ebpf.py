@@ -246,8 +246,8 @@ def ios(
     fds: dict[int, dict[int, str]] | None = None,
     cwds: dict[int, str] | None = None,
 ) -> Iterator[Io]:
-    """The reads, writes and syncs of the program's lines, sorted by time, each with
-    its file's path. `cwd` is the traced program's working directory when it began;
+    """The reads, writes, syncs, size changes and path actions of the program's lines,
+    sorted by time, each with its file's path. `cwd` is the traced program's working directory when it began;
     `fds` and `cwds`, each process's descriptors and directory known beforehand (when a
     running process is attached to)."""
     tables: dict[int, dict[int, str]] = {k: dict(v) for k, v in (fds or {}).items()}

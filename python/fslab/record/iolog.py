@@ -1,6 +1,8 @@
 """A program's recorded I/O as fio iologs (version 3): one trace per thread, each file
 added and opened before its first I/O, times in microseconds from the first call
-recorded, so the threads' traces stay in step when replayed side by side. The recorders
+recorded, so the threads' traces stay in step when replayed side by side. Size changes
+and path actions (unlink, rename, mkdir, rmdir, stat) are fslab's own lines, which the
+engine replays and fio skips. The recorders
 (`strace.py`, `ebpf.py`) turn what they saw into `Io`s; this module keeps those on files
 under the recorded directory."""
 
