@@ -247,9 +247,9 @@ def ios(
     cwds: dict[int, str] | None = None,
 ) -> Iterator[Io]:
     """The reads, writes, syncs, size changes and path actions of the program's lines,
-    sorted by time, each with its file's path. `cwd` is the traced program's working directory when it began;
-    `fds` and `cwds`, each process's descriptors and directory known beforehand (when a
-    running process is attached to)."""
+    sorted by time, each with its file's path. `cwd` is the traced program's working
+    directory when it began; `fds` and `cwds`, each process's descriptors and directory
+    known beforehand (when a running process is attached to)."""
     tables: dict[int, dict[int, str]] = {k: dict(v) for k, v in (fds or {}).items()}
     # Each descriptor's open flags, beside its path (unknown for one held before).
     flag_tables: dict[int, dict[int, int]] = {}
