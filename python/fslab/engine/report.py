@@ -198,6 +198,8 @@ class Job(_Model):
     sqthread_poll: bool = False
     sqthread_poll_cpu: int | None = None
     write_hint: str | None = None
+    sync: str = "none"
+    """`sync` (O_SYNC) or `dsync` (O_DSYNC): each write durable when it returns."""
     nice: int | None = None
     read_iolog: str | None = None
     """A trace (fio's iolog) the job replayed."""
