@@ -1494,10 +1494,10 @@ fn a_trace_replays_each_action_on_its_own_file() {
     .unwrap();
     for ioengine in ["sync", "io_uring"] {
         let out = d.join(ioengine);
-        let text = format!(
-            "directory = {:?}\nread_iolog = {:?}\nioengine = \"{ioengine}\"\n",
-            out.display().to_string(),
-            d.join("t.log").display().to_string()
+        let text = replay_job(
+            &out,
+            &d.join("t.log"),
+            &format!("ioengine = \"{ioengine}\"\n"),
         );
         let r = run_job(&text);
         assert_eq!(r["status"], "ok", "{r}");
@@ -1526,18 +1526,22 @@ fn a_trace_replays_each_action_on_its_own_file() {
     }
 }
 
+/// A job that replays the trace `log` with its files under `out`, and `extra` keys.
+fn replay_job(out: &Path, log: &Path, extra: &str) -> String {
+    format!(
+        "directory = {:?}\nread_iolog = {:?}\n{extra}",
+        out.display().to_string(),
+        log.display().to_string()
+    )
+}
+
 /// The error a replay of `trace` is refused with (exit 2), checking that nothing was made.
 fn refused_trace(trace: &str) -> String {
     let dir = scratch();
     let d = dir.path();
     std::fs::write(d.join("t.log"), trace).unwrap();
     let out = d.join("out");
-    let text = format!(
-        "directory = {:?}\nread_iolog = {:?}\n",
-        out.display().to_string(),
-        d.join("t.log").display().to_string()
-    );
-    let (code, _, err) = common::engine_stdin("run", &text);
+    let (code, _, err) = common::engine_stdin("run", &replay_job(&out, &d.join("t.log"), ""));
     assert_eq!(code, 2, "{err}");
     assert!(!out.exists(), "nothing made");
     err
@@ -1565,10 +1569,10 @@ fn a_traces_path_actions_are_done_in_its_directory() {
     .unwrap();
     for ioengine in ["sync", "io_uring"] {
         let out = d.join(ioengine);
-        let text = format!(
-            "directory = {:?}\nread_iolog = {:?}\nioengine = \"{ioengine}\"\n",
-            out.display().to_string(),
-            d.join("t.log").display().to_string()
+        let text = replay_job(
+            &out,
+            &d.join("t.log"),
+            &format!("ioengine = \"{ioengine}\"\n"),
         );
         let r = run_job(&text);
         assert_eq!(r["status"], "ok", "{ioengine}: {r}");
@@ -1607,17 +1611,12 @@ fn a_trace_is_replayed_at_its_times_scaled_or_at_once() {
         "fio version 3 iolog\n0 /a add\n0 /a write 0 4096\n300000 /a write 4096 4096\n",
     )
     .unwrap();
-    let base = format!(
-        "directory = {:?}\nread_iolog = {:?}\n",
-        d.join("out").display().to_string(),
-        d.join("t.log").display().to_string()
-    );
     for (extra, low, high) in [
         ("", 0.29, 0.5),
         ("replay_time_scale = 50\n", 0.14, 0.3),
         ("replay_no_stall = true\n", 0.0, 0.1),
     ] {
-        let r = run_job(&format!("{base}{extra}"));
+        let r = run_job(&replay_job(&d.join("out"), &d.join("t.log"), extra));
         let t = r["runtime_s"].as_f64().unwrap();
         assert!(t >= low && t < high, "{extra:?}: {t} s");
     }

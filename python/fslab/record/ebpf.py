@@ -4,7 +4,7 @@ processes as one line (`script`), and `ios` follows descriptors to paths from th
 lines.
 
 Unlike strace, nothing stops the program at a call: the kernel runs the probe and goes
-on (about 11-14 us a recorded call here, against strace's 140 us; docs/record.md). The
+on (about 11-15 us a recorded call here, against strace's 140 us; docs/record.md). The
 kernel also gives what strace cannot print: the descriptor's position after a `read` or
 `write` (`file->f_pos`), so offsets need no following, and whether the descriptor is a
 regular file, so pipes and sockets are never printed. What the kernel does not give a
@@ -264,7 +264,8 @@ def ios(
         return None if base is None else os.path.normpath(f"{base}/{path}")
 
     for line in lines:
-        f = line.rstrip("\n").split(" ", 7)
+        text = line.rstrip("\n")
+        f = text.split(" ", 7)
         kind, at_s, tgid, tid = f[0], int(f[1]) / 1e9, int(f[2]), int(f[3])
         table = tables.setdefault(tgid, {})
         flags = flag_tables.setdefault(tgid, {})
@@ -275,13 +276,14 @@ def ios(
         elif kind in "SY":
             yield Io(tid, at_s, table.get(int(f[4])), "sync" if kind == "S" else "datasync")
         elif kind == "O":
-            fd, dfd, how, size = int(f[4]), int(f[5]), int(f[6]), int(f[7].split(" ", 1)[0])
-            resolved = resolve(tgid, dfd, line.rstrip("\n").split(" ", 8)[8])
+            size, path = f[7].split(" ", 1)
+            fd, dfd, how = int(f[4]), int(f[5]), int(f[6])
+            resolved = resolve(tgid, dfd, path)
             if resolved is None:
                 table.pop(fd, None)
             else:
                 table[fd] = resolved
-                if size == 0 and how & (os.O_CREAT | os.O_TRUNC):
+                if size == "0" and how & (os.O_CREAT | os.O_TRUNC):
                     # Made or emptied here: the replay lays every file out first, so it
                     # empties it again at this moment, and the writes that follow
                     # allocate as the program's did.
@@ -290,19 +292,19 @@ def ios(
         elif kind == "T":
             yield Io(tid, at_s, table.get(int(f[4])), "truncate", int(f[5]))
         elif kind == "t":
-            path = line.rstrip("\n").split(" ", 6)[6]
+            path = text.split(" ", 6)[6]
             yield Io(tid, at_s, resolve(tgid, int(f[4]), path), "truncate", int(f[5]))
         elif kind == "A":
             fd, mode, offset, n = int(f[4]), int(f[5]), int(f[6]), int(f[7])
             yield Io(tid, at_s, table.get(fd), _FALLOCATE.get(mode, "fallocate-other"), offset, n)
         elif kind == "M":
-            what, dfd, how, path = f[4], int(f[5]), int(f[6]), line.rstrip("\n").split(" ", 7)[7]
+            what, dfd, how, path = f[4], int(f[5]), int(f[6]), f[7]
             action = "rmdir" if what == "u" and how & AT_REMOVEDIR else _PATHS[what]
             yield Io(tid, at_s, resolve(tgid, dfd, path), action)
         elif kind == "N":
-            renamed[tid] = resolve(tgid, int(f[4]), line.rstrip("\n").split(" ", 5)[5])
+            renamed[tid] = resolve(tgid, int(f[4]), text.split(" ", 5)[5])
         elif kind == "n" and tid in renamed:
-            to = resolve(tgid, int(f[4]), line.rstrip("\n").split(" ", 5)[5])
+            to = resolve(tgid, int(f[4]), text.split(" ", 5)[5])
             yield Io(tid, at_s, renamed.pop(tid), "rename", to=to)
         elif kind == "C":
             table.pop(int(f[4]), None)
@@ -315,7 +317,7 @@ def ios(
                 table.pop(new, None)
             flags[new] = flags.get(old, 0)
         elif kind == "K":
-            resolved = resolve(tgid, int(f[4]), line.rstrip("\n").split(" ", 5)[5])
+            resolved = resolve(tgid, int(f[4]), text.split(" ", 5)[5])
             if resolved is not None:
                 dirs[tgid] = resolved
         elif kind == "F":
