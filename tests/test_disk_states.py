@@ -64,7 +64,11 @@ def _engine_running(pid: int) -> bool:
     while todo:
         p = todo.pop()
         for task in Path(f"/proc/{p}/task").glob("*/children"):
-            for child in task.read_text().split():
+            try:
+                children = task.read_text().split()
+            except OSError:
+                continue  # the task ended between the listing and the read
+            for child in children:
                 try:
                     argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
                 except OSError:
