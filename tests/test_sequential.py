@@ -33,20 +33,23 @@ def _simulate(
     futility: bool = True,
     drift: float = 0.0,
     paired: bool = False,
+    spread_ratio: float = 1.0,
 ) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64]]:
     """`STUDIES` studies of a baseline and one target whose true IOPS ratio is `ratio`,
     each repetition off by `cv` (log-normal), judged as fslab judges them: a look after
     every round from `repeat_min` on at `look_level`, stopping at the first settled
     verdict, or (with `futility`) when `max` runs would likely not decide it. `drift`:
     each round shifts both sides alike (the machine's state, log-normal with that CV);
-    `paired` judges the per-round log ratios, as a blocked design does. Returns each
+    `paired` judges the per-round log ratios, as a blocked design does; `spread_ratio`
+    makes the target's runs that many times as spread as the baseline's. Returns each
     study's final verdict and the runs per side it took."""
     rng = np.random.default_rng(seed)
     sigma = np.sqrt(np.log1p(cv**2))
     shift = np.exp(rng.normal(0.0, np.sqrt(np.log1p(drift**2)), (STUDIES, repeat_max)))
     base = rng.lognormal(np.log(1000.0), sigma, (STUDIES, repeat_max)) * shift
-    twin = rng.lognormal(np.log(1000.0 * ratio), sigma, (STUDIES, repeat_max)) * shift
-    level = look_level(repeat_min, repeat_max)
+    twin = rng.lognormal(np.log(1000.0 * ratio), sigma * spread_ratio, (STUDIES, repeat_max))
+    twin *= shift
+    level = look_level(repeat_min, repeat_max, paired=paired)
     final = np.full(STUDIES, Decision.INCONCLUSIVE, dtype=np.int8)
     runs = np.full(STUDIES, repeat_max, dtype=np.int64)
     open_ = np.ones(STUDIES, dtype=bool)
@@ -120,9 +123,39 @@ def test_equal_targets_with_little_noise_stop_early_as_equivalent() -> None:
     assert np.median(runs) <= 4
 
 
-def test_the_level_splits_alpha_over_the_looks() -> None:
-    assert look_level(3, 10) == pytest.approx(0.05 / 8)
-    assert look_level(3, 3) == pytest.approx(0.05)
+@pytest.mark.parametrize("paired", [True, False])
+@pytest.mark.parametrize(("lo", "hi"), [(3, 4), (3, 6), (3, 10), (2, 10), (5, 20)])
+def test_the_calibrated_level_spends_at_most_alpha_over_all_the_looks(
+    lo: int, hi: int, paired: bool
+) -> None:
+    """The level comes from a simulation of its own (`look_level`); this one, with other
+    random numbers and `decide` itself, at high noise (no equivalence stops) and without
+    futility (no early stops), finds identical targets called different in at most 5%
+    of studies. Over four looks or more it is well above Bonferroni's split (the
+    calibration gains something, or it would be pointless); over two, Welch's is below
+    it: Welch's test at 3 runs a side with unequal spreads errs more than it says."""
+    final, _ = _simulate(1.0, 0.30, lo, hi, seed=lo * 100 + hi, futility=False, paired=paired)
+    different = np.isin(final, [Decision.BETTER, Decision.WORSE]).mean()
+    assert different <= 0.06, f"{different:.1%} of studies of identical targets differ"
+    if hi - lo >= 3:
+        assert look_level(lo, hi, paired=paired) > 0.05 / (hi - lo + 1) * 1.1
+
+
+@pytest.mark.parametrize("spread_ratio", [1.0, 3.0, 6.0, 12.0])
+def test_welch_looks_hold_the_rate_whatever_the_two_sides_spreads(spread_ratio: float) -> None:
+    """Welch's test errs most when the two sides' spreads differ (6x, at a few runs): the
+    independent design's level is set there, so the rate holds at any ratio."""
+    final, _ = _simulate(1.0, 0.20, 3, 10, seed=61, futility=False, spread_ratio=spread_ratio)
+    different = np.isin(final, [Decision.BETTER, Decision.WORSE]).mean()
+    assert different <= 0.06, f"{different:.1%} of studies of identical targets differ"
+
+
+def test_a_single_look_uses_the_plain_level_and_the_level_is_computed_once() -> None:
+    assert look_level(3, 3, paired=True) == 0.05
+    assert look_level(3, 10, paired=True) is look_level(3, 10, paired=True)
+    # Blocked rounds' looks on n - 1 df are less correlated than Welch's on ~2n - 2 at
+    # equal spreads, but Welch's level is set at unequal ones: both well under 5%.
+    assert 0.005 < look_level(3, 10, paired=False) < look_level(3, 10, paired=True) < 0.02
 
 
 def _j(decision: Decision, why: NoVerdict | None = None) -> Judgement:
@@ -162,9 +195,11 @@ def test_a_comparison_max_runs_cannot_decide_stops_early() -> None:
 @pytest.mark.parametrize(("ratio", "cv"), [(0.90, 0.05), (0.95, 0.03), (0.85, 0.10)])
 def test_futility_costs_few_verdicts_a_difference_would_have_had(ratio: float, cv: float) -> None:
     """Stopping early gives up some verdicts the cap would have reached (the spread seen at
-    3 runs is itself noisy): at most 6 in a hundred of them (bench/stopping-rule)."""
-    final, runs = _simulate(ratio, cv, 3, 10, seed=31)
-    full, capped = _simulate(ratio, cv, 3, 10, seed=31, futility=False)
+    3 runs is itself noisy): at most 6 in a hundred of them in the blocked design, the
+    default (3 at most in these cases; Welch's independent sides 6.2 at 0.85 and 10%:
+    bench/stopping-rule)."""
+    final, runs = _simulate(ratio, cv, 3, 10, seed=31, paired=True)
+    full, capped = _simulate(ratio, cv, 3, 10, seed=31, futility=False, paired=True)
     worse, worse_full = (final == Decision.WORSE).mean(), (full == Decision.WORSE).mean()
     assert worse >= worse_full - 0.06, f"{worse:.1%} decided worse, {worse_full:.1%} without"
     assert runs.mean() < capped.mean(), "futility stopped none of them early"

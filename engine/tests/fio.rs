@@ -164,7 +164,10 @@ fn jobs_of_a_phase_run_together_and_wait_for_waits_for_one_job() {
     );
     for j in [reader, scanner, writer] {
         assert!((span(j).0 - span(reader).0).abs() < 0.5, "started together");
-        assert!((j["report"]["runtime_s"].as_f64().unwrap() - 2.0).abs() < 0.2);
+        // A time-based job runs its 2 s, and ends late by no more than a loaded machine
+        // (CI beside other work) delays a thread's last check of the clock.
+        let runtime_s = j["report"]["runtime_s"].as_f64().unwrap();
+        assert!((1.95..2.75).contains(&runtime_s), "runtime_s {runtime_s}");
     }
     assert!(span(after).0 >= span(writer).1 - 1e-3, "after the writer");
     assert_eq!(

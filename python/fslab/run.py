@@ -381,7 +381,7 @@ class Runner:
         """`repeat = { min, max }`: rounds of every point still undecided, in a fresh
         random order each, with a look after each from `min` on (`fslab.stats.sequential`)."""
         st = self.plan.study
-        level = look_level(st.repeat_min, st.repeat_max)
+        level = look_level(st.repeat_min, st.repeat_max, paired=self.plan.blocked)
         points = self.plan.points
         todo = {p.id for p in points}
         futile: set[str] = set()

@@ -159,7 +159,7 @@ def plan(
         for note in kind_of(kind).plan_notes(mine):
             out.print(note, soft_wrap=True)
     if st.adaptive:
-        level = look_level(st.repeat_min, st.repeat_max)
+        level = look_level(st.repeat_min, st.repeat_max, paired=p.blocked)
         out.print(
             f"runs: {len(p.points) * st.repeat_min} to {len(p.runs())}, estimated time: "
             f"{format_s(p.estimate_min_s())} to {format_s(p.estimate_s())}"
@@ -169,7 +169,8 @@ def plan(
         out.print(
             f"adaptive: every point {st.repeat_min} times, then rounds of the points still "
             f"undecided up to {st.repeat_max}, each look a {(1 - level) * 100:.4g}% interval "
-            f"(5% split over {st.repeat_max - st.repeat_min + 1} looks); order seed {p.seed}",
+            f"(5% over all {st.repeat_max - st.repeat_min + 1} looks, by simulation); "
+            f"order seed {p.seed}",
             soft_wrap=True,
         )
         if st.budget_s is not None and st.budget_s < p.estimate_min_s():

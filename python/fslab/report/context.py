@@ -302,8 +302,9 @@ def methodology(c: Comparison) -> tuple[str, ...]:
             "The study repeated its points adaptively: every point its minimum number of "
             "times, then more rounds (in random order) of the points whose comparisons were "
             "still undecided, with a look after each; each look, and every verdict here, "
-            f"uses a {interval_level(c.alpha)} interval (5% split over the looks planned), so "
-            "identical targets are called different at most 5% of the time. Points that "
+            f"uses a {interval_level(c.alpha)} interval (set by simulation for all the looks "
+            "planned), so identical targets are called different at most 5% of the time. "
+            "Points that "
             "stayed inconclusive reached the maximum or the study's time budget.",
         )
         if c.alpha < ALPHA

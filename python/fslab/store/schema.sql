@@ -166,7 +166,7 @@ CREATE TABLE look (
     round       INTEGER NOT NULL,   -- rounds done at this look (1-based)
     point_id    TEXT NOT NULL REFERENCES point(id),
     op          TEXT NOT NULL,      -- the headline row's operation ('' for a row-less point)
-    level       REAL NOT NULL,      -- alpha of each look: the study's alpha / looks planned
+    level       REAL NOT NULL,      -- alpha of each look (fslab.stats.sequential.look_level)
     seed        INTEGER NOT NULL,   -- the rounds' random order
     runs        INTEGER NOT NULL,   -- completed runs of the point at this look
     verdict     TEXT,      -- better, worse, equivalent, inconclusive, none (NULL: baseline)
