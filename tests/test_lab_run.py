@@ -19,6 +19,8 @@ from conftest import fslab, loops_under, mounts_under, start_fslab
 
 from fslab.report.format import interval_level
 from fslab.stats.sequential import look_level
+from fslab.targets import scheduler
+from fslab.targets.loop import backing_file
 
 pytestmark = pytest.mark.root
 
@@ -118,12 +120,34 @@ def _wait_for_mount(root: Path, proc: subprocess.Popen[str], timeout: float = 60
     raise AssertionError("no mount appeared")
 
 
+SCHEDULER = "kyber"
+"""What the interrupted studies set on the ext4 target: not a loop device's default."""
+
+
+def with_scheduler(study: Path) -> None:
+    """Gives the study's ext4 target `scheduler = SCHEDULER`."""
+    text = study.read_text()
+    head = 'name = "ext4"\nfs = "ext4"\n'
+    assert head in text
+    study.write_text(text.replace(head, f'{head}scheduler = "{SCHEDULER}"\n', 1))
+
+
+def ext4_loop(lab: Path) -> str:
+    """The ext4 target's loop device, with the scheduler set on it."""
+    (dev,) = [d for d in loops_under(lab) if "/ext4/" in (backing_file(d) or "")]
+    assert scheduler.read(dev)[1] == SCHEDULER, scheduler.read(dev)
+    return dev
+
+
 def test_sigint_stops_cleans_up_and_resumes(lab: Path) -> None:
     study = write_study(lab, runtime="30s")
-    proc = start_fslab("run", str(study), "--results", "r.db", cwd=lab)
+    with_scheduler(study)
+    before = {d: scheduler.read(d)[1] for d in map(str, Path("/dev").glob("loop[0-9]*"))}
+    proc = start_fslab("run", str(study), "--results", "r.db", "--where", "target=ext4", cwd=lab)
     try:
         _wait_for_mount(lab, proc)
         time.sleep(1.5)
+        dev = ext4_loop(lab)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=60)
     finally:
@@ -131,13 +155,17 @@ def test_sigint_stops_cleans_up_and_resumes(lab: Path) -> None:
             proc.kill()
     assert proc.returncode == 130, err
     assert not mounts_under(lab) and not loops_under(lab)
+    # The scheduler was put back before the loop device was let go.
+    assert scheduler.read(dev)[1] == before.get(dev, "none") != SCHEDULER
     statuses = [s for _, s, _ in runs(lab / "r.db")]
     assert statuses == ["interrupted"], statuses
 
 
 def test_sigkill_then_cleanup_removes_everything(lab: Path) -> None:
     study = write_study(lab, runtime="30s")
-    proc = start_fslab("run", str(study), "--results", "r.db", cwd=lab)
+    with_scheduler(study)
+    before = {d: scheduler.read(d)[1] for d in map(str, Path("/dev").glob("loop[0-9]*"))}
+    proc = start_fslab("run", str(study), "--results", "r.db", "--where", "target=ext4", cwd=lab)
     try:
         _wait_for_mount(lab, proc)
         time.sleep(1.0)
@@ -146,9 +174,11 @@ def test_sigkill_then_cleanup_removes_everything(lab: Path) -> None:
         proc.communicate(timeout=30)
     # The engine was killed too; its process may take a moment to release the mount.
     assert mounts_under(lab) and loops_under(lab), "the kill left things for cleanup"
+    dev = ext4_loop(lab)  # still set: only the journal knows to put it back
     done = fslab("cleanup", "--results", "r.db", cwd=lab)
     assert done.returncode == 0, done.stderr
     assert not mounts_under(lab) and not loops_under(lab)
+    assert scheduler.read(dev)[1] == before.get(dev, "none") != SCHEDULER
     assert not list((lab / "fslab-work").rglob("*.img"))
     assert [s for _, s, _ in runs(lab / "r.db")] == ["interrupted"]
     again = fslab("cleanup", "--results", "r.db", cwd=lab)

@@ -30,6 +30,7 @@ import pytest
 from conftest import sh
 
 from fslab.errors import SafetyError, TargetError
+from fslab.report.context import TargetInfo, target_facts
 from fslab.targets import (
     MemoryJournal,
     Provisioned,
@@ -38,6 +39,7 @@ from fslab.targets import (
     check_device,
     hold,
     provision,
+    scheduler,
     side_effects,
     teardown,
     undo,
@@ -46,7 +48,7 @@ from fslab.targets.gate import device_problems, refusals
 from fslab.targets.journal import fs_uuid
 from fslab.targets.loop import backing_file, loops_backed_by
 from fslab.targets.mount import mounts_under
-from fslab.targets.owner import Owned
+from fslab.targets.owner import NotOurs, Owned
 from fslab.targets.spec import TargetSpec
 
 # The module (the package's `provision` attribute is the function of the same name).
@@ -258,6 +260,80 @@ def test_loop_direct_io_is_in_effect(lab: Lab) -> None:
     p = lab.provision(spec(fs="ext4", loop={"size": "64MiB", "direct_io": True}))
     try:
         assert p.effective["loop"][0]["dio"] == "1"
+    finally:
+        teardown(p, lab.journal)
+    assert_gone(p)
+
+
+# --------------------------------------------------------------------------- I/O scheduler
+
+
+def test_the_scheduler_line_of_sysfs_is_read_as_offered_and_in_effect() -> None:
+    assert scheduler.parse("[none] mq-deadline kyber bfq\n") == (
+        ("none", "mq-deadline", "kyber", "bfq"),
+        "none",
+    )
+    assert scheduler.parse("none [bfq]") == (("none", "bfq"), "bfq")
+    assert scheduler.parse("") == ((), None)
+
+
+def test_a_scheduler_is_a_setting_of_devices_not_of_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(pydantic.ValidationError, match="scheduler cannot apply"):
+        spec(dir=str(tmp_path), scheduler="bfq")
+    with pytest.raises(pydantic.ValidationError, match="mq-deadline"):
+        spec(fs="ext4", scheduler="cfq")  # the single-queue scheduler, gone since 5.0
+
+
+def test_plan_refuses_a_scheduler_the_kernel_does_not_offer(
+    system: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a kernel without the bfq module says of loop devices' queues."""
+    monkeypatch.setattr(scheduler, "offered_for_loop", lambda: ("none", "mq-deadline"))
+    (problem,) = [m for m in check(spec(fs="ext4", scheduler="bfq"), system) if "sched" in m]
+    assert "offers loop devices none mq-deadline" in problem
+    assert "`modprobe bfq`" in problem
+    assert not [m for m in check(spec(fs="ext4", scheduler="mq-deadline"), system) if "sched" in m]
+
+
+@needs_root
+def test_the_scheduler_is_set_for_the_runs_and_put_back_after(lab: Lab) -> None:
+    p = lab.provision(spec(fs="ext4", loop={"size": "64MiB"}, scheduler="kyber"))
+    (dev,) = p.devices
+    try:
+        assert scheduler.read(dev)[1] == "kyber"
+        (queue,) = p.effective["queue"]
+        assert queue["scheduler"] == "kyber" and "bfq" in queue["offered"]
+        assert isinstance(queue["rotational"], bool)
+        (entry,) = [e for e in lab.journal.entries if e.action == "scheduler"]
+        previous = entry.details["previous"]
+        assert previous != "kyber" and entry.subject == dev
+        facts = dict(target_facts(TargetInfo("t", {}, p.effective)))
+        assert facts["I/O scheduler"] == "kyber"
+    finally:
+        teardown(p, lab.journal)
+    assert_gone(p)
+    # Put back before the loop device was detached: the next user of it gets the old one.
+    assert scheduler.read(dev)[1] == previous
+
+
+@needs_root
+def test_the_schedulers_undo_touches_only_a_device_fslab_made(lab: Lab) -> None:
+    """`fslab cleanup` after a crash puts the scheduler back on fslab's own device, and
+    leaves another device's alone, whatever the journal says."""
+    p = lab.provision(spec(fs="ext4", loop={"size": "64MiB"}, scheduler="kyber"))
+    try:
+        (entry,) = [e for e in lab.journal.entries if e.action == "scheduler"]
+        other = lab.device("other.img", 64 << 20)
+        before = scheduler.read(other)[1]
+        scheduler.switch(other, "kyber")
+        lab.on_cleanup(lambda: scheduler.switch(other, str(before)))
+        with pytest.raises(NotOurs, match="leaving its I/O scheduler"):
+            undo("scheduler", other, entry.details)
+        assert scheduler.read(other)[1] == "kyber"
+        # The real entry, as cleanup would undo it with the target still mounted.
+        assert undo("scheduler", entry.subject, entry.details)
+        assert scheduler.read(entry.subject)[1] == entry.details["previous"]
+        assert undo("scheduler", entry.subject, entry.details), "again: nothing to do"
     finally:
         teardown(p, lab.journal)
     assert_gone(p)

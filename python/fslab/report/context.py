@@ -237,7 +237,7 @@ _FACTS = (
     ("kernel", "kernel"),
 )
 # Long tool output and per-run details: shown whole in the effective JSON, not as facts.
-_NOT_FACTS = {"raw", "loop", "caches", "label", "page_size"}
+_NOT_FACTS = {"raw", "loop", "caches", "label", "page_size", "queue"}
 
 
 def _fact_text(key: str, value: Any) -> str | None:
@@ -289,6 +289,14 @@ def target_facts(info: TargetInfo) -> list[tuple[str, str]]:
             if dio == {"1"}
             else ("loop direct I/O", "off: the results include the host's page cache")
         )
+    queues = [q for q in eff.get("queue") or () if isinstance(q, Mapping)]
+    if queues:
+        out.append(
+            ("I/O scheduler", ", ".join(dict.fromkeys(str(q.get("scheduler")) for q in queues)))
+        )
+        spin = {bool(q["rotational"]) for q in queues if q.get("rotational") is not None}
+        if spin:
+            out.append(("rotational", ", ".join("yes" if r else "no" for r in sorted(spin))))
     caches = eff.get("caches")
     if isinstance(caches, Mapping) and "dropped" in caches:
         out.append(("page cache dropped before runs", "yes" if caches["dropped"] else "no"))

@@ -27,6 +27,11 @@ Actions, their subject and details (besides `owner` and `token`):
 - `mount`: subject the mount point; details `device`, `devices`, `fstype`, `uuid`.
   Undo: umount (retried while busy), only if mounted from one of those devices and that
   device is a loop over an image in the owner or holds the file system `uuid`.
+- `scheduler`: subject a device of the target; details `previous` (the I/O scheduler
+  before), `scheduler` (the one set), `uuid` and `image` (for a loop device). Undo: put
+  `previous` back, only while the device is a loop over an image in the owner or holds
+  the file system `uuid` (a device fslab formatted); nothing when it is already back or
+  the device is gone.
 - `fscrypt_key`: subject the mount point; details `identifier` and the mount's. Undo:
   remove the key if still mounted (unmounting drops it anyway).
 - `postgres`: subject a PostgreSQL data directory. Undo: stop its server if one still
@@ -50,12 +55,14 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from fslab.errors import TargetError
-from fslab.targets import fscrypt, loop
+from fslab.targets import fscrypt, loop, scheduler
 from fslab.targets._proc import run
 from fslab.targets.mount import mounts_at, mounts_under, same_device, umount
 from fslab.targets.owner import NotOurs, Owned, inside, prove
 
-ACTIONS = ("image", "loop", "mkdir", "mkfs", "mount", "fscrypt_key", "postgres", "inject")
+ACTIONS = (
+    "image", "loop", "mkdir", "mkfs", "scheduler", "mount", "fscrypt_key", "postgres", "inject",
+)  # fmt: skip
 State = Literal["pending", "done", "undone"]
 Undo = Callable[[str, Mapping[str, Any]], bool]
 """How to revert one entry of an action: (subject, details) -> undone (see `undo`)."""
@@ -188,6 +195,8 @@ def undo(action: str, subject: str, details: Mapping[str, Any]) -> bool:
         return _undo_mkdir(subject, details)
     if action == "fscrypt_key":
         return _undo_key(subject, details)
+    if action == "scheduler":
+        return _undo_scheduler(subject, details)
     if action in ("mkfs", "inject"):
         return True  # a file system (or a fault) in fslab's own image goes with the image
     registered = _UNDO.get(action)
@@ -260,6 +269,27 @@ def _undo_key(mountpoint: str, details: Mapping[str, Any]) -> bool:
     if identifier and _ours(mountpoint, details):
         fscrypt.remove_key(Path(mountpoint), str(identifier))
     # Not mounted: the file system's keyring went with the unmount.
+    return True
+
+
+def _undo_scheduler(device: str, details: Mapping[str, Any]) -> bool:
+    previous = details.get("previous")
+    if not isinstance(previous, str) or previous not in scheduler.SCHEDULERS:
+        raise NotOurs(f"{device}: the entry names no I/O scheduler to put back")
+    _, current = scheduler.read(device)
+    if current is None or current == previous:
+        return True  # the device is gone, or has its scheduler back
+    owned = prove(str(details.get("owner") or ""), details)
+    backing = loop.backing_file(device)
+    uuid = details.get("uuid")
+    if not (backing is not None and inside(backing, owned.path)) and not (
+        isinstance(uuid, str) and uuid and fs_uuid(device) == uuid
+    ):
+        raise NotOurs(
+            f"{device}: neither a loop device over fslab's image nor the file system fslab "
+            f"made (UUID {uuid or 'unrecorded'}); leaving its I/O scheduler ({current}) alone"
+        )
+    scheduler.switch(device, previous)
     return True
 
 

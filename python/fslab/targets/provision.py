@@ -22,7 +22,7 @@ from typing import Any, Literal
 from uuid import uuid4
 
 from fslab.errors import FslabError, TargetError
-from fslab.targets import fscrypt, fstoken, gate, loop
+from fslab.targets import fscrypt, fstoken, gate, loop, scheduler
 from fslab.targets._proc import run
 from fslab.targets.fstoken import Made
 from fslab.targets.journal import Journal, JournalRef, fs_uuid, make_dir, undo, undo_refs
@@ -131,6 +131,12 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
     size = lay.image_size if lay.kind == "loop" else gate.device_size(lay.devices[0])
     argv = mkfs_argv(spec, lay.devices, size, uuid="<new uuid>")
     out.append(f"make the file system: `{shlex.join(argv)}`")
+    if spec.scheduler is not None:
+        now = [str(scheduler.read(d)[1]) for d in lay.devices] if lay.kind == "device" else []
+        out.append(
+            f"set the I/O scheduler of {', '.join(lay.devices)} to {spec.scheduler}"
+            + (f" (now {', '.join(now)})" if now else "")
+        )
     opts = _mount_options(spec, lay.devices)
     mount_cmd = ["mount", "-t", spec.fs, *(["-o", ",".join(opts)] if opts else [])]
     out.append(
@@ -146,6 +152,8 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
     undo_words = ["unmount", "remove the directories"]
     if spec.encryption == "fscrypt":
         undo_words.insert(0, "remove the key")
+    if spec.scheduler is not None:
+        undo_words.insert(undo_words.index("unmount") + 1, "put the I/O scheduler back")
     if lay.kind == "loop":
         undo_words[-1:-1] = ["detach the loop devices", "delete the images"]
     out.append(f"afterwards: {', '.join(undo_words)}")
@@ -255,6 +263,8 @@ def _provision_dir(spec: TargetSpec, rec: _Recorder, system: System) -> Provisio
     if m is not None:
         eff["fs"] = m.fstype
         eff["mount"] = _mount_record(m)
+        if m.source.startswith("/dev/") and scheduler.queue_dir(m.source) is not None:
+            eff["queue"] = [scheduler.facts(m.source)]
     st = os.statvfs(path)
     eff["statvfs"] = {"bsize": st.f_bsize, "frsize": st.f_frsize, "blocks": st.f_blocks}
     eff["block_size"] = st.f_bsize
@@ -343,6 +353,10 @@ def _provision_fs(
                 hint="leave the UUID to fslab: remove `-U`/`uuid=` from `mkfs_args`",
             )
 
+    if spec.scheduler is not None:
+        for dev in devices:
+            _set_scheduler(rec, spec.scheduler, dev, {"uuid": uuid, **mine})
+
     mnt = lay.mountpoint
     with rec.step("mkdir", str(mnt), mine):
         mnt.mkdir()
@@ -384,6 +398,7 @@ def _provision_fs(
     eff["devices"] = devices
     eff["mkfs"] = {"argv": argv, "command": shlex.join(argv)}
     eff["mount_command"] = shlex.join(mount_argv)
+    eff["queue"] = [scheduler.facts(d) for d in devices]
     if lay.kind == "loop":
         eff["loop"] = [loop.loop_info(d) for d in devices]
         eff["image_size"] = lay.image_size
@@ -400,6 +415,18 @@ def _provision_fs(
     eff["encryption"] = encryption
     images = lay.images if lay.kind == "loop" else ()
     return Provisioned(spec.name, workdir, mnt, tuple(devices), images, eff, tuple(rec.refs), owned)
+
+
+def _set_scheduler(rec: _Recorder, name: str, device: str, details: dict[str, Any]) -> None:
+    """Puts I/O scheduler `name` on `device`, journaled with the one before so that
+    teardown (or `fslab cleanup`) puts that back."""
+    _, before = scheduler.read(device)
+    if before is None:
+        raise TargetError(f"{device} has no I/O scheduler in sysfs to set to {name}")
+    if before == name:
+        return
+    with rec.step("scheduler", device, {"previous": before, "scheduler": name, **details}):
+        scheduler.switch(device, name)
 
 
 def _key_identifier(key: bytes) -> str:

@@ -80,6 +80,10 @@ class TargetSpec(_Strict):
     profile: str | None = None
     metadata_profile: str | None = None
     encryption: Literal["fscrypt", "dm-crypt"] | None = None
+    scheduler: Literal["none", "mq-deadline", "kyber", "bfq"] | None = None
+    """The I/O scheduler of the target's devices for its runs (`fslab.targets.scheduler`):
+    set after the file system is made, put back when the target is taken down. Unset,
+    the devices keep the kernel's (recorded either way)."""
     mkfs_args: list[str] = []
     mount_options: list[str] = []
 
@@ -101,7 +105,7 @@ class TargetSpec(_Strict):
             extra = [
                 k
                 for k in ("fs", "block_size", "cluster_size", "checksums", "profile",
-                          "metadata_profile", "encryption")
+                          "metadata_profile", "encryption", "scheduler")
                 if getattr(self, k) is not None
             ] + [k for k in ("mkfs_args", "mount_options") if getattr(self, k)]  # fmt: skip
             if extra:

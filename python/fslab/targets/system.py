@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fslab.targets import gate
+from fslab.targets import gate, scheduler
 from fslab.targets._proc import run, which
 from fslab.targets.args import mkfs_problems, mount_problems
 from fslab.targets.mkfs import (
@@ -338,6 +338,9 @@ def keyed_check(
             f"(CONFIG_FS_ENCRYPTION; /sys/fs/ext4/features/encryption is missing)",
         )
 
+    if spec.scheduler is not None and (why := _scheduler_problem(spec, who)):
+        add("scheduler", why)
+
     if spec.device is not None:
         seen: dict[int | str, str] = {}
         for dev in spec.device:
@@ -362,3 +365,27 @@ def keyed_check(
     problems += [("mkfs_args", f"{who}: {m}") for m in dict.fromkeys(mkfs_problems(spec))]
     problems += [("mount_options", f"{who}: {m}") for m in dict.fromkeys(mount_problems(spec))]
     return problems
+
+
+def _scheduler_problem(spec: TargetSpec, who: str) -> str | None:
+    """Why `scheduler` cannot be set on the target's devices here, or None."""
+    name = spec.scheduler
+    assert name is not None
+    if spec.device is not None:
+        for dev in spec.device:
+            offered, _ = scheduler.read(dev)
+            if name not in offered:
+                return (
+                    f"{who}: `scheduler = {name!r}`: the kernel offers {dev} "
+                    f"{' '.join(offered) or 'no scheduler'}; load its module "
+                    f"(`modprobe {scheduler.MODULES.get(name, name)}`) or choose one of those"
+                )
+        return None
+    offered = scheduler.offered_for_loop()
+    if offered and name not in offered:
+        return (
+            f"{who}: `scheduler = {name!r}`: the kernel offers loop devices "
+            f"{' '.join(offered)}; load its module (`modprobe "
+            f"{scheduler.MODULES.get(name, name)}`) or choose one of those"
+        )
+    return None
