@@ -408,6 +408,18 @@ def test_telemetry_samples_a_run_at_least_20_times(
     assert interval_for(BLOCK_KIND.shortest_s(point)) == interval
 
 
+def test_a_job_that_ends_after_a_count_of_ios_is_not_held_to_a_steady_window() -> None:
+    """A file written once (`number_ios`) is measured by its work: a window it cannot
+    fill would flag every run `not steady` and leave the study without a verdict."""
+    text = FIO.replace('runtime = "2s"\n', "").format(keys='runtime = "120s"\nnumber_ios = 512')
+    (point,) = expand(parse_study(text, "s")).points
+    [job] = point.engine_jobs(Path("/x"))
+    assert "steady_state" not in job and job["number_ios"] == 512
+    timed = FIO.replace('runtime = "2s"\n', "").format(keys='runtime = "120s"')
+    (point,) = expand(parse_study(timed, "s")).points
+    assert point.engine_jobs(Path("/x"))[0]["steady_state"] is True
+
+
 # -- (d) how an io_uring queue submits and waits: swept like any engine key ------------------
 
 

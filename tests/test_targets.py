@@ -44,12 +44,15 @@ from fslab.targets import (
     teardown,
     undo,
 )
+from fslab.targets.args import user_arg_problems
 from fslab.targets.gate import device_problems, refusals
 from fslab.targets.journal import fs_uuid
 from fslab.targets.loop import backing_file, loops_backed_by
+from fslab.targets.mkfs import mount_options
 from fslab.targets.mount import mounts_under
 from fslab.targets.owner import NotOurs, Owned
 from fslab.targets.spec import TargetSpec
+from fslab.telemetry import statvfs_used_bytes
 
 # The module (the package's `provision` attribute is the function of the same name).
 provision_module = importlib.import_module("fslab.targets.provision")
@@ -412,6 +415,42 @@ def test_btrfs_without_data_checksums_mounts_nodatasum(lab: Lab) -> None:
     assert "nodatasum" in p.effective["mount"]["super_options"]
     assert p.effective["data_checksums"] is False
     assert p.effective["metadata_checksums"] is True
+
+
+def test_compression_is_btrfs_mount_option_named_once() -> None:
+    assert mount_options(spec(fs="btrfs", compression="zstd:3")) == ["compress=zstd:3"]
+    forced = spec(fs="btrfs", compression="lzo", compression_force=True)
+    assert mount_options(forced) == ["compress-force=lzo"]
+    with pytest.raises(pydantic.ValidationError, match="ext4 and xfs do not compress"):
+        spec(fs="ext4", compression="zstd")
+    with pytest.raises(pydantic.ValidationError, match="not a btrfs compression; use zstd"):
+        spec(fs="btrfs", compression="zstd:16")
+    with pytest.raises(pydantic.ValidationError, match="needs `compression`"):
+        spec(fs="btrfs", compression_force=True)
+    twice = spec(fs="btrfs", compression="zstd", mount_options=["noatime,compress=lzo"])
+    assert any("give it once" in p for p in user_arg_problems(twice))
+
+
+@needs_root
+@pytest.mark.parametrize("force", [None, True])
+def test_btrfs_compression_is_in_effect_and_shrinks_what_compresses(
+    lab: Lab, force: bool | None
+) -> None:
+    """16 MiB of text-like data take far less than 16 MiB on zstd:3; the mount says so."""
+    p = lab.provision(spec(name="z", fs="btrfs", compression="zstd:3", compression_force=force))
+    try:
+        option = "compress-force=zstd:3" if force else "compress=zstd:3"
+        assert option in p.effective["mount"]["super_options"], p.effective["mount"]
+        assert p.effective["compression"] == "zstd:3"
+        assert p.effective["compression_force"] is bool(force)
+        before = statvfs_used_bytes(p.workdir, sync=True)
+        line = b"fslab compresses this line, and the next one is the same. 0123456789\n"
+        (p.workdir / "text.dat").write_bytes(line * ((16 << 20) // len(line)))
+        used = statvfs_used_bytes(p.workdir, sync=True) - before
+        assert used < (16 << 20) // 4, f"{used} bytes on disk for 16 MiB"
+    finally:
+        teardown(p, lab.journal)
+    assert_gone(p)
 
 
 # --------------------------------------------------------------------------- fscrypt

@@ -275,8 +275,10 @@ class EngineJobKind(Kind):
         hold one window of rounds: a study stops each run once steady, with `runtime` as
         the cap. A shorter run (a demo's seconds, `--scale`) could never be steady, and
         its `not_steady` warning would take every verdict away: it runs its `runtime` as
-        without steady state. Nothing when the point sets `steady_state` itself."""
-        if "steady_state" in params:
+        without steady state; so does a job that ends after a count of I/Os
+        (`number_ios`: a file written once), whose work, not a window, is the measure.
+        Nothing when the point sets `steady_state` itself."""
+        if "steady_state" in params or params.get("number_ios") is not None:
             return {}
         runtime = params.get("runtime")
         if not isinstance(runtime, int | float) or isinstance(runtime, bool):

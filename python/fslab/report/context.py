@@ -231,6 +231,8 @@ _FACTS = (
     ("data_checksums", "data checksums"),
     ("metadata_checksums", "metadata checksums"),
     ("encryption", "encryption"),
+    ("compression", "compression"),
+    ("compression_force", "compression forced"),
     ("mkfs", "mkfs"),
     ("mount_command", "mount"),
     ("mount", "mount options in effect"),

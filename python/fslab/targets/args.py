@@ -357,6 +357,12 @@ def mount_problems(spec: TargetSpec) -> list[str]:
             if key in _MOUNT_REFUSED:
                 out.append(f"`mount_options` has {item!r}, which {_MOUNT_REFUSED[key]}; remove it")
                 continue
+            if spec.compression is not None and key in ("compress", "compress-force"):
+                out.append(
+                    f"`mount_options` has {item!r} and the target sets `compression`; "
+                    f"give it once (`compression`, which the report names)"
+                )
+                continue
             out += [
                 _device_problem("mount_options", item, part, why) for part, why in _devices_in(item)
             ]

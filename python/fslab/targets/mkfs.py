@@ -9,6 +9,8 @@ Pure functions: nothing here runs a tool. What each setting maps to:
   are the default, `false` mounts with `-o nodatasum`.
 - `profile` / `metadata_profile`: btrfs `-d PROFILE` / `-m PROFILE` over all devices.
 - `encryption = "fscrypt"`: ext4 `-O encrypt`, then a key and a policy (`fscrypt.py`).
+- `compression`: btrfs mounted `-o compress=ALG[:LEVEL]`, or `compress-force=` with
+  `compression_force = true`.
 
 Every file system gets the label `fslab-<target>` (cut to what the file system allows),
 for people: a label proves nothing. What the safety gate recognises as fslab's own is
@@ -140,6 +142,8 @@ def mount_options(spec: TargetSpec) -> list[str]:
         # (`nodatacow` would imply `nodatasum`, not the other way round); metadata
         # is always checksummed on btrfs.
         opts.append("nodatasum")
+    if spec.compression is not None:
+        opts.append(f"compress{'-force' if spec.compression_force else ''}={spec.compression}")
     return [*opts, *spec.mount_options]
 
 

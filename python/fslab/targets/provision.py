@@ -552,3 +552,7 @@ def _btrfs_effective(mnt: Path, eff: dict[str, Any]) -> None:
     opts = set(eff.get("mount", {}).get("super_options", []))
     eff["metadata_checksums"] = True
     eff["data_checksums"] = not ({"nodatasum", "nodatacow"} & opts)
+    # As the kernel took it: `compress=zstd:3`, `compress-force=lzo` (none: absent).
+    given = {k: v for k, _, v in (o.partition("=") for o in opts) if k.startswith("compress")}
+    eff["compression"] = given.get("compress-force") or given.get("compress")
+    eff["compression_force"] = "compress-force" in given if given else None

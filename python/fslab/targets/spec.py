@@ -9,6 +9,7 @@ study, so that the study may import the targets and not the other way round.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -48,6 +49,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+COMPRESSION_PATTERN = r"^(zstd(:([1-9]|1[0-5]))?|zlib(:[1-9])?|lzo)$"
+"""btrfs's algorithms and their levels, as its `compress=` mount option takes them."""
+
+
 class LoopSpec(_Strict):
     """Image files in the work directory, attached as loop devices."""
 
@@ -80,6 +85,12 @@ class TargetSpec(_Strict):
     profile: str | None = None
     metadata_profile: str | None = None
     encryption: Literal["fscrypt", "dm-crypt"] | None = None
+    compression: str | None = None
+    """btrfs's transparent compression (`zstd`, `zstd:1`..`zstd:15`, `zlib`, `zlib:1`..
+    `zlib:9`, `lzo`), mounted `compress=`: btrfs stops compressing a file whose first
+    writes do not shrink. `compression_force = true` mounts `compress-force=` instead:
+    every write is compressed and kept compressed when it shrinks."""
+    compression_force: bool | None = None
     scheduler: Literal["none", "mq-deadline", "kyber", "bfq"] | None = None
     """The I/O scheduler of the target's devices for its runs (`fslab.targets.scheduler`):
     set after the file system is made, put back when the target is taken down. Unset,
@@ -88,6 +99,16 @@ class TargetSpec(_Strict):
     mount_options: list[str] = []
 
     _sizes = field_validator("block_size", "cluster_size")(check_size)
+
+    @field_validator("compression")
+    @classmethod
+    def _compression(cls, v: str | None) -> str | None:
+        if v is not None and not re.fullmatch(COMPRESSION_PATTERN, v):
+            raise ValueError(
+                f"`{v}` is not a btrfs compression; use zstd, zstd:1 to zstd:15, zlib, "
+                f"zlib:1 to zlib:9, or lzo"
+            )
+        return v
 
     @field_validator("profile", "metadata_profile")
     @classmethod
@@ -105,7 +126,8 @@ class TargetSpec(_Strict):
             extra = [
                 k
                 for k in ("fs", "block_size", "cluster_size", "checksums", "profile",
-                          "metadata_profile", "encryption", "scheduler")
+                          "metadata_profile", "encryption", "scheduler", "compression",
+                          "compression_force")
                 if getattr(self, k) is not None
             ] + [k for k in ("mkfs_args", "mount_options") if getattr(self, k)]  # fmt: skip
             if extra:
@@ -117,6 +139,12 @@ class TargetSpec(_Strict):
         fs = self.fs
         if (self.profile or self.metadata_profile) and fs != "btrfs":
             raise ValueError("`profile` and `metadata_profile` are btrfs settings")
+        if (self.compression or self.compression_force is not None) and fs != "btrfs":
+            raise ValueError(
+                '`compression` is btrfs\'s here (ext4 and xfs do not compress); set `fs = "btrfs"`'
+            )
+        if self.compression_force is not None and self.compression is None:
+            raise ValueError("`compression_force` needs `compression` (`zstd:3`, `lzo`, ...)")
         if self.cluster_size is not None and fs != "ext4":
             raise ValueError(
                 "`cluster_size` is ext4's bigalloc; for xfs and btrfs use `block_size`"
