@@ -395,6 +395,7 @@ def test_cleanup_knows_how_to_undo_a_postgres_server(tmp_path: Path) -> None:
         ('runtime = "60s"', 5.0, 0.25),  # steady state may stop it after one window
         ('runtime = "60s"\nsteady_state = false', 60.0, 1.0),
         ('runtime = "60s"\nsteady_round = "2s"', 10.0, 0.5),
+        ('runtime = "120s"\nnumber_ios = 512', 2.0, 0.1),  # a file written once: its work
     ],
 )
 def test_telemetry_samples_a_run_at_least_20_times(

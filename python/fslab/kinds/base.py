@@ -61,6 +61,13 @@ def run_status(exit_code: int) -> str:
     return _STATUS.get(exit_code, "failed")
 
 
+BOUNDED_S = 2.0
+"""What a job a count of I/Os or bytes ends is expected to last, for its telemetry: its
+length is the work's, not the runtime's, and a file written once can take a second. At
+2 s telemetry samples every 0.1 s, so a device's bytes are counted over the job and not
+over whole seconds around it."""
+
+
 class RunContext(Protocol):
     """What a kind's run step gets from the runner (`fslab.run.Runner`): the results
     database, the engine, telemetry around a measured step, progress lines, and other
@@ -327,9 +334,12 @@ class EngineJobKind(Kind):
 
     def shortest_s(self, point: Point) -> float:
         """The least a run of the point can measure: its runtime, or one steady-state
-        window where the run may stop once steady (for telemetry's sampling interval)."""
+        window where the run may stop once steady, or `BOUNDED_S` where a count of I/Os
+        or bytes may end it sooner (for telemetry's sampling interval)."""
         params = self.engine_params(point)
         runtime = _num(params, "runtime", 0.0)
+        if params.get("number_ios") is not None or params.get("io_size") is not None:
+            return min(runtime, BOUNDED_S) if runtime else BOUNDED_S
         if params.get("steady_state") is not True:
             return runtime
         return min(runtime, self.window_s(params)) if runtime else self.window_s(params)
