@@ -240,16 +240,22 @@ def _ours(mountpoint: str, details: Mapping[str, Any]) -> bool:
             )
     uuid = details.get("uuid")
     for dev in {m.source for m in mounted}:
-        backing = loop.backing_file(dev)
-        if backing is not None and inside(backing, owned.path):
-            continue
-        if isinstance(uuid, str) and uuid and fs_uuid(dev) == uuid:
+        if _device_is_ours(dev, owned, uuid):
             continue
         raise NotOurs(
             f"{mountpoint}: {dev} is neither a loop device over fslab's image nor the file "
             f"system fslab made (UUID {uuid or 'unrecorded'}); leaving it alone"
         )
     return True
+
+
+def _device_is_ours(device: str, owned: Owned, uuid: object) -> bool:
+    """Whether `device` is a loop device over an image in `owned`, or holds the file
+    system fslab made (`uuid`): what lets undo touch it."""
+    backing = loop.backing_file(device)
+    if backing is not None and inside(backing, owned.path):
+        return True
+    return isinstance(uuid, str) and bool(uuid) and fs_uuid(device) == uuid
 
 
 def fs_uuid(device: str) -> str | None:
@@ -280,11 +286,8 @@ def _undo_scheduler(device: str, details: Mapping[str, Any]) -> bool:
     if current is None or current == previous:
         return True  # the device is gone, or has its scheduler back
     owned = prove(str(details.get("owner") or ""), details)
-    backing = loop.backing_file(device)
     uuid = details.get("uuid")
-    if not (backing is not None and inside(backing, owned.path)) and not (
-        isinstance(uuid, str) and uuid and fs_uuid(device) == uuid
-    ):
+    if not _device_is_ours(device, owned, uuid):
         raise NotOurs(
             f"{device}: neither a loop device over fslab's image nor the file system fslab "
             f"made (UUID {uuid or 'unrecorded'}); leaving its I/O scheduler ({current}) alone"

@@ -15,9 +15,19 @@ import os
 from pathlib import Path
 
 from fslab.errors import TargetError
+from fslab.targets.spec import SCHEDULERS
 
-SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
-"""The blk-mq schedulers Linux has; which of them a kernel offers is per device."""
+__all__ = [
+    "MODULES",
+    "SCHEDULERS",
+    "facts",
+    "offered_for_loop",
+    "parse",
+    "queue_dir",
+    "read",
+    "switch",
+]
+
 MODULES = {"mq-deadline": "mq-deadline", "kyber": "kyber-iosched", "bfq": "bfq"}
 """Each scheduler's kernel module, for the hint when one is not offered."""
 

@@ -10,13 +10,16 @@ study, so that the study may import the targets and not the other way round.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fslab.units import parse_size
 
 FS_KINDS = ("ext4", "xfs", "btrfs")
+Scheduler = Literal["none", "mq-deadline", "kyber", "bfq"]
+"""The blk-mq I/O schedulers Linux has; which of them a kernel offers is per device."""
+SCHEDULERS: tuple[str, ...] = get_args(Scheduler)
 BTRFS_PROFILES = (
     "single",
     "dup",
@@ -91,7 +94,7 @@ class TargetSpec(_Strict):
     writes do not shrink. `compression_force = true` mounts `compress-force=` instead:
     every write is compressed and kept compressed when it shrinks."""
     compression_force: bool | None = None
-    scheduler: Literal["none", "mq-deadline", "kyber", "bfq"] | None = None
+    scheduler: Scheduler | None = None
     """The I/O scheduler of the target's devices for its runs (`fslab.targets.scheduler`):
     set after the file system is made, put back when the target is taken down. Unset,
     the devices keep the kernel's (recorded either way)."""

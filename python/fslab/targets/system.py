@@ -371,21 +371,19 @@ def _scheduler_problem(spec: TargetSpec, who: str) -> str | None:
     """Why `scheduler` cannot be set on the target's devices here, or None."""
     name = spec.scheduler
     assert name is not None
-    if spec.device is not None:
-        for dev in spec.device:
-            offered, _ = scheduler.read(dev)
-            if name not in offered:
-                return (
-                    f"{who}: `scheduler = {name!r}`: the kernel offers {dev} "
-                    f"{' '.join(offered) or 'no scheduler'}; load its module "
-                    f"(`modprobe {scheduler.MODULES.get(name, name)}`) or choose one of those"
-                )
-        return None
-    offered = scheduler.offered_for_loop()
-    if offered and name not in offered:
-        return (
-            f"{who}: `scheduler = {name!r}`: the kernel offers loop devices "
-            f"{' '.join(offered)}; load its module (`modprobe "
-            f"{scheduler.MODULES.get(name, name)}`) or choose one of those"
-        )
+    # Loop devices all get the loop driver's offer; none attached yet: provision tells.
+    offers = (
+        [(dev, scheduler.read(dev)[0]) for dev in spec.device]
+        if spec.device is not None
+        else [("loop devices", o)]
+        if (o := scheduler.offered_for_loop())
+        else []
+    )
+    for where, offered in offers:
+        if name not in offered:
+            return (
+                f"{who}: `scheduler = {name!r}`: the kernel offers {where} "
+                f"{' '.join(offered) or 'no scheduler'}; load its module "
+                f"(`modprobe {scheduler.MODULES.get(name, name)}`) or choose one of those"
+            )
     return None
