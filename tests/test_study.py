@@ -138,7 +138,7 @@ def test_every_problem_is_reported_at_once() -> None:
     [
         (('profile = "raid1"', 'profile = "raid5"\n'), None),
         (("count = 2", "count = 1"), "needs at least 2 devices"),
-        (('fs = "ext4"', 'fs = "ntfs"'), "`ntfs` is not allowed"),
+        (('fs = "ext4"', 'fs = "ntfs4"'), "`ntfs4` is not allowed"),
         (
             ('fs = "ext4"\n', 'fs = "ext4"\ncluster_size = "64k"\nprofile = "raid1"\n'),
             "btrfs settings",
@@ -146,7 +146,7 @@ def test_every_problem_is_reported_at_once() -> None:
         (('name = "b1"', 'name = "ext4"'), "must be unique"),
         (('loop = { size = "1GiB" }', 'loop = { size = "lots" }'), "is not a size"),
         (('bs = ["4k", "64KiB"]', "bs = []"), "empty list"),
-        (('fs = "ext4"\n', 'fs = "xfs"\ncluster_size = "64k"\n'), "bigalloc"),
+        (('fs = "ext4"\n', 'fs = "xfs"\ncluster_size = "64k"\n'), "xfs has no `cluster_size`"),
         (('fs = "ext4"\nloop = { size = "1GiB" }', 'fs = "ext4"\ndir = "/tmp"'), "used as it is"),
         (('fs = "ext4"\n', 'dir = "/tmp"\n'), "not loop and dir"),
     ],

@@ -146,8 +146,12 @@ class Watch:
         devices = [*prov.devices, *(also.devices if also else [])]
         # `pids`: more processes that are the workload (a database server and its
         # backends, which are not our children).
+        # And the processes serving the file systems (a FUSE daemon).
+        servers = {*prov.servers, *(also.servers if also else ())}
         self.sampler = Sampler(
-            devices_under(devices), interval_s, lambda: {me} | (pids() if pids else set())
+            devices_under(devices),
+            interval_s,
+            lambda: {me} | servers | (pids() if pids else set()),
         )
         self.sampler.start()
         self.telemetry: Telemetry | None = None

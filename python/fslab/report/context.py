@@ -239,7 +239,7 @@ _FACTS = (
     ("kernel", "kernel"),
 )
 # Long tool output and per-run details: shown whole in the effective JSON, not as facts.
-_NOT_FACTS = {"raw", "loop", "caches", "label", "page_size", "queue"}
+_NOT_FACTS = {"raw", "loop", "caches", "label", "page_size", "queue", "mount_settings"}
 
 
 def _fact_text(key: str, value: Any) -> str | None:
@@ -257,6 +257,17 @@ def _fact_text(key: str, value: Any) -> str | None:
         return ", ".join(map(str, value))
     if isinstance(value, Mapping):
         return None
+    return str(value)
+
+
+def _mount_setting_text(key: str, value: Any) -> str | None:
+    """A named mount setting in effect (`mountopts.in_effect`) as the report says it."""
+    if value is None:
+        return None
+    if key == "commit_s":
+        return f"{value} s"
+    if isinstance(value, bool):
+        return "on" if value else "off"
     return str(value)
 
 
@@ -283,6 +294,12 @@ def target_facts(info: TargetInfo) -> list[tuple[str, str]]:
             text = _fact_text(key, value)
             if text:
                 out.append((key.replace("_", " "), text))
+    settings = eff.get("mount_settings")
+    if isinstance(settings, Mapping):
+        for key, value in settings.items():
+            text = _mount_setting_text(key, value)
+            if text:
+                out.append((f"mount {key.removesuffix('_s').replace('_', ' ')}", text))
     loops = eff.get("loop")
     if isinstance(loops, list) and loops:
         dio = {str(x.get("dio")) for x in loops if isinstance(x, Mapping)}

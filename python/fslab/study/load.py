@@ -19,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from fslab.kinds import DEFAULT_KIND, KINDS, Kind
 from fslab.safe_text import safe_text
+from fslab.study import target_sweep
 from fslab.study.model import LoopSpec, Study, TargetSpec
 from fslab.study.problems import KeyPath, Problem, StudyError, format_loc, unique, where
 from fslab.textfile import NotText, read_text
@@ -106,11 +107,20 @@ class Locator:
     the key, else of its table's header; a workload key it took from `[defaults]` is
     found there, as `defaults.<key>`."""
 
-    def __init__(self, place: str, text: str, data: dict[str, Any], defaults: Iterable[str]):
+    def __init__(
+        self,
+        place: str,
+        text: str,
+        data: dict[str, Any],
+        defaults: Iterable[str],
+        target_origin: list[int] | None = None,
+    ):
         self.place = place
         self.lines = line_index(text)
         self.data = data
         self.defaults = frozenset(defaults)
+        self.target_origin = target_origin
+        """For each target, the `[[target]]` table it came from (`target_sweep`)."""
 
     def written(self, loc: KeyPath) -> KeyPath:
         """`loc` with a workload key as the study spells it: a block workload's `threads`
@@ -139,6 +149,8 @@ class Locator:
                 return line, format_loc(loc, self.data)
         if len(loc) >= 2 and isinstance(loc[0], str) and isinstance(loc[1], int):
             table, idx, keys = loc[0], loc[1], [str(k) for k in loc[2:] if isinstance(k, str)]
+            if table == "target" and self.target_origin and idx < len(self.target_origin):
+                idx = self.target_origin[idx]
             for n in range(len(keys), 0, -1):
                 found = self.lines.get((table, idx, ".".join(keys[:n])))
                 if found:
@@ -319,8 +331,11 @@ def _parse_study(text: str, place: str) -> Study:
             [Problem(f"{place}:{line}: defaults" if line else f"{place}: defaults",
                      "must be a table of workload keys", hint="write it as `[defaults]`")]
         )  # fmt: skip
+    origin: list[int] | None = None
+    if isinstance(data.get("target"), list):
+        data["target"], origin = target_sweep.expand(data["target"])
     # Keys a workload only has because `[defaults]` gave them: those are found there.
-    locate = Locator(place, text, data, defaults if isinstance(defaults, dict) else ())
+    locate = Locator(place, text, data, defaults if isinstance(defaults, dict) else (), origin)
     try:
         # Paths in a workload (a fio `job_file`) are found beside the study file.
         study = Study.model_validate(data, context={"study_dir": str(Path(place).parent)})

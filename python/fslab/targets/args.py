@@ -18,6 +18,8 @@ The option tables come from the tools' sources:
   `--unsupported`.
 - mkfs.btrfs (btrfs-progs mkfs/main.c): getopt "A:b:fl:n:s:m:d:L:R:O:r:U:VvMKqu:" and the
   long options in `_BTRFS_LONG` (6.2 and the newer `--subvol`, `--compress`, ...).
+- mkntfs (ntfs-3g 2022.10), mkfs.f2fs (f2fs-tools 1.15) and mkfs.exfat (exfatprogs 1.2):
+  the getopt strings and long names their binaries hold. mkfs.f2fs's `-c` adds devices.
 
 As getopt does, an option that takes a value takes the rest of its word, or else the
 next word whatever it looks like; any other word that is not an option is an operand
@@ -35,10 +37,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.targets.families import FAMILIES
+from fslab.targets.mountopts import SETTINGS
 from fslab.targets.spec import TargetSpec
 from fslab.units import parse_size
 
-TOOL = {"ext4": "mkfs.ext4", "xfs": "mkfs.xfs", "btrfs": "mkfs.btrfs"}
+TOOL = {n: f.mkfs for n, f in FAMILIES.items()}
 
 
 @dataclass(frozen=True)
@@ -101,10 +105,31 @@ _BTRFS_LONG: dict[str, tuple[str, bool]] = {
     "version": ("-V", False),
 }
 
+_MKNTFS_LONG: dict[str, tuple[str, bool]] = {
+    "cluster-size": ("-c", True), "debug": ("--debug", False),
+    "enable-compression": ("-C", False), "fast": ("-f", False), "force": ("-F", False),
+    "heads": ("-H", True), "help": ("-h", False), "label": ("-L", True),
+    "license": ("-l", False), "mft-zone-multiplier": ("-z", True), "no-action": ("-n", False),
+    "no-indexing": ("-I", False), "partition-start": ("-p", True), "quick": ("-Q", False),
+    "quiet": ("-q", False), "sector-size": ("-s", True), "sectors-per-track": ("-S", True),
+    "verbose": ("-v", False), "version": ("-V", False), "with-uuid": ("-U", False),
+    "zero-time": ("-T", False),
+}  # fmt: skip
+_EXFAT_LONG: dict[str, tuple[str, bool]] = {
+    "volume-label": ("-L", True), "cluster-size": ("-c", True),
+    "boundary-align": ("-b", True), "pack-bitmap": ("--pack-bitmap", False),
+    "full-format": ("-f", False), "version": ("-V", False), "verbose": ("-v", False),
+    "help": ("-h", False),
+}  # fmt: skip
+_MKNTFS = _getopt("c:CfFhH:IlL:np:qQs:S:TUvVz:", _MKNTFS_LONG)
 _TABLES = {
     "ext4": _getopt("b:cd:e:g:i:jl:m:no:qr:s:t:vC:DE:FG:I:J:KL:M:N:O:R:ST:U:Vz:"),
     "xfs": _getopt("b:c:d:i:l:L:m:n:KNp:qr:s:CfV", {"unsupported": ("--unsupported", False)}),
     "btrfs": _getopt("A:b:fl:n:s:m:d:L:R:O:r:U:VvMKqu:", _BTRFS_LONG),
+    "ntfs": _MKNTFS,
+    "ntfs3": _MKNTFS,
+    "f2fs": _getopt("qa:c:C:d:e:E:g:hil:mo:O:rR:s:S:z:t:T:U:Vfw:"),
+    "exfat": _getopt("n:L:c:b:fVvh", _EXFAT_LONG),
 }
 
 # Options that make mkfs print something and exit without making a file system; the
@@ -113,7 +138,13 @@ _PRINT_ONLY = {
     "ext4": {"-V": "its version", "-n": "what it would do"},
     "xfs": {"-V": "its version", "-N": "the geometry it would use"},
     "btrfs": {"-V": "its version", "--help": "its usage"},
-}
+    "ntfs": {"-V": "its version", "-h": "its usage", "-l": "its licence",
+             "-n": "what it would do"},
+    "ntfs3": {"-V": "its version", "-h": "its usage", "-l": "its licence",
+              "-n": "what it would do"},
+    "f2fs": {"-V": "its version", "-h": "its usage"},
+    "exfat": {"-V": "its version", "-h": "its usage"},
+}  # fmt: skip
 
 # Mount options that name a device or file for mount or the kernel to use besides the
 # target's own device, or that make mount run a program.
@@ -260,6 +291,11 @@ def _option_problem(fs: str, o: Option) -> str | None:
             f"never checked; remove `device=` (fslab makes file systems with an internal "
             f"journal)"
         )
+    if fs == "f2fs" and o.name == "-c":
+        return (
+            f"has {said}, which adds devices to the f2fs file system, ones the safety gate "
+            f"never checked; remove it (fslab makes f2fs on the target's one device)"
+        )
     if fs == "ext4" and o.name == "-z":
         return (
             f"has {said}, which makes mke2fs write an undo file, outside fslab's work "
@@ -356,6 +392,17 @@ def mount_problems(spec: TargetSpec) -> list[str]:
             key = item.partition("=")[0].strip().strip("\"'").lower()
             if key in _MOUNT_REFUSED:
                 out.append(f"`mount_options` has {item!r}, which {_MOUNT_REFUSED[key]}; remove it")
+                continue
+            named = next(
+                (k for k in (spec.mount.given() if spec.mount else ())
+                 if key in SETTINGS[k].option_names),
+                None,
+            )  # fmt: skip
+            if named is not None:
+                out.append(
+                    f"`mount_options` has {item!r} and the target sets `mount.{named}`; "
+                    f"give it once (`mount.{named}`, which the report names)"
+                )
                 continue
             if spec.compression is not None and key in ("compress", "compress-force"):
                 out.append(

@@ -28,16 +28,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from fslab.targets._proc import which
+from fslab.targets.families import FAMILIES
 
 NAME = ".fslab-filesystem"
 _MAGIC = "fslab file system token v1"
 _TOKEN_BYTES = 32
-# Read-only and nothing replayed: the mount must not write to the device.
-_RO_OPTIONS = {
-    "ext4": "ro,noload",
-    "xfs": "ro,norecovery",
-    "btrfs": "ro,rescue=nologreplay",
-}
+# blkid's type -> (mount's type, read-only options that replay nothing: the mount must
+# not write to the device). NTFS is read through ntfs-3g, its first family.
+_RO_MOUNT = {f.blkid_type: (f.mount_type, f.ro_options) for f in reversed(FAMILIES.values())}
 _SAFE = "nosuid,nodev,noexec"
 _TIMEOUT_S = 60.0
 
@@ -90,7 +88,7 @@ def read(fstype: str, devices: Sequence[str]) -> str | None:
     """The digest of the token in the file system on `devices` (the first one, with the
     others as its btrfs members), or None when it holds no valid token file or cannot be
     mounted read-only."""
-    options = _RO_OPTIONS.get(fstype)
+    mount_type, options = _RO_MOUNT.get(fstype, (fstype, None))
     unshare = which("unshare")
     if options is None or unshare is None or not devices:
         return None
@@ -98,7 +96,7 @@ def read(fstype: str, devices: Sequence[str]) -> str | None:
     # /mnt is covered only inside the child's namespace.
     mnt = "/mnt"
     argv = [unshare, "--mount", "--propagation", "private", "--", "/bin/sh", "-c", _READER]
-    argv += ["fslab-token", fstype, opts, devices[0], mnt, NAME]
+    argv += ["fslab-token", mount_type, opts, devices[0], mnt, NAME]
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C", "MNT": mnt, "NAME": NAME}
     try:
         proc = subprocess.run(

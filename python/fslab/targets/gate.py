@@ -37,11 +37,12 @@ from pathlib import Path
 from fslab.errors import SafetyError
 from fslab.targets import fstoken
 from fslab.targets._proc import run
+from fslab.targets.families import FAMILIES
 from fslab.targets.fstoken import Made
 from fslab.targets.mount import block_rdev, mountinfo, unescape
 
 # File systems fslab makes, whose signature may be its own (by UUID).
-_OWN_TYPES = ("ext4", "xfs", "btrfs")
+_OWN_TYPES = tuple(dict.fromkeys(f.blkid_type for f in FAMILIES.values()))
 
 
 @dataclass(frozen=True)

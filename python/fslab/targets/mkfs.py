@@ -27,9 +27,13 @@ passed the safety gate.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
+from uuid import uuid4
 
+from fslab.targets import mountopts
 from fslab.targets.args import has_option, parse_mkfs_args, suboptions, user_arg_problems
+from fslab.targets.families import FAMILIES
 from fslab.targets.spec import TargetSpec
 from fslab.units import parse_size
 
@@ -37,27 +41,15 @@ KiB = 1 << 10
 MiB = 1 << 20
 
 LABEL_PREFIX = "fslab-"
-# Longest label each file system takes (ext4: 16 bytes; xfs: 12; btrfs: 255).
-LABEL_MAX = {"ext4": 16, "xfs": 12, "btrfs": 255}
-
-MKFS_TOOL = {"ext4": "mkfs.ext4", "xfs": "mkfs.xfs", "btrfs": "mkfs.btrfs"}
-
-# Smallest device (loop image) fslab makes for each file system, per device. `--scale`
-# never shrinks an image below these; sizes written in a study must not be below them.
-# - xfs: mkfs.xfs (xfsprogs >= 5.19) refuses file systems under 300 MiB.
-# - btrfs: mkfs.btrfs needs about 114 MiB per device for the non-mixed layout; 128 MiB
-#   worked here for every profile, raid5/raid6 included.
-# - ext4: mke2fs makes tiny file systems, but 64 MiB keeps a normal journal (4 MiB+)
-#   and room for a 64 KiB bigalloc layout.
-MIN_DEVICE_BYTES = {"ext4": 64 * MiB, "xfs": 300 * MiB, "btrfs": 128 * MiB}
-
-# Block sizes each mkfs accepts (powers of two in this range). Whether the kernel mounts
-# a given size is a separate question, answered in `system.block_size_problem`.
-MKFS_BLOCK_SIZES = {
-    "ext4": (1 * KiB, 64 * KiB),
-    "xfs": (512, 64 * KiB),
-    "btrfs": (4 * KiB, 64 * KiB),
-}
+# Per file system (`families.FAMILIES` is the one source): the longest label, the mkfs
+# tool, the smallest device (loop image) fslab makes, per device (`--scale` never
+# shrinks an image below it; a size written in the study must not be below it), and the
+# block sizes mkfs accepts (powers of two in this range; whether the kernel mounts a
+# given size is a separate question, answered in `system.block_size_problem`).
+LABEL_MAX = {n: f.label_max for n, f in FAMILIES.items()}
+MKFS_TOOL = {n: f.mkfs for n, f in FAMILIES.items()}
+MIN_DEVICE_BYTES = {n: f.min_device_bytes for n, f in FAMILIES.items()}
+MKFS_BLOCK_SIZES = {n: f.block_sizes for n, f in FAMILIES.items() if f.block_sizes}
 # mke2fs takes a bigalloc cluster of 2 to 2^15 blocks (`-C`, a power of two).
 EXT4_MAX_CLUSTER_RATIO = 1 << 15
 
@@ -121,7 +113,7 @@ def mkfs_argv(
             argv += ["-b", f"size={block}"]
         if spec.checksums is not None:
             argv += ["-m", "crc=1" if spec.checksums else XFS_NO_CRC]
-    else:
+    elif fs == "btrfs":
         argv = ["mkfs.btrfs", "-f", "-L", label]
         if spec.profile is not None:
             argv += ["-d", spec.profile]
@@ -129,9 +121,46 @@ def mkfs_argv(
             argv += ["-m", spec.metadata_profile]
         if block is not None:
             argv += ["-s", str(block)]
-    if uuid is not None:
+    elif fs in ("ntfs", "ntfs3"):
+        # -f: a quick format (no zeroing, no bad-sector scan: the image is new).
+        argv = ["mkntfs", "-F", "-f", "-q", "-L", label]
+        cluster = size_of(spec.cluster_size)
+        if cluster is not None:
+            argv += ["-c", str(cluster)]
+    elif fs == "f2fs":
+        argv = ["mkfs.f2fs", "-f", "-q", "-l", label]
+    else:
+        argv = ["mkfs.exfat", "-L", label]
+        cluster = size_of(spec.cluster_size)
+        if cluster is not None:
+            argv += ["-c", str(cluster)]
+    if uuid is not None and FAMILIES[fs].uuid == "uuid":
         argv += ["-m", f"uuid={uuid}"] if fs == "xfs" else ["-U", uuid]
-    return [*argv, *spec.mkfs_args, "--", *devices]
+    end = ["--"] if FAMILIES[fs].takes_end_of_options else []
+    return [*argv, *spec.mkfs_args, *end, *devices]
+
+
+def new_uuid(fs: str) -> str:
+    """A fresh name for a file system of `fs`, as blkid will print it: a UUID, or a
+    volume serial (`families.UuidStyle`)."""
+    style = FAMILIES[fs].uuid
+    if style == "uuid":
+        return str(uuid4())
+    if style == "serial64":
+        return secrets.token_hex(8).upper()
+    hex8 = secrets.token_hex(4).upper()
+    return f"{hex8[:4]}-{hex8[4:]}"
+
+
+def name_argv(fs: str, device: str, uuid: str) -> list[str] | None:
+    """The command that gives the file system on `device` the serial `uuid` after mkfs
+    (mkntfs and mkfs.exfat take none), or None where mkfs took it (`mkfs_argv`)."""
+    style = FAMILIES[fs].uuid
+    if style == "serial64":
+        return ["ntfslabel", f"--new-serial={uuid}", device]
+    if style == "serial32":
+        return ["tune.exfat", "-I", "0x" + uuid.replace("-", ""), device]
+    return None
 
 
 def mount_options(spec: TargetSpec) -> list[str]:
@@ -144,6 +173,8 @@ def mount_options(spec: TargetSpec) -> list[str]:
         opts.append("nodatasum")
     if spec.compression is not None:
         opts.append(f"compress{'-force' if spec.compression_force else ''}={spec.compression}")
+    if spec.mount is not None:
+        opts += mountopts.words(spec.mount.given())
     return [*opts, *spec.mount_options]
 
 
@@ -202,6 +233,10 @@ def mkfs_write_bytes(spec: TargetSpec, size: int) -> int:
     - btrfs: superblocks and the first trees (`_BTRFS_WRITES`).
     """
     if spec.fs == "btrfs":
+        return min(size, _BTRFS_WRITES)
+    if spec.fs not in ("ext4", "xfs"):
+        # mkntfs -f, mkfs.f2fs and mkfs.exfat write their metadata only (a 256 MiB
+        # NTFS image took under 3 MiB here).
         return min(size, _BTRFS_WRITES)
     if spec.fs == "xfs":
         return min(size // 4, max(_XFS_LOG[0], min(size // 2048, _XFS_LOG[1])))

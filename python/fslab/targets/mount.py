@@ -209,3 +209,21 @@ def umount(mountpoint: str | Path, *, retry_s: float = UMOUNT_RETRY_S) -> None:
             )
         time.sleep(delay)
         delay = min(delay * 2, 0.5)
+
+
+def fuse_servers(mountpoint: Path) -> tuple[int, ...]:
+    """The processes serving a FUSE mount at `mountpoint` (ntfs-3g's daemon): those whose
+    command line names it. The daemon forks away from `mount`, so it is found by what it
+    serves, not by who started it."""
+    want = os.fsencode(str(mountpoint))
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if want in argv:
+            found.append(int(entry.name))
+    return tuple(sorted(found))

@@ -19,15 +19,22 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-from uuid import uuid4
 
 from fslab.errors import FslabError, TargetError
-from fslab.targets import fscrypt, fstoken, gate, loop, scheduler
+from fslab.targets import fscrypt, fstoken, gate, loop, mountopts, scheduler
 from fslab.targets._proc import run
+from fslab.targets.families import FAMILIES
 from fslab.targets.fstoken import Made
 from fslab.targets.journal import Journal, JournalRef, fs_uuid, make_dir, undo, undo_refs
-from fslab.targets.mkfs import label_for, loop_image_size, mkfs_argv, mount_options
-from fslab.targets.mount import MountInfo, mount, mount_containing, mounts_at
+from fslab.targets.mkfs import (
+    label_for,
+    loop_image_size,
+    mkfs_argv,
+    mount_options,
+    name_argv,
+    new_uuid,
+)
+from fslab.targets.mount import MountInfo, fuse_servers, mount, mount_containing, mounts_at
 from fslab.targets.owner import MARKER, Owned
 from fslab.targets.spec import TargetSpec
 from fslab.targets.system import System, check
@@ -56,6 +63,9 @@ class Provisioned:
     owner: Owned | None = field(default=None, compare=False, repr=False)
     """The directory fslab made for the target: what runs in it (a database server)
     journals its side effects under it."""
+    servers: tuple[int, ...] = field(default=(), compare=False, repr=False)
+    """Processes that serve the file system (ntfs-3g's FUSE daemon): their CPU is the
+    workload's, not a neighbour's."""
 
 
 # --------------------------------------------------------------------------- layout
@@ -129,8 +139,12 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
                 + ", after the safety gate passes: everything on it is lost"
             )
     size = lay.image_size if lay.kind == "loop" else gate.device_size(lay.devices[0])
+    fam = FAMILIES[spec.fs]
     argv = mkfs_argv(spec, lay.devices, size, uuid="<new uuid>")
     out.append(f"make the file system: `{shlex.join(argv)}`")
+    for dev in lay.devices:
+        if (named := name_argv(spec.fs, dev, "<new serial>")) is not None:
+            out.append(f"name it: `{shlex.join(named)}`")
     if spec.scheduler is not None:
         now = [str(scheduler.read(d)[1]) for d in lay.devices] if lay.kind == "device" else []
         out.append(
@@ -138,7 +152,7 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
             + (f" (now {', '.join(now)})" if now else "")
         )
     opts = _mount_options(spec, lay.devices)
-    mount_cmd = ["mount", "-t", spec.fs, *(["-o", ",".join(opts)] if opts else [])]
+    mount_cmd = ["mount", "-t", fam.mount_type, *(["-o", ",".join(opts)] if opts else [])]
     out.append(
         f"create {lay.mountpoint} and mount it there: "
         f"`{shlex.join([*mount_cmd, lay.devices[0], str(lay.mountpoint)])}`"
@@ -337,7 +351,7 @@ def _provision_fs(
     # fslab names the file system: the UUID is how cleanup knows a mount, and with the
     # token written into it below, how a later run knows a device holds the file system
     # fslab made (fstoken; a UUID or a label proves nothing alone).
-    uuid = str(uuid4())
+    uuid = new_uuid(fs)
     argv = mkfs_argv(spec, devices, size, uuid=uuid)
     mkfs_details: dict[str, Any] = {"argv": argv, "uuid": uuid, "kind": lay.kind}
     token = None
@@ -345,8 +359,11 @@ def _provision_fs(
         token, mkfs_details["token_sha256"] = fstoken.new()
     with rec.step("mkfs", ",".join(devices), mkfs_details):
         mkfs_out = run(argv)
+        for dev in devices:
+            if (named := name_argv(fs, dev, uuid)) is not None:
+                run(named)
     for dev in devices:
-        if (found := fs_uuid(dev)) != uuid:
+        if (found := fs_uuid(dev)) is None or found.upper() != uuid.upper():
             raise TargetError(
                 f"target `{spec.name}`: {dev} has the UUID {found} after mkfs, not {uuid} "
                 f"as fslab asked",
@@ -363,7 +380,7 @@ def _provision_fs(
     opts = _mount_options(spec, tuple(devices))
     where = {"device": devices[0], "devices": devices, "fstype": fs, "uuid": uuid, **mine}
     with rec.step("mount", str(mnt), where):
-        mount_argv = mount(devices[0], mnt, fs, opts)
+        mount_argv = mount(devices[0], mnt, FAMILIES[fs].mount_type, opts)
     if token is not None:
         fstoken.write(mnt, token)
 
@@ -405,16 +422,28 @@ def _provision_fs(
     infos = mounts_at(mnt)
     if infos:
         eff["mount"] = _mount_record(infos[-1])
+        seen = [*infos[-1].options, *infos[-1].super_options]
+        eff["mount_settings"] = mountopts.in_effect(fs, seen)
     eff["raw"] = {"mkfs": (mkfs_out.stdout + mkfs_out.stderr).strip()}
     if fs == "ext4":
         _ext4_effective(devices[0], eff)
     elif fs == "xfs":
         _xfs_effective(mnt, eff)
-    else:
+    elif fs == "btrfs":
         _btrfs_effective(mnt, eff)
+    else:
+        _statvfs_effective(mnt, eff)
+    if not FAMILIES[fs].direct_io:
+        eff["direct_io"] = (
+            f"not honoured: {FAMILIES[fs].title} takes O_DIRECT and serves the I/O through "
+            f"the page cache; its numbers measure the Linux driver and the cache"
+        )
     eff["encryption"] = encryption
     images = lay.images if lay.kind == "loop" else ()
-    return Provisioned(spec.name, workdir, mnt, tuple(devices), images, eff, tuple(rec.refs), owned)
+    servers = fuse_servers(mnt) if FAMILIES[fs].mount_tool is not None else ()
+    return Provisioned(
+        spec.name, workdir, mnt, tuple(devices), images, eff, tuple(rec.refs), owned, servers
+    )
 
 
 def _set_scheduler(rec: _Recorder, name: str, device: str, details: dict[str, Any]) -> None:
@@ -485,6 +514,17 @@ def _ext4_effective(device: str, eff: dict[str, Any]) -> None:
     eff["block_size"] = block
     eff["cluster_size"] = eff["ext4"]["cluster_size"]
     eff["metadata_checksums"] = "metadata_csum" in features
+    eff["data_checksums"] = False
+
+
+def _statvfs_effective(mnt: Path, eff: dict[str, Any]) -> None:
+    """What every file system says of itself: its allocation unit (NTFS's and exFAT's
+    cluster, f2fs's block) from statvfs, as the kernel or the FUSE driver reports it."""
+    st = os.statvfs(mnt)
+    eff["statvfs"] = {"bsize": st.f_bsize, "frsize": st.f_frsize, "blocks": st.f_blocks}
+    eff["block_size"] = st.f_frsize
+    eff["cluster_size"] = st.f_frsize
+    eff["metadata_checksums"] = False
     eff["data_checksums"] = False
 
 

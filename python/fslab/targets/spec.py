@@ -14,9 +14,11 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from fslab.targets.families import FAMILIES, FS_NAMES, FsName, names_with
+from fslab.targets.mountopts import SETTINGS
 from fslab.units import parse_size
 
-FS_KINDS = ("ext4", "xfs", "btrfs")
+FS_KINDS = FS_NAMES
 Scheduler = Literal["none", "mq-deadline", "kyber", "bfq"]
 """The blk-mq I/O schedulers Linux has; which of them a kernel offers is per device."""
 SCHEDULERS: tuple[str, ...] = get_args(Scheduler)
@@ -56,6 +58,37 @@ COMPRESSION_PATTERN = r"^(zstd(:([1-9]|1[0-5]))?|zlib(:[1-9])?|lzo)$"
 """btrfs's algorithms and their levels, as its `compress=` mount option takes them."""
 
 
+class MountSpec(_Strict):
+    """Mount options as named settings (`fslab.targets.mountopts` has what each means,
+    which file systems take it and how it is read back)."""
+
+    atime: Literal["noatime", "relatime", "strictatime"] | None = None
+    lazytime: bool | None = None
+    discard: bool | Literal["async"] | None = None
+    commit_s: int | None = Field(None, ge=1, le=300)
+    data: Literal["ordered", "writeback", "journal"] | None = None
+    logbsize: Size | None = None
+    ssd: bool | None = None
+    space_cache: Literal["v2", False] | None = None
+    autodefrag: bool | None = None
+
+    @field_validator("logbsize")
+    @classmethod
+    def _logbsize(cls, v: str | int | None) -> str | int | None:
+        if v is not None:
+            n = parse_size(v)
+            if n not in (16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10):
+                raise ValueError(f"`{v}` is no xfs log buffer size: 16, 32, 64, 128 or 256 KiB")
+        return v
+
+    def given(self) -> dict[str, object]:
+        """The settings written, with `logbsize` in bytes."""
+        out = self.model_dump(exclude_none=True)
+        if self.logbsize is not None:
+            out["logbsize"] = parse_size(self.logbsize)
+        return out
+
+
 class LoopSpec(_Strict):
     """Image files in the work directory, attached as loop devices."""
 
@@ -78,7 +111,7 @@ class TargetSpec(_Strict):
     """Which of the study's questions the target answers (`RAID layout`, `cluster size`):
     targets of one question are compared with each other, against its own baseline (its
     first target). Without it, every target answers the study's one question."""
-    fs: Literal["ext4", "xfs", "btrfs"] | None = None
+    fs: FsName | None = None
     loop: LoopSpec | None = None
     dir: str | None = None
     device: list[str] | None = None
@@ -98,6 +131,9 @@ class TargetSpec(_Strict):
     """The I/O scheduler of the target's devices for its runs (`fslab.targets.scheduler`):
     set after the file system is made, put back when the target is taken down. Unset,
     the devices keep the kernel's (recorded either way)."""
+    mount: MountSpec | None = None
+    """Mount options as named settings, recorded as in effect (`mount_options` is free
+    text for the rest)."""
     mkfs_args: list[str] = []
     mount_options: list[str] = []
 
@@ -130,27 +166,48 @@ class TargetSpec(_Strict):
                 k
                 for k in ("fs", "block_size", "cluster_size", "checksums", "profile",
                           "metadata_profile", "encryption", "scheduler", "compression",
-                          "compression_force")
+                          "compression_force", "mount")
                 if getattr(self, k) is not None
             ] + [k for k in ("mkfs_args", "mount_options") if getattr(self, k)]  # fmt: skip
             if extra:
                 raise ValueError(
                     f"a `dir` target is used as it is: {', '.join(extra)} cannot apply to it"
                 )
-        elif self.fs is None:
-            raise ValueError("needs `fs` (ext4, xfs, btrfs), or `dir` for an existing directory")
+            return self
+        if self.fs is None:
+            raise ValueError(
+                f"needs `fs` ({', '.join(FS_NAMES)}), or `dir` for an existing directory"
+            )
         fs = self.fs
+        fam = FAMILIES[fs]
         if (self.profile or self.metadata_profile) and fs != "btrfs":
             raise ValueError("`profile` and `metadata_profile` are btrfs settings")
         if (self.compression or self.compression_force is not None) and fs != "btrfs":
             raise ValueError(
                 '`compression` is btrfs\'s here (ext4 and xfs do not compress); set `fs = "btrfs"`'
             )
+        for key in self.mount.given() if self.mount is not None else ():
+            takes = SETTINGS[key].filesystems
+            if fs not in takes:
+                raise ValueError(
+                    f"`mount.{key}` is not a {fs} mount option (it applies to {', '.join(takes)})"
+                )
         if self.compression_force is not None and self.compression is None:
             raise ValueError("`compression_force` needs `compression` (`zstd:3`, `lzo`, ...)")
-        if self.cluster_size is not None and fs != "ext4":
+        if self.cluster_size is not None and fam.cluster_sizes is None:
             raise ValueError(
-                "`cluster_size` is ext4's bigalloc; for xfs and btrfs use `block_size`"
+                f"{fs} has no `cluster_size` (it applies to {names_with('cluster_sizes')}); "
+                + ("use `block_size`" if fam.block_sizes else "leave it out")
+            )
+        if self.block_size is not None and fam.block_sizes is None:
+            raise ValueError(
+                f"{fs} has no `block_size` here (it applies to {names_with('block_sizes')})"
+                + ("; use `cluster_size`" if fam.cluster_sizes else "")
+            )
+        if self.checksums is not None and not fam.checksums:
+            raise ValueError(
+                f"{fs} has no checksums to turn on or off (`checksums` applies to "
+                f"{names_with('checksums')})"
             )
         if self.encryption == "fscrypt" and fs != "ext4":
             raise ValueError('`encryption = "fscrypt"` is supported on ext4 here')
@@ -162,7 +219,7 @@ class TargetSpec(_Strict):
                     f"btrfs {key} `{p}` needs at least {BTRFS_MIN_DEVICES[p]} devices, "
                     f"the target has {devices} (set `loop.count`)"
                 )
-        if devices > 1 and fs != "btrfs":
+        if devices > fam.max_devices:
             raise ValueError(
                 f"{fs} uses one device; several devices need btrfs (md RAID is not supported yet)"
             )

@@ -14,6 +14,7 @@ from pathlib import Path
 from fslab.targets import gate, scheduler
 from fslab.targets._proc import run, which
 from fslab.targets.args import mkfs_problems, mount_problems
+from fslab.targets.families import FAMILIES
 from fslab.targets.mkfs import (
     EXT4_MAX_CLUSTER_RATIO,
     MIN_DEVICE_BYTES,
@@ -40,11 +41,22 @@ TOOLS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "umount": ("mount", None),
     "blkid": ("util-linux", ("blkid", "--version")),
     "wipefs": ("util-linux", ("wipefs", "--version")),
+    "mkntfs": ("ntfs-3g", ("mkntfs", "--version")),
+    "ntfsinfo": ("ntfs-3g", None),
+    "ntfslabel": ("ntfs-3g", None),
+    "mount.ntfs-3g": ("ntfs-3g", ("ntfs-3g", "--version")),
+    "mkfs.f2fs": ("f2fs-tools", ("mkfs.f2fs", "-V")),
+    "dump.f2fs": ("f2fs-tools", None),
+    "mkfs.exfat": ("exfatprogs", ("mkfs.exfat", "-V")),
+    "dump.exfat": ("exfatprogs", None),
+    "tune.exfat": ("exfatprogs", None),
     "fscrypt": ("fscrypt", ("fscrypt", "--version")),
     "fio": ("fio", ("fio", "--version")),
 }
 # What reading the results back needs, per file system (`effective`).
-INSPECT_TOOL = {"ext4": "tune2fs", "xfs": "xfs_info", "btrfs": "btrfs"}
+INSPECT_TOOL = {n: f.inspect for n, f in FAMILIES.items()}
+# What names a file system after mkfs, where mkfs cannot (`mkfs.name_argv`).
+NAME_TOOL = {"serial64": "ntfslabel", "serial32": "tune.exfat"}
 
 # Kernel options that decide what works; read from /proc/config.gz when the kernel has it.
 CONFIG_KEYS = (
@@ -154,9 +166,10 @@ def _filesystems(release: str) -> frozenset[str]:
     except OSError:
         pass
     modules = Path("/lib/modules") / release / "kernel" / "fs"
-    for fs in ("ext4", "xfs", "btrfs"):
-        if (modules / fs).is_dir():
-            names.add(fs)
+    for f in FAMILIES.values():
+        # A module not loaded yet: mount loads it. (fuseblk's module is fs/fuse.)
+        if (modules / ("fuse" if f.kernel == "fuseblk" else f.kernel)).is_dir():
+            names.add(f.kernel)
     return frozenset(names)
 
 
@@ -258,9 +271,17 @@ def keyed_check(
             f"{who}: making a file system needs root (losetup, mkfs, mount); run fslab as "
             f"root, or use a `dir` target",
         )
-    if fs not in system.filesystems:
-        add("fs", f"{who}: the kernel has no {fs} (not in /proc/filesystems)")
-    for tool in (MKFS_TOOL[fs], INSPECT_TOOL[fs], "mount", "umount"):
+    fam = FAMILIES[fs]
+    if fam.kernel not in system.filesystems:
+        add(
+            "fs",
+            f"{who}: `fs = {fs!r}` needs {fam.kernel} in the kernel ({fam.kernel_config}), "
+            f"and this kernel ({system.kernel}) has none (not in /proc/filesystems, no "
+            f"module); run the study on a kernel built with it, or choose another `fs`",
+        )
+    wanted = [MKFS_TOOL[fs], INSPECT_TOOL[fs], "mount", "umount"]
+    wanted += [t for t in (fam.mount_tool, NAME_TOOL.get(fam.uuid)) if t is not None]
+    for tool in wanted:
         if not system.has_tool(tool):
             add(
                 None,
@@ -291,7 +312,16 @@ def keyed_check(
         why = block_size_problem(fs, size, system, checksums=spec.checksums)
         if why:
             add("block_size", f"{who}: `block_size = {spec.block_size!r}` cannot be used: {why}")
-    if spec.cluster_size is not None:
+    if spec.cluster_size is not None and fam.cluster_sizes is not None and fs != "ext4":
+        cluster = parse_size(spec.cluster_size)
+        low, high = fam.cluster_sizes
+        if not is_power_of_two(cluster) or not low <= cluster <= high:
+            add(
+                "cluster_size",
+                f"{who}: `cluster_size = {spec.cluster_size!r}` cannot be used: {fs} takes a "
+                f"power of two from {format_bytes(low)} to {format_bytes(high)}",
+            )
+    elif spec.cluster_size is not None:
         cluster = parse_size(spec.cluster_size)
         block = parse_size(spec.block_size) if spec.block_size is not None else 4096
         if not is_power_of_two(cluster) or cluster <= block:
