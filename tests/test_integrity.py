@@ -119,6 +119,9 @@ name = "{name}"
         ('dir = "{root}/d"', "fslab injects faults only into loop images"),
         ('fs = "btrfs"\nloop = {{ size = "256MiB" }}\nmount_options = ["compress=zstd"]',
          "mounts with compression"),
+        ('fs = "btrfs"\nloop = {{ size = "256MiB" }}\ncompression = "zstd"',
+         "mounts with compression"),
+        ('fs = "ntfs"\nloop = {{ size = "256MiB" }}', "maps a file's blocks on ext4, xfs"),
     ],
 )  # fmt: skip
 def test_plan_refuses_targets_fslab_cannot_inject_into(

@@ -253,7 +253,10 @@ def _target_refusal(t: TargetSpec) -> str | None:
     if t.encryption:
         return (f"target `{t.name}` is encrypted: integrity runs on encrypted targets are "
                 "not supported yet")  # fmt: skip
-    if any("compress" in o for o in t.mount_options):
+    if t.fs not in TOOLS:
+        return (f"target `{t.name}` is {t.fs}: fslab maps a file's blocks on ext4, xfs and "
+                "btrfs only, so it cannot aim a fault at this file system")  # fmt: skip
+    if t.compression or any("compress" in o for o in t.mount_options):
         return (f"target `{t.name}` mounts with compression: a compressed extent's bytes "
                 "in the image are not the file's: a fault there tests something else")  # fmt: skip
     return None
