@@ -984,6 +984,33 @@ def test_a_study_names_the_metrics_its_summary_answers(tmp_path: Path) -> None:
     assert not different(Gap(0.99, 0.9, 1.1, 3), peak)
 
 
+def test_a_target_that_measured_none_where_the_baseline_measured_some_is_best(
+    tmp_path: Path,
+) -> None:
+    """`noatime` writes no bytes while reading where `relatime` writes 24 MiB: no ratio of
+    logs exists, yet the grid must say `none` and name it best, not leave the cell empty
+    and crown the next target."""
+    path = tmp_path / "fslab-results.db"
+    db = ResultsDb(path)
+    sid = db.study("atime")
+    written = {"relatime": 24.0, "noatime": 0.0, "strictatime": 32.0}
+    for target, mib in written.items():
+        pid = db.point(sid, target, PARAMS)
+        for rep, n in enumerate((0.99, 1.0, 1.01)):
+            run = db.run(pid, rep, _ops("randread", 10_000.0 * n))
+            db.con.execute(
+                "INSERT INTO run_metric VALUES (?, ?, ?)",
+                (run, "randread.written_bytes", mib * n * (1 << 20)),
+            )
+    db.close()
+    _set_study(path, sid, "toml", 'name = "atime"\nsummary = ["written_bytes"]\n')
+    [grid] = [a for a in summary(build_comparison(path)) if isinstance(a, Grid)]
+    [row] = grid.rows
+    cells = dict(zip(grid.targets, row.cells, strict=True))
+    assert cells["noatime"] is not None and cells["noatime"].text == "none"
+    assert row.answer.best == "noatime"
+
+
 def test_a_summary_metric_that_does_not_exist_is_named_with_the_ones_that_do() -> None:
     with pytest.raises(StudyError) as e:
         parse_study(

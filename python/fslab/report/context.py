@@ -233,6 +233,7 @@ _FACTS = (
     ("encryption", "encryption"),
     ("compression", "compression"),
     ("compression_force", "compression forced"),
+    ("direct_io", "direct I/O"),
     ("mkfs", "mkfs"),
     ("mount_command", "mount"),
     ("mount", "mount options in effect"),

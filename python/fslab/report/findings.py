@@ -123,6 +123,9 @@ class TargetAnswer:
     baseline_flagged: dict[str, int] = field(default_factory=dict)
     """Points without a verdict because the *baseline's* runs there are flagged, by the
     kinds of its warnings: the target's own runs may be fine."""
+    none_where_base_some: bool = False
+    """Every run of the target measured 0 where every run of the baseline measured more
+    (no bytes written with `noatime`): no ratio of logs exists, and none is needed."""
 
 
 @dataclass(frozen=True)
@@ -369,6 +372,8 @@ def _grid_cell(t: TargetAnswer, a: Answer) -> GridCell | None:
     the verdict on the family's geometric mean (its interval, as the sentences say it), the
     count the points that are so on their own where not all are."""
     points = a.points
+    if t.none_where_base_some:
+        return GridCell("none", None, False)
     if t.gap is None:
         if t.measured is None:
             return None
@@ -637,14 +642,16 @@ def _answer(
         targets.append(
             TargetAnswer(t, _gap(fair, t, base, c.alpha), _gap(measured, t, base, c.alpha),
                          counts, flagged, by_axis,
-                         (min(decided), max(decided)) if decided else None, base_flagged)
+                         (min(decided), max(decided)) if decided else None, base_flagged,
+                         _none_where_base_some(rows, t, base))
         )  # fmt: skip
     # The best: the highest geometric mean ratio to the baseline (the lowest for latency;
     # the highest for a peak or a size, which no direction makes better).
     means = {base: 1.0} if base in present else {}
     means.update({a.target: a.gap.ratio for a in targets if a.gap is not None})
+    means.update({a.target: 0.0 for a in targets if a.none_where_base_some})
     sign = -1.0 if metric.higher_is_better is False else 1.0
-    ranked = sorted(means, key=lambda t: -sign * math.log(means[t]))
+    ranked = sorted(means, key=lambda t: -sign * (math.log(means[t]) if means[t] else -math.inf))
     if not ranked:
         return None
     best = ranked[0]
@@ -655,6 +662,15 @@ def _answer(
     )
     return Answer(workload, family, op, metric, base, len(rows), tuple(targets), best,
                   runner, margin, overview, question.name, c.margin)  # fmt: skip
+
+
+def _none_where_base_some(rows: Sequence[Row], target: str, base: str) -> bool:
+    """Whether at every point both measured, the target's runs all measured 0 and the
+    baseline's all more (a mean of 0 over values that are never negative)."""
+    pairs = [(r.cell(target).summary, r.cell(base).summary) for r in rows]
+    both = [(t, b) for t, b in pairs if t is not None and b is not None]
+    return bool(both) and all(t.mean == 0 and b.n and b.mean > 0 and (b.stdev or 0) < b.mean
+                              for t, b in both)  # fmt: skip
 
 
 def _point_name(group: Group, keys: Sequence[str]) -> str:
