@@ -95,6 +95,18 @@ def test_short_stolen_cached_and_compressible_runs() -> None:
     assert run_warnings("ext4", "block", params, clean) == []
 
 
+def test_uncached_buffered_reads_are_judged_by_what_the_devices_read() -> None:
+    """RWF_DONTCACHE keeps no pages: a file smaller than memory is no reason for doubt, but
+    devices that read far less than the workload still are (a kernel that ignored it)."""
+    params = {"rw": "randread", "direct": False, "uncached": True, "file_size": 1 << 30}
+    fits = RunFacts(1, runtime_s=30.0, intervals=30, available_min_bytes=8 << 30,
+                    workload_read_bytes=1 << 30, device_read_bytes=1 << 30)  # fmt: skip
+    assert run_warnings("ext4", "block", params, [fits]) == []
+    served = RunFacts(2, runtime_s=30.0, intervals=30, available_min_bytes=8 << 30,
+                      workload_read_bytes=1 << 30, device_read_bytes=1 << 20)  # fmt: skip
+    assert kinds(run_warnings("ext4", "block", params, [served])) == [WarningKind.CACHED]
+
+
 def test_steal_is_told_for_every_kind() -> None:
     """A files run otherwise quiet, whose only fact is steal, still says so (the shortcut
     for quiet runs of other kinds must not hide it)."""

@@ -45,6 +45,7 @@ from fslab.targets import (
     undo,
 )
 from fslab.targets.args import user_arg_problems
+from fslab.targets.fscrypt import cipher_driver, uses_cpu_aes
 from fslab.targets.gate import device_problems, refusals
 from fslab.targets.journal import fs_uuid
 from fslab.targets.loop import backing_file, loops_backed_by
@@ -471,6 +472,10 @@ def test_fscrypt_workdir_is_encrypted(lab: Lab, system: System) -> None:
         enc = p.effective["encryption"]
         assert enc["version"] == 2
         assert enc["contents_mode"] == "AES-256-XTS"
+        # The driver doing the work, as the kernel picks it: what the cost depends on.
+        assert enc["contents_driver"] == cipher_driver("AES-256-XTS") is not None
+        facts = dict(target_facts(TargetInfo("enc", {}, p.effective)))
+        assert facts["encryption"].startswith(f"fscrypt AES-256-XTS by {enc['contents_driver']}")
         use(p)
         # On the device, the file's name is not in clear text.
         assert "probe.dat" not in sh("debugfs", "-R", "ls -l /encrypted", p.devices[0])
@@ -480,6 +485,32 @@ def test_fscrypt_workdir_is_encrypted(lab: Lab, system: System) -> None:
 
 
 # --------------------------------------------------------------------------- dir
+
+
+PROC_CRYPTO = """name         : xts(aes)
+driver       : xts(ecb(aes-fixed-time))
+module       : kernel
+priority     : 101
+
+name         : xts(aes)
+driver       : xts-aes-vaes-avx2
+module       : aesni_intel
+priority     : 600
+
+name         : cts(cbc(aes))
+driver       : cts(cbc(ecb(aes-fixed-time)))
+priority     : 101
+"""
+
+
+def test_the_aes_driver_the_kernel_picks_is_named() -> None:
+    """The highest priority wins, as in the kernel's crypto API; it says whether the CPU's
+    AES instructions do the work (portable C is several times slower)."""
+    assert cipher_driver("AES-256-XTS", PROC_CRYPTO) == "xts-aes-vaes-avx2"
+    assert uses_cpu_aes("xts-aes-vaes-avx2") is True
+    assert cipher_driver("AES-256-CTS", PROC_CRYPTO) == "cts(cbc(ecb(aes-fixed-time)))"
+    assert uses_cpu_aes("xts(ecb(aes-fixed-time))") is False
+    assert cipher_driver("Adiantum", PROC_CRYPTO) is None
 
 
 def test_dir_target_makes_and_removes_its_own_directory(tmp_path: Path) -> None:

@@ -301,3 +301,58 @@ fn bad_keys_are_refused_before_anything_is_touched() {
     assert_eq!(code, 2);
     assert!(err.contains("`runtime`"));
 }
+
+/// Pages of `path` in the page cache (util-linux's `fincore`), or None without it.
+fn resident_pages(path: &Path) -> Option<u64> {
+    let out = std::process::Command::new("fincore")
+        .args(["--bytes", "--noheadings", "--output", "PAGES"])
+        .arg(path)
+        .output()
+        .ok()?;
+    String::from_utf8(out.stdout).ok()?.trim().parse().ok()
+}
+
+#[test]
+fn an_uncached_model_leaves_its_files_out_of_the_page_cache() {
+    // On the repository's disk: tmpfs pages are the file, and cannot be dropped.
+    let dir = disk();
+    let base = "runtime = \"500ms\"\ncache_size = 0\ndata_size = \"16m\"\n";
+    let buffered = format!(
+        "kind = \"mailstore\"\ndirectory = \"{}\"\nlog_size = \"1m\"\ndirect = false\n{base}",
+        dir.path().display()
+    );
+    let data = dir.path().join("job.data");
+    let (code, out, err) = engine_stdin("run", &format!("name = \"job\"\n{buffered}"));
+    assert_eq!(code, 0, "{err}");
+    let Some(cached) = resident_pages(&data) else {
+        return; // no fincore: nothing to look with
+    };
+    assert!(cached > 0, "a buffered run leaves pages behind: {out}");
+    std::fs::remove_file(&data).unwrap();
+    let (code, _, err) = engine_stdin(
+        "run",
+        &format!("name = \"job\"\n{buffered}uncached = true\n"),
+    );
+    if err.contains("Operation not supported") {
+        return; // a kernel before 6.14, or a file system without RWF_DONTCACHE
+    }
+    assert_eq!(code, 0, "{err}");
+    let left = resident_pages(&data).unwrap();
+    assert!(
+        left * 4 < cached,
+        "uncached left {left} pages, buffered {cached}"
+    );
+    // And `uncached` with direct I/O is refused: it means nothing there.
+    let (code, _, err) = engine_stdin(
+        "check",
+        &format!(
+            "{}uncached = true\n",
+            buffered.replace("direct = false", "direct = true")
+        ),
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("`uncached`: only applies to buffered I/O"),
+        "{err}"
+    );
+}

@@ -2,8 +2,6 @@
 //! must wait becomes the leader and writes + flushes everything appended so far, so
 //! commits that overlap share one flush.
 
-use std::fs::File;
-use std::os::unix::fs::FileExt;
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 use crate::buffers::Buffers;
@@ -34,7 +32,7 @@ struct State {
 }
 
 pub struct Log {
-    file: File,
+    file: super::file::ModelFile,
     size: u64,
     align: u64,
     /// The file was opened O_DSYNC: each write is durable, no fdatasync needed.
@@ -52,7 +50,13 @@ impl std::os::fd::AsRawFd for Log {
 }
 
 impl Log {
-    pub fn new(file: File, size: u64, align: u64, dsync: bool, seed: u64) -> Self {
+    pub fn new(
+        file: super::file::ModelFile,
+        size: u64,
+        align: u64,
+        dsync: bool,
+        seed: u64,
+    ) -> Self {
         Self {
             file,
             size,
@@ -194,6 +198,7 @@ mod tests {
             .open(&path)
             .unwrap();
         file.set_len(size).unwrap();
+        let file = super::super::file::ModelFile::new(file, false);
         (Log::new(file, size, align, false, 7), dir)
     }
 

@@ -103,6 +103,7 @@ mod tests {
             maintenance_rate: Some(1 << 20),
             read_lat_ms_max: read_max,
             log_lat_ms_max: log_max,
+            uncached: false,
         }
     }
 

@@ -11,6 +11,7 @@
 
 pub mod cache;
 pub mod commit;
+mod file;
 pub mod mailstore;
 pub mod oltp;
 mod result;
@@ -138,8 +139,8 @@ pub fn run(
         bytes: laid,
         runtime_s: l0.elapsed().as_secs_f64(),
     });
-    let data = open(&data_path, job.direct, false)?;
-    let log_file = open(&log_path, job.direct, job.direct)?;
+    let data = file::ModelFile::new(open(&data_path, job.direct, false)?, app.uncached);
+    let log_file = file::ModelFile::new(open(&log_path, job.direct, job.direct)?, app.uncached);
     let align = if job.direct { DIO_ALIGN } else { SECTOR };
     let model = match job.kind {
         Kind::Mailstore => Model::Mailstore(mailstore::Mailstore::new(&app)),

@@ -2,9 +2,7 @@
 //! thread checkpoints, flushes lazy commits and runs maintenance.
 
 use std::collections::HashSet;
-use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::FileExt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -67,7 +65,7 @@ pub(super) struct Shared<'a> {
     pub job: &'a Job,
     pub app: &'a AppJob,
     pub model: Model,
-    pub data: File,
+    pub data: super::file::ModelFile,
     pub log: commit::Log,
     pub dirty: Mutex<HashSet<u64>>,
     pub cache: cache::Cache,

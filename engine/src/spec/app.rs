@@ -110,7 +110,14 @@ impl JobSpec {
             maintenance_rate: None,
             read_lat_ms_max: None,
             log_lat_ms_max: None,
+            uncached: self.uncached.unwrap_or(false),
         };
+        if app.uncached && direct {
+            e.push(
+                JobError::new("uncached", "only applies to buffered I/O, and `direct = true` bypasses the page cache already")
+                    .hint("remove `uncached`, or set `direct = false`"),
+            );
+        }
         if oltp {
             let reads = self.txn_reads.unwrap_or(11);
             range("txn_reads", reads, 0, MAX_APP_TXN_PAGES, e);

@@ -195,7 +195,7 @@ pub const KEYS: &[Key] = &[
     key("grace_time", BLOCK),
     key("std_redirect", BLOCK),
     key("atomic", BLOCK),
-    key("uncached", BLOCK),
+    key("uncached", TIMED),
     key("nowait", BLOCK),
     key("sqthread_poll", BLOCK),
     key("sqthread_poll_cpu", BLOCK),
@@ -795,7 +795,7 @@ pub struct JobSpec {
     pub std_redirect: Option<bool>,
     /// Block jobs, io_uring or sync: each write carries RWF_ATOMIC, torn-write protection (after a crash, all of a write's data or none of it is on disk). Needs `direct = true` and I/O sizes that are powers of two within what the target offers: statx's STATX_WRITE_ATOMIC limits, checked before the job starts (xfs offers them in software since Linux 6.16; ext4 only on a device that has atomic writes). Default false.
     pub atomic: Option<bool>,
-    /// Block jobs, buffered I/O, io_uring or sync: reads and writes carry RWF_DONTCACHE (Linux 6.14 and later, fio's `uncached`): a read's pages are dropped once copied, a write's writeback starts at once and its pages are dropped when it ends. Default false.
+    /// Block jobs and application models, buffered I/O, io_uring or sync: reads and writes carry RWF_DONTCACHE (Linux 6.14 and later, fio's `uncached`): a read's pages are dropped once copied, a write's writeback starts at once and its pages are to be dropped when it ends (measured on ext4, Linux 6.18: they stayed cached; an application model drops its files' pages after each fdatasync, and reads its data file without readahead). Default false.
     pub uncached: Option<bool>,
     /// Block jobs, io_uring or sync: reads and writes carry RWF_NOWAIT: one that would have to wait (a lock, an allocation, an unwritten extent) fails EAGAIN at once instead, an error like any other (`continue_on_error` with `continue_errors = ["EAGAIN"]` goes on past it). Default false.
     pub nowait: Option<bool>,
@@ -1006,6 +1006,9 @@ pub struct AppJob {
     pub read_lat_ms_max: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub log_lat_ms_max: Option<f64>,
+    /// Data and log I/O carry RWF_DONTCACHE (`uncached`, buffered only).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub uncached: bool,
 }
 
 /// A block job's pattern keys, resolved (`spec/pattern.rs`). Sizes in bytes, durations

@@ -69,6 +69,9 @@ class AppWorkloadSpec(SteadySpec):
     checkpoint_interval: Param | None = None
     log_record_size: Param | None = None
     direct: Param | None = None
+    uncached: Param | None = None
+    """With `direct = false`: data and log I/O carry RWF_DONTCACHE, so it reaches the
+    devices and leaves no page cache behind (fscrypt's buffered fallback measured)."""
     randseed: Param | None = None
     interval: Param | None = None
 

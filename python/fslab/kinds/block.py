@@ -91,6 +91,10 @@ class BlockWorkloadSpec(SteadySpec):
     refill_buffers: Param | None = None
     invalidate: Param | None = None
     fadvise_hint: Param | None = None
+    uncached: Param | None = None
+    """Buffered I/O that leaves no pages behind (RWF_DONTCACHE, Linux 6.14+; fio's
+    `uncached`): with `direct = false`, what fscrypt or a FUSE file system cannot serve
+    direct is still read from and written to the device."""
     zonesize: Param | None = None
     zonerange: Param | None = None
     zoneskip: Param | None = None

@@ -250,6 +250,15 @@ def _fact_text(key: str, value: Any) -> str | None:
         return str(value.get("command") or " ".join(map(str, value.get("argv", []))))
     if key == "mount" and isinstance(value, Mapping):
         return ",".join(map(str, value.get("options", [])))
+    if key == "encryption" and isinstance(value, Mapping):
+        driver = value.get("contents_driver")
+        aes = value.get("cpu_aes")
+        how = (
+            f" by {driver}" + ("" if aes is None else " (CPU AES instructions)" if aes
+                               else " (no CPU AES instructions: portable code)")
+            if driver else ""
+        )  # fmt: skip
+        return f"{value.get('kind', '?')} {value.get('contents_mode', '')}{how}".strip()
     if key in ("image_size", "block_size", "cluster_size") and isinstance(value, int):
         return format_bytes(value)
     if isinstance(value, bool):

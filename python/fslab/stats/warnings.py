@@ -339,7 +339,8 @@ def run_warnings(
                 + " of what the workload read; memory served the rest"
                 + (", although the I/O was direct" if direct else ""),
                 "direct I/O falls back to buffered I/O where a file system cannot do it "
-                "(fscrypt without inline encryption, for one), and a loop device with "
+                "(fscrypt without inline encryption; ntfs-3g and other FUSE file systems), "
+                "and a loop device with "
                 "`loop.direct_io = false` reads through the host's page cache: read these "
                 "numbers as including the page cache, or make the data well larger than "
                 "memory"
@@ -371,7 +372,8 @@ def run_warnings(
     if e.checks_block_params:
         rw = str(params.get("rw", ""))
         size = params.get("file_size")
-        buffered = params.get("direct") is False
+        # RWF_DONTCACHE reads keep no pages: the measured check above still applies.
+        buffered = params.get("direct") is False and not params.get("uncached")
         reads = "read" in rw or rw in ("rw", "randrw")
         if buffered and reads and isinstance(size, int):
             fits = runs_of(

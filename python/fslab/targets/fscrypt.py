@@ -124,3 +124,40 @@ def remove_key(mountpoint: Path, identifier: str) -> None:
         ) from e
     finally:
         os.close(fd)
+
+
+# The kernel's crypto API names for the policy's modes (fs/crypto/keysetup.c).
+_CRYPTO_NAMES = {"AES-256-XTS": "xts(aes)", "AES-256-CTS": "cts(cbc(aes))"}
+
+
+def cipher_driver(mode: str, proc_crypto: str | None = None) -> str | None:
+    """The driver the kernel picks for `mode` (`AES-256-XTS`): the highest-priority one
+    /proc/crypto lists under its name (`xts(ecb(aes-fixed-time))` is portable C;
+    `xts-aes-aesni` or `xts-aes-vaes-avx2` use the CPU's AES instructions). None when
+    unknown. A study's encryption cost depends on it more than on anything else."""
+    name = _CRYPTO_NAMES.get(mode)
+    if name is None:
+        return None
+    if proc_crypto is None:
+        try:
+            proc_crypto = Path("/proc/crypto").read_text()
+        except OSError:
+            return None
+    best: tuple[int, str] | None = None
+    for block in proc_crypto.split("\n\n"):
+        fields = {
+            k.strip(): v.strip() for k, _, v in (ln.partition(":") for ln in block.splitlines())
+        }
+        if fields.get("name") != name or "driver" not in fields:
+            continue
+        priority = int(fields.get("priority", "0") or 0)
+        if best is None or priority > best[0]:
+            best = (priority, fields["driver"])
+    return best[1] if best else None
+
+
+def uses_cpu_aes(driver: str | None) -> bool | None:
+    """Whether the driver uses the CPU's AES instructions (AES-NI, VAES, ARMv8 CE)."""
+    if driver is None:
+        return None
+    return any(w in driver for w in ("aesni", "vaes", "-ce", "aes-arm64"))

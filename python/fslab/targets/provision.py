@@ -401,6 +401,11 @@ def _provision_fs(
         fscrypt.set_policy(workdir, identifier)
         encryption = {"kind": "fscrypt", "directory": str(workdir)}
         encryption |= fscrypt.get_policy(workdir) or {"error": "no policy in effect"}
+        for mode_key in ("contents", "filenames"):
+            mode = encryption.get(f"{mode_key}_mode")
+            if isinstance(mode, str) and (driver := fscrypt.cipher_driver(mode)):
+                encryption[f"{mode_key}_driver"] = driver
+        encryption["cpu_aes"] = fscrypt.uses_cpu_aes(encryption.get("contents_driver"))
         encryption["direct_io"] = (
             "buffered: ext4 does direct I/O on encrypted files only with `inlinecrypt` "
             "and blk-crypto"

@@ -15,6 +15,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fslab.targets.families import FAMILIES, FS_NAMES, FsName, names_with
+from fslab.targets.layers import CRYPT_SECTOR_SIZES, RAID_MIN_DEVICES, RaidLevel
 from fslab.targets.mountopts import SETTINGS
 from fslab.units import parse_size
 
@@ -120,7 +121,8 @@ class TargetSpec(_Strict):
     checksums: bool | None = None
     profile: str | None = None
     metadata_profile: str | None = None
-    encryption: Literal["fscrypt", "dm-crypt"] | None = None
+    encryption: Literal["none", "fscrypt", "dm-crypt"] | None = None
+    """`"none"` is no encryption, written out for a sweep (`["none", "fscrypt"]`)."""
     compression: str | None = None
     """btrfs's transparent compression (`zstd`, `zstd:1`..`zstd:15`, `zlib`, `zlib:1`..
     `zlib:9`, `lzo`), mounted `compress=`: btrfs stops compressing a file whose first
@@ -131,17 +133,34 @@ class TargetSpec(_Strict):
     """The I/O scheduler of the target's devices for its runs (`fslab.targets.scheduler`):
     set after the file system is made, put back when the target is taken down. Unset,
     the devices keep the kernel's (recorded either way)."""
+    crypt_sector_size: int | None = None
+    """dm-crypt's sector size (512, 1024, 2048 or 4096 bytes): `cryptsetup --sector-size`."""
+    crypt_workqueues: bool | None = None
+    """`false`: dm-crypt encrypts in the submitting thread (`--perf-no_read_workqueue
+    --perf-no_write_workqueue`) instead of kcryptd's queues."""
+    raid: RaidLevel | None = None
+    """md RAID (`mdadm --create --level`) across the target's devices, for a file system
+    of one device; btrfs spans devices with `profile` instead."""
+    raid_chunk: Size | None = None
+    """md's chunk size (`mdadm --chunk`), the stripe unit: Storage Spaces' interleave."""
     mount: MountSpec | None = None
     """Mount options as named settings, recorded as in effect (`mount_options` is free
     text for the rest)."""
     mkfs_args: list[str] = []
     mount_options: list[str] = []
 
-    _sizes = field_validator("block_size", "cluster_size")(check_size)
+    _sizes = field_validator("block_size", "cluster_size", "raid_chunk")(check_size)
+
+    @field_validator("encryption")
+    @classmethod
+    def _no_encryption(cls, v: str | None) -> str | None:
+        return None if v == "none" else v
 
     @field_validator("compression")
     @classmethod
     def _compression(cls, v: str | None) -> str | None:
+        if v == "none":
+            return None  # written out for a sweep: `["none", "zstd"]`
         if v is not None and not re.fullmatch(COMPRESSION_PATTERN, v):
             raise ValueError(
                 f"`{v}` is not a btrfs compression; use zstd, zstd:1 to zstd:15, zlib, "
@@ -166,7 +185,8 @@ class TargetSpec(_Strict):
                 k
                 for k in ("fs", "block_size", "cluster_size", "checksums", "profile",
                           "metadata_profile", "encryption", "scheduler", "compression",
-                          "compression_force", "mount")
+                          "compression_force", "mount", "crypt_sector_size",
+                          "crypt_workqueues", "raid", "raid_chunk")
                 if getattr(self, k) is not None
             ] + [k for k in ("mkfs_args", "mount_options") if getattr(self, k)]  # fmt: skip
             if extra:
@@ -219,9 +239,34 @@ class TargetSpec(_Strict):
                     f"btrfs {key} `{p}` needs at least {BTRFS_MIN_DEVICES[p]} devices, "
                     f"the target has {devices} (set `loop.count`)"
                 )
-        if devices > fam.max_devices:
+        if (self.crypt_sector_size is not None or self.crypt_workqueues is not None) and (
+            self.encryption != "dm-crypt"
+        ):
             raise ValueError(
-                f"{fs} uses one device; several devices need btrfs (md RAID is not supported yet)"
+                "`crypt_sector_size` and `crypt_workqueues` are dm-crypt's: set "
+                '`encryption = "dm-crypt"`'
+            )
+        if self.crypt_sector_size is not None and self.crypt_sector_size not in CRYPT_SECTOR_SIZES:
+            raise ValueError(
+                f"`crypt_sector_size = {self.crypt_sector_size}`: dm-crypt takes "
+                f"{', '.join(map(str, CRYPT_SECTOR_SIZES))}"
+            )
+        if self.raid_chunk is not None and self.raid is None:
+            raise ValueError("`raid_chunk` needs `raid` (`raid0`, `raid5`, ...)")
+        if self.raid is not None:
+            if fs == "btrfs":
+                raise ValueError(
+                    "btrfs spans devices itself: use `profile` (`raid1`, `raid5`, ...), not `raid`"
+                )
+            if devices < RAID_MIN_DEVICES[self.raid]:
+                raise ValueError(
+                    f"md {self.raid} needs at least {RAID_MIN_DEVICES[self.raid]} devices, the "
+                    f"target has {devices} (set `loop.count`)"
+                )
+        elif devices > fam.max_devices:
+            raise ValueError(
+                f"{fs} uses one device; across several, set `raid` (md RAID: `raid0`, "
+                f"`raid5`, ...) or use btrfs with a `profile`"
             )
         return self
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fslab.targets import gate, scheduler
+from fslab.targets import gate, layers, scheduler
 from fslab.targets._proc import run, which
 from fslab.targets.args import mkfs_problems, mount_problems
 from fslab.targets.families import FAMILIES
@@ -51,6 +51,9 @@ TOOLS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "dump.exfat": ("exfatprogs", None),
     "tune.exfat": ("exfatprogs", None),
     "fscrypt": ("fscrypt", ("fscrypt", "--version")),
+    "cryptsetup": ("cryptsetup-bin", ("cryptsetup", "--version")),
+    "dmsetup": ("dmsetup", ("dmsetup", "--version")),
+    "mdadm": ("mdadm", ("mdadm", "--version")),
     "fio": ("fio", ("fio", "--version")),
 }
 # What reading the results back needs, per file system (`effective`).
@@ -98,6 +101,10 @@ class System:
     """ext4 can encrypt (/sys/fs/ext4/features/encryption)."""
     btrfs_sectorsizes: tuple[int, ...] | None = None
     """Sector sizes this kernel's btrfs mounts (/sys/fs/btrfs/features), None if unknown."""
+    dm_crypt: bool = False
+    """The dm-crypt target is loaded (`dmsetup targets`) or built as a module."""
+    md_personalities: frozenset[str] = frozenset()
+    """md RAID levels the kernel runs: loaded (/proc/mdstat) or built as modules."""
 
     @classmethod
     def probe(cls) -> System:
@@ -122,6 +129,8 @@ class System:
             kernel_config=_kernel_config(release),
             ext4_encryption=Path("/sys/fs/ext4/features/encryption").exists(),
             btrfs_sectorsizes=_btrfs_sectorsizes(),
+            dm_crypt=_has_dm_crypt(release, tools.get("dmsetup")),
+            md_personalities=_md_personalities(release),
         )
 
     @property
@@ -189,6 +198,38 @@ def _kernel_config(release: str) -> dict[str, bool] | None:
         if m and m.group(1) in found:
             found[m.group(1)] = True
     return found
+
+
+def _has_dm_crypt(release: str, dmsetup: str | None) -> bool:
+    if (Path("/lib/modules") / release / "kernel/drivers/md/dm-crypt.ko").exists() or any(
+        (Path("/lib/modules") / release / "kernel/drivers/md").glob("dm-crypt.ko*")
+    ):
+        return True
+    if dmsetup is None:
+        return False
+    try:
+        proc = run([dmsetup, "targets"], check=False, timeout=10)
+    except Exception:
+        return False
+    return "crypt" in layers.dm_targets(proc.stdout)
+
+
+# md personalities by the module that provides them (drivers/md).
+_MD_MODULES = {"raid0": ("raid0",), "raid1": ("raid1",), "raid10": ("raid10",),
+               "raid456": ("raid4", "raid5", "raid6")}  # fmt: skip
+
+
+def _md_personalities(release: str) -> frozenset[str]:
+    found: set[str] = set()
+    try:
+        found |= layers.personalities(Path("/proc/mdstat").read_text())
+    except OSError:
+        return frozenset()  # no md in the kernel: its modules cannot load either
+    md = Path("/lib/modules") / release / "kernel/drivers/md"
+    for module, levels in _MD_MODULES.items():
+        if any(md.glob(f"{module}.ko*")):
+            found.update(levels)
+    return frozenset(found)
 
 
 def _btrfs_sectorsizes() -> tuple[int, ...] | None:
@@ -347,19 +388,10 @@ def keyed_check(
         )
 
     if spec.encryption == "dm-crypt":
-        if not system.has_device_mapper:
-            add(
-                "encryption",
-                f'{who}: `encryption = "dm-crypt"` needs device-mapper, which this kernel '
-                f'lacks (no /dev/mapper/control); use `encryption = "fscrypt"` on ext4',
-            )
-        else:
-            add(
-                "encryption",
-                f'{who}: `encryption = "dm-crypt"` is not supported by fslab yet; use '
-                f'`encryption = "fscrypt"` on ext4',
-            )
-    elif spec.encryption == "fscrypt" and (
+        add("encryption", _dm_crypt_problem(system, who))
+    if spec.raid is not None:
+        add("raid", _md_problem(spec.raid, system, who))
+    if spec.encryption == "fscrypt" and (
         not system.ext4_encryption or system.config("FS_ENCRYPTION") is False
     ):
         add(
@@ -395,6 +427,50 @@ def keyed_check(
     problems += [("mkfs_args", f"{who}: {m}") for m in dict.fromkeys(mkfs_problems(spec))]
     problems += [("mount_options", f"{who}: {m}") for m in dict.fromkeys(mount_problems(spec))]
     return problems
+
+
+def _dm_crypt_problem(system: System, who: str) -> str:
+    """Why a dm-crypt target cannot be made here: what is missing, or, with everything
+    there, that fslab has not run it (`layers`)."""
+    missing = []
+    if not system.has_device_mapper:
+        missing.append("device-mapper (CONFIG_BLK_DEV_DM; no /dev/mapper/control)")
+    if not system.dm_crypt:
+        missing.append("the dm-crypt target (CONFIG_DM_CRYPT)")
+    if not system.has_tool("cryptsetup"):
+        missing.append("cryptsetup (install cryptsetup-bin)")
+    if missing:
+        return (
+            f'{who}: `encryption = "dm-crypt"` needs {", ".join(missing)}, which this '
+            f'machine lacks; use `encryption = "fscrypt"` on ext4'
+        )
+    return (
+        f'{who}: `encryption = "dm-crypt"`: this machine has what it needs, but fslab has '
+        f"never run its LUKS steps on a kernel with device-mapper, so it does not run them "
+        f'on yours (docs/study.md); use `encryption = "fscrypt"` on ext4'
+    )
+
+
+def _md_problem(level: str, system: System, who: str) -> str:
+    """Why an md RAID target cannot be made here (as `_dm_crypt_problem`)."""
+    missing = []
+    if not system.has_md:
+        missing.append("md RAID (CONFIG_BLK_DEV_MD; no /proc/mdstat)")
+    elif level not in system.md_personalities:
+        module = "raid456" if level in ("raid4", "raid5", "raid6") else level
+        missing.append(f"the {level} personality (CONFIG_MD_{module.upper()}, module {module})")
+    if not system.has_tool("mdadm"):
+        missing.append("mdadm (install mdadm)")
+    if missing:
+        return (
+            f"{who}: `raid = {level!r}` needs {', '.join(missing)}, which this machine lacks; "
+            f'btrfs spans devices itself (`fs = "btrfs"`, `profile = {level!r}`)'
+        )
+    return (
+        f"{who}: `raid = {level!r}`: this machine has what it needs, but fslab has never run "
+        f"its mdadm steps on a kernel with md, so it does not run them on yours "
+        f"(docs/study.md); btrfs spans devices itself (`profile = {level!r}`)"
+    )
 
 
 def _scheduler_problem(spec: TargetSpec, who: str) -> str | None:
