@@ -388,7 +388,14 @@ def _grid_cell(t: TargetAnswer, a: Answer) -> GridCell | None:
         return GridCell(f"{ratio} {'higher' if t.gap.ratio > 1 else 'lower'}", None, False)
     if d in _DECIDED:
         n = t.counts.get(d, 0)
-        text = f"{ratio} {MARKS[d]}" if n == points else f"{ratio} {MARKS[d]} {n}/{points}"
+        # An amount of work (bytes written) gets no verdict per point, only on the mean:
+        # `0/1` would read as a contradiction of the mark.
+        judged = sum(t.counts.get(k, 0) for k in (*_DECIDED, Decision.INCONCLUSIVE))
+        text = (
+            f"{ratio} {MARKS[d]}"
+            if n == points or judged == 0
+            else f"{ratio} {MARKS[d]} {n}/{points}"
+        )
         return GridCell(text, d, False)
     if d is Decision.INCONCLUSIVE and t.gap.low is not None and t.gap.high is not None:
         bound = ratio if wide else format_range(t.gap.low, t.gap.high)
