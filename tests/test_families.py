@@ -24,7 +24,7 @@ from test_targets import Lab, assert_gone, lab, needs_root, roundtrip, spec, sys
 from fslab.report.context import TargetInfo, target_facts
 from fslab.study.load import parse_study
 from fslab.study.problems import StudyError
-from fslab.targets import System, check, side_effects, teardown
+from fslab.targets import System, check, side_effects, teardown, undo
 from fslab.targets.args import _PRINT_ONLY, _TABLES, user_arg_problems
 from fslab.targets.families import FAMILIES
 from fslab.targets.journal import fs_uuid
@@ -32,11 +32,14 @@ from fslab.targets.layers import (
     dm_targets,
     luks_format_argv,
     luks_open_argv,
+    lvm_create_argvs,
     md_create_argv,
     personalities,
+    vg_members,
 )
 from fslab.targets.mkfs import mkfs_argv, mount_options, name_argv, new_uuid
 from fslab.targets.mountopts import SETTINGS, in_effect
+from fslab.targets.owner import NotOurs
 from fslab.targets.system import NAME_TOOL, TOOLS
 
 __all__ = ["lab", "system"]  # fixtures, used by name
@@ -336,15 +339,21 @@ def test_dm_crypt_and_md_are_refused_naming_what_the_machine_lacks(system: Syste
     raid = spec(name="ss", fs="ext4", raid="raid5", raid_chunk="64KiB", loop={"count": 3})
     (why,) = check(raid, bare)
     assert "`raid = 'raid5'` needs md RAID (CONFIG_BLK_DEV_MD" in why and "mdadm" in why
-    # Everything there but the level's personality; then everything there: still refused,
-    # since fslab never ran these steps (the module text of fslab.targets.layers says why).
+    # Everything there but the level's personality; then everything: no refusal.
     some = dataclasses.replace(bare, has_md=True, md_personalities=frozenset({"raid1"}),
                                tools={**system.tools, "mdadm": "/sbin/mdadm"})  # fmt: skip
     (why,) = check(raid, some)
     assert "the raid5 personality (CONFIG_MD_RAID456, module raid456)" in why
-    full = dataclasses.replace(some, md_personalities=frozenset({"raid5"}))
-    (why,) = check(raid, full)
-    assert "has what it needs, but fslab has never run its mdadm steps" in why
+    full = dataclasses.replace(
+        some, md_personalities=frozenset({"raid5"}), has_device_mapper=True, dm_crypt=True,
+        tools={**some.tools, "cryptsetup": "/sbin/cryptsetup"},
+    )  # fmt: skip
+    assert check(raid, full) == []
+    assert check(spec(name="bl", fs="ext4", encryption="dm-crypt"), full) == []
+    # md on real devices: its undo could not prove the members fslab's.
+    (why,) = [m for m in check(spec(fs="ext4", raid="raid1", device=["/dev/null", "/dev/zero"]),
+                                    full) if "`raid" in m]  # fmt: skip
+    assert "built on loop devices only" in why
     with pytest.raises(pydantic.ValidationError, match="md raid6 needs at least 4 devices"):
         spec(fs="ext4", raid="raid6", loop={"count": 3})
     with pytest.raises(pydantic.ValidationError, match="btrfs spans devices itself"):
@@ -353,3 +362,57 @@ def test_dm_crypt_and_md_are_refused_naming_what_the_machine_lacks(system: Syste
         spec(fs="ext4", crypt_workqueues=False)
     with pytest.raises(pydantic.ValidationError, match="set `raid`"):
         spec(fs="xfs", loop={"count": 2})
+
+
+def test_plan_says_how_md_and_luks_are_stacked_and_undone(tmp_path: Path) -> None:
+    """Storage Spaces + BitLocker as fslab builds it: md over the loop devices, LUKS2 over
+    the array, the file system over the mapping; `fslab plan` says each command."""
+    target = spec(name="ss", fs="ext4", raid="raid5", raid_chunk="64KiB", loop={"count": 3},
+                  encryption="dm-crypt", crypt_sector_size=4096,
+                  crypt_workqueues=False)  # fmt: skip
+    words = "\n".join(side_effects(target, tmp_path))
+    assert "make an md raid5 of them: `mdadm --create '/dev/md/fslab-ss-<tag>' --run" in words
+    assert "--chunk=64K '<loop0>' '<loop1>' '<loop2>'`" in words
+    assert "make /dev/md/fslab-ss-<tag> LUKS2: `cryptsetup luksFormat" in words
+    assert "--sector-size 4096 '/dev/md/fslab-ss-<tag>'`" in words
+    assert "--perf-no_read_workqueue --perf-no_write_workqueue" in words
+    assert "mkfs.ext4" in words and "'/dev/mapper/fslab-ss-<tag>-0'`" in words
+    assert "close the LUKS mappings and delete the key, stop the md array" in words
+    assert not (tmp_path / "ss").exists()
+
+
+def test_undo_of_md_and_luks_steps_acts_on_nothing_that_is_not_there() -> None:
+    """After a crash: an array or mapping that is gone is done; a name fslab never gives
+    is not fslab's. (No kernel here has md or device-mapper: their undo on a live array
+    or mapping is unverified.)"""
+    assert undo("md_create", "/dev/md/fslab-x-abc123", {"devices": ["/dev/loop0"]})
+    assert undo("crypt_open", "fslab-x-abc123-0", {"device": "/dev/loop0"})
+    with pytest.raises(NotOurs):
+        undo("md_create", "/dev/md0", {"devices": ["/dev/sda"]})
+    with pytest.raises(NotOurs):
+        undo("crypt_open", "cryptroot", {"device": "/dev/sda2"})
+
+
+def test_lvm_command_lines_checks_and_undo() -> None:
+    assert lvm_create_argvs("fslab-s-1a2b3c", ["/dev/loop1", "/dev/loop2"], "striped",
+                            64 << 10) == [
+        ["pvcreate", "--yes", "/dev/loop1", "/dev/loop2"],
+        ["vgcreate", "--yes", "fslab-s-1a2b3c", "/dev/loop1", "/dev/loop2"],
+        ["lvcreate", "--yes", "--name", "data", "--extents", "100%FREE", "--stripes", "2",
+         "--stripesize", "64k", "fslab-s-1a2b3c"],
+    ]  # fmt: skip
+    linear = lvm_create_argvs("v", ["/dev/loop1"], "linear", None)[-1]
+    assert "--stripes" not in linear
+    pvs = "  /dev/loop1 fslab-s-1a2b3c\n  /dev/loop2 fslab-s-1a2b3c\n  /dev/sda2  system\n"
+    assert vg_members("fslab-s-1a2b3c", pvs) == ["/dev/loop1", "/dev/loop2"]
+    with pytest.raises(pydantic.ValidationError, match="a `striped` LV needs at least 2"):
+        spec(fs="xfs", lvm="striped")
+    with pytest.raises(pydantic.ValidationError, match="`raid` \\(md\\) or `lvm`, not both"):
+        spec(fs="xfs", lvm="linear", raid="raid1", loop={"count": 2})
+    target = spec(name="lv", fs="xfs", lvm="striped", lvm_stripe="64KiB", loop={"count": 2})
+    bare = dataclasses.replace(System.probe(), is_root=True, has_device_mapper=False)
+    (why,) = [m for m in check(target, bare) if "`lvm" in m]
+    assert "needs device-mapper (CONFIG_BLK_DEV_DM" in why
+    assert undo("lvm_create", "fslab-lv-1a2b3c", {"devices": ["/dev/loop0"]})
+    with pytest.raises(NotOurs):
+        undo("lvm_create", "system", {"devices": ["/dev/sda2"]})

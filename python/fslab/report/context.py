@@ -258,7 +258,13 @@ def _fact_text(key: str, value: Any) -> str | None:
                                else " (no CPU AES instructions: portable code)")
             if driver else ""
         )  # fmt: skip
-        return f"{value.get('kind', '?')} {value.get('contents_mode', '')}{how}".strip()
+        extra = [
+            f"{value['sector_size']} B sectors" if value.get("sector_size") else "",
+            "" if value.get("workqueues") is not False else "no workqueues",
+        ]
+        more = ", ".join(x for x in extra if x)
+        text = f"{value.get('kind', '?')} {value.get('contents_mode', '')}{how}".strip()
+        return f"{text}, {more}" if more else text
     if key in ("image_size", "block_size", "cluster_size") and isinstance(value, int):
         return format_bytes(value)
     if isinstance(value, bool):

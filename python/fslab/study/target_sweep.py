@@ -26,7 +26,7 @@ from fslab.targets import mountopts
 SWEEPABLE = (
     "fs", "block_size", "cluster_size", "checksums", "profile", "metadata_profile",
     "encryption", "compression", "compression_force", "scheduler", "mount",
-    "crypt_sector_size", "crypt_workqueues", "raid", "raid_chunk",
+    "crypt_sector_size", "crypt_workqueues", "raid", "raid_chunk", "lvm", "lvm_stripe",
 )  # fmt: skip
 """Target keys that take a list of values as a sweep axis; names take the values in the
 order the keys are written."""
@@ -48,7 +48,7 @@ def value_label(key: str, value: Any) -> str:
 
 
 # Values that need their key to be read in a name (`ext4-sector4096`, not `ext4-4096`).
-_PREFIX = {"crypt_sector_size": "sector", "raid_chunk": "chunk"}
+_PREFIX = {"crypt_sector_size": "sector", "raid_chunk": "chunk", "lvm_stripe": "stripe"}
 
 
 def expand(targets: list[Any]) -> tuple[list[Any], list[int]]:

@@ -32,6 +32,17 @@ Actions, their subject and details (besides `owner` and `token`):
   `previous` back, only while the device is a loop over an image in the owner or holds
   the file system `uuid` (a device fslab formatted); nothing when it is already back or
   the device is gone.
+- `md_create`: subject the array (`/dev/md/fslab-<target>-<tag>`); details `devices`.
+  Undo: `mdadm --stop`, only while the array's members are exactly those devices and
+  each is a loop over an image in the owner (fslab builds md on loop devices only);
+  nothing when it is not assembled.
+- `lvm_create`: subject the volume group (`fslab-<target>-<tag>`); details `devices`.
+  Undo: deactivate and remove it, only while its physical volumes are exactly those
+  devices and each is a loop over an image in the owner; nothing when it is gone.
+- `crypt_open`: subject a device-mapper name (`fslab-<target>-<tag>-<i>`); details
+  `device` (what it maps), `luks_uuid`. Undo: `cryptsetup close`, only while the
+  mapping sits on exactly that device and the device is a loop over an image in the
+  owner or carries the LUKS header `luks_uuid`; nothing when the mapping is gone.
 - `fscrypt_key`: subject the mount point; details `identifier` and the mount's. Undo:
   remove the key if still mounted (unmounting drops it anyway).
 - `postgres`: subject a PostgreSQL data directory. Undo: stop its server if one still
@@ -55,13 +66,14 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from fslab.errors import TargetError
-from fslab.targets import fscrypt, loop, scheduler
-from fslab.targets._proc import run
+from fslab.targets import fscrypt, layers, loop, scheduler
+from fslab.targets._proc import run, which
 from fslab.targets.mount import mounts_at, mounts_under, same_device, umount
 from fslab.targets.owner import NotOurs, Owned, inside, prove
 
 ACTIONS = (
-    "image", "loop", "mkdir", "mkfs", "scheduler", "mount", "fscrypt_key", "postgres", "inject",
+    "image", "loop", "mkdir", "mkfs", "scheduler", "md_create", "lvm_create", "crypt_open",
+    "mount", "fscrypt_key", "postgres", "inject",
 )  # fmt: skip
 State = Literal["pending", "done", "undone"]
 Undo = Callable[[str, Mapping[str, Any]], bool]
@@ -197,6 +209,12 @@ def undo(action: str, subject: str, details: Mapping[str, Any]) -> bool:
         return _undo_key(subject, details)
     if action == "scheduler":
         return _undo_scheduler(subject, details)
+    if action == "crypt_open":
+        return _undo_crypt(subject, details)
+    if action == "md_create":
+        return _undo_md(subject, details)
+    if action == "lvm_create":
+        return _undo_lvm(subject, details)
     if action in ("mkfs", "inject"):
         return True  # a file system (or a fault) in fslab's own image goes with the image
     registered = _UNDO.get(action)
@@ -293,6 +311,83 @@ def _undo_scheduler(device: str, details: Mapping[str, Any]) -> bool:
             f"made (UUID {uuid or 'unrecorded'}); leaving its I/O scheduler ({current}) alone"
         )
     scheduler.switch(device, previous)
+    return True
+
+
+def _undo_md(md_device: str, details: Mapping[str, Any]) -> bool:
+    if not re.fullmatch(r"/dev/md/fslab-[A-Za-z0-9_.+-]+", md_device):
+        raise NotOurs(f"{md_device}: not an md array name fslab gives")
+    slaves = layers.md_slaves(md_device)
+    if slaves is None:
+        return True  # stopped already, or never assembled
+    owned = prove(str(details.get("owner") or ""), details)
+    devices = details.get("devices")
+    if not isinstance(devices, list) or not devices:
+        raise NotOurs(f"{md_device}: the entry names no member devices")
+    want = sorted(Path(os.path.realpath(str(d))).name for d in devices)
+    if slaves != want:
+        raise NotOurs(
+            f"{md_device} has the members {', '.join(slaves)}, not {', '.join(want)} as fslab "
+            f"made it; leaving it alone"
+        )
+    for dev in devices:
+        if not _device_is_ours(str(dev), owned, None):
+            raise NotOurs(
+                f"{md_device}: its member {dev} is not a loop device over fslab's image; "
+                f"leaving it alone"
+            )
+    run(layers.md_stop_argv(md_device), timeout=120)
+    return True
+
+
+def _undo_lvm(vg: str, details: Mapping[str, Any]) -> bool:
+    if not re.fullmatch(r"fslab-[A-Za-z0-9_.+-]+", vg):
+        raise NotOurs(f"{vg}: not a volume group name fslab gives")
+    if which("pvs") is None:
+        return True  # no LVM tools: no volume group can be active either
+    listed = run(["pvs", "--noheadings", "-o", "pv_name,vg_name"], check=False, timeout=60)
+    members = layers.vg_members(vg, listed.stdout)
+    if not members:
+        return True  # removed already, or never made
+    owned = prove(str(details.get("owner") or ""), details)
+    devices = details.get("devices")
+    if not isinstance(devices, list) or not devices:
+        raise NotOurs(f"{vg}: the entry names no physical volumes")
+    want = sorted(os.path.realpath(str(d)) for d in devices)
+    if sorted(os.path.realpath(m) for m in members) != want:
+        raise NotOurs(
+            f"volume group {vg} is on {', '.join(members)}, not on {', '.join(want)} as fslab "
+            f"made it; leaving it alone"
+        )
+    for dev in devices:
+        if not _device_is_ours(str(dev), owned, None):
+            raise NotOurs(f"{vg}: {dev} is not a loop device over fslab's image; leaving it")
+    for argv in layers.lvm_remove_argvs(vg):
+        run(argv, timeout=120)
+    return True
+
+
+def _undo_crypt(name: str, details: Mapping[str, Any]) -> bool:
+    if not re.fullmatch(r"fslab-[A-Za-z0-9_.+-]+", name):
+        raise NotOurs(f"{name}: not a device-mapper name fslab gives")
+    slaves = layers.mapping_slaves(name)
+    if slaves is None:
+        return True  # closed already, or never opened
+    owned = prove(str(details.get("owner") or ""), details)
+    device = str(details.get("device") or "")
+    if not device or slaves != [Path(os.path.realpath(device)).name]:
+        raise NotOurs(
+            f"/dev/mapper/{name} sits on {', '.join(slaves) or 'nothing'}, not on {device or '?'} "
+            f"as fslab opened it; leaving it alone"
+        )
+    luks = details.get("luks_uuid")
+    header = run(["cryptsetup", "luksUUID", device], check=False, timeout=60).stdout.strip()
+    if not _device_is_ours(device, owned, None) and not (luks and header == luks):
+        raise NotOurs(
+            f"/dev/mapper/{name}: {device} is neither a loop device over fslab's image nor "
+            f"the LUKS device fslab made (UUID {luks or 'unrecorded'}); leaving it alone"
+        )
+    run(layers.luks_close_argv(name), timeout=120)
     return True
 
 

@@ -1,15 +1,18 @@
 """Block layers between a target's devices and its file system that need kernel parts
-this project's kernel lacks: dm-crypt (LUKS2, `encryption = "dm-crypt"`) and md RAID
-(`raid = "raid5"`). The seed studies' BitLocker and Storage Spaces layouts map to them.
+this project's kernel lacks: md RAID (`raid = "raid5"`) or an LVM volume (`lvm =
+"striped"`) over the loop devices, then dm-crypt (LUKS2, `encryption = "dm-crypt"`), then
+the file system. The seed studies'
+Storage Spaces and BitLocker layouts map to them.
 
-What is built: the command lines (LUKS2 format and open with the sector size and the
-`--perf-no_read_workqueue`/`--perf-no_write_workqueue` flags as axes; `mdadm --create`
-with level, chunk and devices) and what `fslab plan` checks (device-mapper and the
-dm-crypt target, md and the RAID level's personality, cryptsetup and mdadm installed),
-each refusal naming what is missing. What is not: running them inside `provision`, with
-their undo in the journal. No machine this project runs on has device-mapper or md, so
-that code could not be run once; `check` refuses the target after the capability checks
-pass, saying so, rather than run it untried on a user's machine.
+Here: the command lines (`mdadm --create` with level, chunk and devices; pvcreate,
+vgcreate and lvcreate, linear or striped; LUKS2 format and
+open with the sector size and the `--perf-no_read_workqueue`/`--perf-no_write_workqueue`
+flags), parsers for what the tools and sysfs say, and what `fslab plan` checks
+(device-mapper and the dm-crypt target, md and the level's personality, cryptsetup and
+mdadm, lvm2), each refusal naming what is missing. `provision` runs them, journaled,
+and `journal` undoes them (`md_create`, `lvm_create`, `crypt_open`). No machine this project ran on had
+device-mapper or md, so that path has not been run once: the command lines and the
+LUKS2 format are tested, the rest is not (docs/study.md says so).
 """
 
 from __future__ import annotations
@@ -88,3 +91,96 @@ def personalities(mdstat: str) -> frozenset[str]:
 def dm_targets(text: str) -> frozenset[str]:
     """Device-mapper targets `dmsetup targets` lists (`crypt  v1.24.0`)."""
     return frozenset(line.split()[0] for line in text.splitlines() if line.strip())
+
+
+def parse_status(text: str) -> dict[str, str]:
+    """`cryptsetup status NAME` as {key: value} (`cipher`, `keysize`, `sector size`,
+    `flags`, `device`, ...)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip():
+            out[key.strip()] = value.strip()
+    return out
+
+
+def mapping_slaves(name: str) -> list[str] | None:
+    """The kernel names of the devices under the device-mapper device `name`
+    (/sys/block/dm-N/slaves), or None when no such mapping exists."""
+    for dm in Path("/sys/block").glob("dm-*"):
+        try:
+            if (dm / "dm" / "name").read_text().strip() == name:
+                return sorted(p.name for p in (dm / "slaves").iterdir())
+        except OSError:
+            continue
+    return None
+
+
+def md_detail_argv(md_device: str) -> list[str]:
+    return ["mdadm", "--detail", "--export", md_device]
+
+
+def parse_export(text: str) -> dict[str, str]:
+    """`mdadm --detail --export` / `--examine --export` (`MD_LEVEL=raid5` lines)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip():
+            out[key.strip()] = value.strip().strip("'")
+    return out
+
+
+def md_slaves(md_device: str) -> list[str] | None:
+    """The kernel names of an md array's members (/sys/block/mdN/slaves), or None when
+    no such array is assembled."""
+    try:
+        real = Path(md_device).resolve(strict=True)
+    except OSError:
+        return None
+    slaves = Path("/sys/block") / real.name / "slaves"
+    try:
+        return sorted(p.name for p in slaves.iterdir())
+    except OSError:
+        return None
+
+
+# --------------------------------------------------------------------------- LVM
+
+LvmLayout = Literal["linear", "striped"]
+LVM_LAYOUTS: tuple[str, ...] = get_args(LvmLayout)
+LV_NAME = "data"
+
+
+def lvm_create_argvs(
+    vg: str, devices: Sequence[str], layout: str, stripe_bytes: int | None
+) -> list[list[str]]:
+    """The commands that make one logical volume over all of `devices`: each a physical
+    volume, one volume group `vg`, one LV of every extent (`/dev/<vg>/data`), linear
+    (the devices one after another) or striped across them (`--stripes`, the stripe
+    size `--stripesize`, LVM's `-I`, in KiB)."""
+    lv = ["lvcreate", "--yes", "--name", LV_NAME, "--extents", "100%FREE"]
+    if layout == "striped":
+        lv += ["--stripes", str(len(devices))]
+        if stripe_bytes is not None:
+            lv += ["--stripesize", f"{stripe_bytes // 1024}k"]
+    return [
+        ["pvcreate", "--yes", *devices],
+        ["vgcreate", "--yes", vg, *devices],
+        [*lv, vg],
+    ]
+
+
+def lvm_remove_argvs(vg: str) -> list[list[str]]:
+    """Deactivate, then remove, the volume group (its LV with it) and its PVs' labels are
+    left to the images' deletion."""
+    return [["vgchange", "--activate", "n", vg], ["vgremove", "--yes", "--force", vg]]
+
+
+def vg_members(vg: str, pvs_output: str) -> list[str]:
+    """The physical volumes of `vg` in `pvs --noheadings -o pv_name,vg_name` output."""
+    out = []
+    for line in pvs_output.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1] == vg:
+            out.append(parts[0])
+    return sorted(out)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from fslab.errors import FslabError, TargetError
-from fslab.targets import fscrypt, fstoken, gate, loop, mountopts, scheduler
+from fslab.targets import fscrypt, fstoken, gate, layers, loop, mountopts, scheduler
 from fslab.targets._proc import run
 from fslab.targets.families import FAMILIES
 from fslab.targets.fstoken import Made
@@ -38,7 +38,7 @@ from fslab.targets.mount import MountInfo, fuse_servers, mount, mount_containing
 from fslab.targets.owner import MARKER, Owned
 from fslab.targets.spec import TargetSpec
 from fslab.targets.system import System, check
-from fslab.units import format_bytes
+from fslab.units import format_bytes, parse_size
 
 ENCRYPTED_DIR = "encrypted"
 _ATTACH_TRIES = 5
@@ -140,9 +140,31 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
             )
     size = lay.image_size if lay.kind == "loop" else gate.device_size(lay.devices[0])
     fam = FAMILIES[spec.fs]
-    argv = mkfs_argv(spec, lay.devices, size, uuid="<new uuid>")
+    fs_devices = lay.devices
+    if spec.raid is not None:
+        md = f"/dev/md/fslab-{spec.name}-<tag>"
+        chunk = parse_size(spec.raid_chunk) if spec.raid_chunk is not None else None
+        argv = layers.md_create_argv(md, spec.raid, lay.devices, chunk)
+        out.append(f"make an md {spec.raid} of them: `{shlex.join(argv)}`")
+        fs_devices = (md,)
+        size = None
+    elif spec.lvm is not None:
+        vg = f"fslab-{spec.name}-<tag>"
+        stripe = parse_size(spec.lvm_stripe) if spec.lvm_stripe is not None else None
+        argvs = layers.lvm_create_argvs(vg, lay.devices, spec.lvm, stripe)
+        out.append(
+            f"make one {spec.lvm} LVM volume of them: "
+            + ", ".join(f"`{shlex.join(a)}`" for a in argvs)
+        )
+        fs_devices = (f"/dev/{vg}/{layers.LV_NAME}",)
+        size = None
+    if spec.encryption == "dm-crypt":
+        out += _luks_words(spec, lay.base, fs_devices)
+        fs_devices = tuple(_mapping(spec.name, "<tag>", i) for i in range(len(fs_devices)))
+        size = size - LUKS_HEADER_BYTES if size is not None else None
+    argv = mkfs_argv(spec, fs_devices, size, uuid="<new uuid>")
     out.append(f"make the file system: `{shlex.join(argv)}`")
-    for dev in lay.devices:
+    for dev in fs_devices:
         if (named := name_argv(spec.fs, dev, "<new serial>")) is not None:
             out.append(f"name it: `{shlex.join(named)}`")
     if spec.scheduler is not None:
@@ -155,7 +177,7 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
     mount_cmd = ["mount", "-t", fam.mount_type, *(["-o", ",".join(opts)] if opts else [])]
     out.append(
         f"create {lay.mountpoint} and mount it there: "
-        f"`{shlex.join([*mount_cmd, lay.devices[0], str(lay.mountpoint)])}`"
+        f"`{shlex.join([*mount_cmd, fs_devices[0], str(lay.mountpoint)])}`"
     )
     if spec.encryption == "fscrypt":
         out.append(
@@ -164,6 +186,14 @@ def side_effects(spec: TargetSpec, workdir: Path, scale: float = 1.0) -> list[st
             f"contents, AES-256-CTS names); the workloads run there"
         )
     undo_words = ["unmount", "remove the directories"]
+    if spec.encryption == "dm-crypt":
+        undo_words.insert(1, "close the LUKS mappings and delete the key")
+    if spec.raid is not None:
+        undo_words.insert(undo_words.index("remove the directories"), "stop the md array")
+    if spec.lvm is not None:
+        undo_words.insert(
+            undo_words.index("remove the directories"), "deactivate and remove the volume group"
+        )
     if spec.encryption == "fscrypt":
         undo_words.insert(0, "remove the key")
     if spec.scheduler is not None:
@@ -348,6 +378,20 @@ def _provision_fs(
             gate.check_device(dev, force=force, confirmed=confirmed, made=made, members=devices)
 
     size = lay.image_size if lay.kind == "loop" else gate.device_size(devices[0])
+    physical = list(devices)
+    # md or LVM: one device over all of them.
+    spanned: dict[str, Any] | None = None
+    if spec.raid is not None:
+        devices, spanned = _create_md(spec, rec, physical, mine)
+        size = gate.device_size(devices[0])
+    elif spec.lvm is not None:
+        devices, spanned = _create_lv(spec, rec, physical, mine)
+        size = gate.device_size(devices[0])
+    crypt: dict[str, Any] | None = None
+    if spec.encryption == "dm-crypt":
+        devices, crypt = _open_luks(spec, rec, physical, lay.base, mine)
+        # LUKS2's header (16 MiB) comes off each device.
+        size = size - LUKS_HEADER_BYTES if size is not None else None
     # fslab names the file system: the UUID is how cleanup knows a mount, and with the
     # token written into it below, how a later run knows a device holds the file system
     # fslab made (fstoken; a UUID or a label proves nothing alone).
@@ -371,7 +415,7 @@ def _provision_fs(
             )
 
     if spec.scheduler is not None:
-        for dev in devices:
+        for dev in physical:
             _set_scheduler(rec, spec.scheduler, dev, {"uuid": uuid, **mine})
 
     mnt = lay.mountpoint
@@ -418,11 +462,13 @@ def _provision_fs(
     eff["label"] = label_for(fs, spec.name)
     eff["uuid"] = uuid
     eff["devices"] = devices
+    if physical != devices:
+        eff["physical_devices"] = physical
     eff["mkfs"] = {"argv": argv, "command": shlex.join(argv)}
     eff["mount_command"] = shlex.join(mount_argv)
-    eff["queue"] = [scheduler.facts(d) for d in devices]
+    eff["queue"] = [scheduler.facts(d) for d in physical]
     if lay.kind == "loop":
-        eff["loop"] = [loop.loop_info(d) for d in devices]
+        eff["loop"] = [loop.loop_info(d) for d in physical]
         eff["image_size"] = lay.image_size
     infos = mounts_at(mnt)
     if infos:
@@ -443,12 +489,134 @@ def _provision_fs(
             f"not honoured: {FAMILIES[fs].title} takes O_DIRECT and serves the I/O through "
             f"the page cache; its numbers measure the Linux driver and the cache"
         )
-    eff["encryption"] = encryption
+    eff["encryption"] = encryption or crypt
+    if spanned is not None:
+        eff["md" if spec.raid is not None else "lvm"] = spanned
     images = lay.images if lay.kind == "loop" else ()
     servers = fuse_servers(mnt) if FAMILIES[fs].mount_tool is not None else ()
     return Provisioned(
         spec.name, workdir, mnt, tuple(devices), images, eff, tuple(rec.refs), owned, servers
     )
+
+
+LUKS_HEADER_BYTES = 16 << 20
+"""LUKS2's default header and key slots, at the start of each device."""
+
+
+def _create_md(
+    spec: TargetSpec, rec: _Recorder, devices: list[str], mine: dict[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """An md array of `spec.raid` over `devices` at /dev/md/fslab-<target>-<tag>; returns
+    it (as the one device the next layer goes on) and what is in effect.
+
+    Unverified: no kernel this project ran on had md (docs/study.md); the command lines
+    are tested (`layers`), and `check` lets this run only where md and mdadm are."""
+    assert spec.raid is not None
+    md_device = f"/dev/md/fslab-{spec.name}-{secrets.token_hex(3)}"
+    chunk = parse_size(spec.raid_chunk) if spec.raid_chunk is not None else None
+    argv = layers.md_create_argv(md_device, spec.raid, devices, chunk)
+    with rec.step("md_create", md_device, {"devices": devices, "argv": argv, **mine}):
+        run(argv)
+    detail = layers.parse_export(run(layers.md_detail_argv(md_device)).stdout)
+    effective: dict[str, Any] = {
+        "device": md_device,
+        "level": detail.get("MD_LEVEL"),
+        "devices": int(detail["MD_DEVICES"]) if "MD_DEVICES" in detail else None,
+        "chunk_bytes": chunk,
+        "uuid": detail.get("MD_UUID"),
+        "metadata": detail.get("MD_METADATA"),
+    }
+    return [md_device], effective
+
+
+def _create_lv(
+    spec: TargetSpec, rec: _Recorder, devices: list[str], mine: dict[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """One LVM logical volume over all of `devices` (volume group
+    fslab-<target>-<tag>); returns it and what is in effect. Unverified, as `_create_md`."""
+    assert spec.lvm is not None
+    vg = f"fslab-{spec.name}-{secrets.token_hex(3)}"
+    stripe = parse_size(spec.lvm_stripe) if spec.lvm_stripe is not None else None
+    argvs = layers.lvm_create_argvs(vg, devices, spec.lvm, stripe)
+    with rec.step("lvm_create", vg, {"devices": devices, "argv": argvs, **mine}):
+        for argv in argvs:
+            run(argv)
+    lv = f"/dev/{vg}/{layers.LV_NAME}"
+    segs = run(["lvs", "--noheadings", "-o", "segtype,stripes,stripe_size", lv]).stdout.split()
+    return [lv], {
+        "device": lv,
+        "layout": spec.lvm,
+        "segment_type": segs[0] if segs else None,
+        "stripes": int(segs[1]) if len(segs) > 1 and segs[1].isdigit() else None,
+        "stripe_size": segs[2] if len(segs) > 2 else None,
+    }
+
+
+def _mapping(target: str, tag: str, i: int) -> str:
+    """The device-mapper path of a target's `i`th LUKS device."""
+    return f"/dev/mapper/fslab-{target}-{tag}-{i}"
+
+
+def _luks_words(spec: TargetSpec, base: Path, devices: tuple[str, ...]) -> list[str]:
+    key = base / "luks.key"
+    out = [f"write a random 512-bit key to {key}"]
+    for i, dev in enumerate(devices):
+        name = _mapping(spec.name, "<tag>", i).removeprefix("/dev/mapper/")
+        fmt = layers.luks_format_argv(dev, key, spec.crypt_sector_size)
+        opened = layers.luks_open_argv(
+            dev, name, key, workqueues=spec.crypt_workqueues is not False
+        )
+        out.append(f"make {dev} LUKS2: `{shlex.join(fmt)}`; open it: `{shlex.join(opened)}`")
+    return out
+
+
+def _open_luks(
+    spec: TargetSpec, rec: _Recorder, devices: list[str], base: Path, mine: dict[str, Any]
+) -> tuple[list[str], dict[str, Any]]:
+    """LUKS2 on each device with one random key (a file in the target's directory, gone
+    with it), each opened as /dev/mapper/fslab-<target>-<tag>-<i>; returns the mapped
+    devices, which the file system goes on, and what is in effect.
+
+    Unverified: no kernel this project ran on had device-mapper (docs/study.md); the
+    command lines are tested (`layers`), and `check` lets this run only where the kernel
+    and tools are there."""
+    key = base / "luks.key"
+    with rec.step("image", str(key), {"size": 64, **mine}):
+        fd = os.open(key, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, secrets.token_bytes(64))
+        finally:
+            os.close(fd)
+    tag = secrets.token_hex(3)
+    workqueues = spec.crypt_workqueues is not False
+    mapped: list[str] = []
+    status = ""
+    for i, dev in enumerate(devices):
+        format_argv = layers.luks_format_argv(dev, key, spec.crypt_sector_size)
+        with rec.step("mkfs", dev, {"argv": format_argv, "kind": "luks", **mine}):
+            run(format_argv)
+        luks_uuid = run(["cryptsetup", "luksUUID", dev]).stdout.strip()
+        name = _mapping(spec.name, tag, i).removeprefix("/dev/mapper/")
+        details = {"device": dev, "luks_uuid": luks_uuid, **mine}
+        with rec.step("crypt_open", name, details):
+            run(layers.luks_open_argv(dev, name, key, workqueues=workqueues))
+        mapped.append(_mapping(spec.name, tag, i))
+        status = run(["cryptsetup", "status", name]).stdout
+    info = layers.parse_status(status)
+    effective: dict[str, Any] = {
+        "kind": "dm-crypt",
+        "cipher": info.get("cipher"),
+        "key_bits": int(info["keysize"].split()[0]) if "keysize" in info else None,
+        "sector_size": int(info["sector size"]) if "sector size" in info else None,
+        "workqueues": workqueues,
+        "flags": info.get("flags"),
+        "contents_mode": "AES-256-XTS",
+        "contents_driver": fscrypt.cipher_driver("AES-256-XTS"),
+        "mapped": mapped,
+        "raw": status,
+    }
+    effective["cpu_aes"] = fscrypt.uses_cpu_aes(effective["contents_driver"])
+    return mapped, effective
 
 
 def _set_scheduler(rec: _Recorder, name: str, device: str, details: dict[str, Any]) -> None:

@@ -15,7 +15,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from fslab.targets.families import FAMILIES, FS_NAMES, FsName, names_with
-from fslab.targets.layers import CRYPT_SECTOR_SIZES, RAID_MIN_DEVICES, RaidLevel
+from fslab.targets.layers import CRYPT_SECTOR_SIZES, RAID_MIN_DEVICES, LvmLayout, RaidLevel
 from fslab.targets.mountopts import SETTINGS
 from fslab.units import parse_size
 
@@ -143,13 +143,18 @@ class TargetSpec(_Strict):
     of one device; btrfs spans devices with `profile` instead."""
     raid_chunk: Size | None = None
     """md's chunk size (`mdadm --chunk`), the stripe unit: Storage Spaces' interleave."""
+    lvm: LvmLayout | None = None
+    """One LVM logical volume over all the target's devices, `linear` or `striped`, for
+    a file system of one device."""
+    lvm_stripe: Size | None = None
+    """The stripe size of a `striped` LV (`lvcreate --stripesize`)."""
     mount: MountSpec | None = None
     """Mount options as named settings, recorded as in effect (`mount_options` is free
     text for the rest)."""
     mkfs_args: list[str] = []
     mount_options: list[str] = []
 
-    _sizes = field_validator("block_size", "cluster_size", "raid_chunk")(check_size)
+    _sizes = field_validator("block_size", "cluster_size", "raid_chunk", "lvm_stripe")(check_size)
 
     @field_validator("encryption")
     @classmethod
@@ -186,7 +191,7 @@ class TargetSpec(_Strict):
                 for k in ("fs", "block_size", "cluster_size", "checksums", "profile",
                           "metadata_profile", "encryption", "scheduler", "compression",
                           "compression_force", "mount", "crypt_sector_size",
-                          "crypt_workqueues", "raid", "raid_chunk")
+                          "crypt_workqueues", "raid", "raid_chunk", "lvm", "lvm_stripe")
                 if getattr(self, k) is not None
             ] + [k for k in ("mkfs_args", "mount_options") if getattr(self, k)]  # fmt: skip
             if extra:
@@ -253,7 +258,18 @@ class TargetSpec(_Strict):
             )
         if self.raid_chunk is not None and self.raid is None:
             raise ValueError("`raid_chunk` needs `raid` (`raid0`, `raid5`, ...)")
-        if self.raid is not None:
+        if self.lvm_stripe is not None and self.lvm != "striped":
+            raise ValueError('`lvm_stripe` needs `lvm = "striped"`')
+        if self.lvm is not None and self.raid is not None:
+            raise ValueError("give `raid` (md) or `lvm`, not both: each spans the devices")
+        if self.lvm is not None:
+            if fs == "btrfs":
+                raise ValueError("btrfs spans devices itself: use `profile`, not `lvm`")
+            if self.lvm == "striped" and devices < 2:
+                raise ValueError(
+                    "a `striped` LV needs at least 2 devices, the target has 1 (set `loop.count`)"
+                )
+        elif self.raid is not None:
             if fs == "btrfs":
                 raise ValueError(
                     "btrfs spans devices itself: use `profile` (`raid1`, `raid5`, ...), not `raid`"

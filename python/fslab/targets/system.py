@@ -54,6 +54,7 @@ TOOLS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "cryptsetup": ("cryptsetup-bin", ("cryptsetup", "--version")),
     "dmsetup": ("dmsetup", ("dmsetup", "--version")),
     "mdadm": ("mdadm", ("mdadm", "--version")),
+    "lvm": ("lvm2", ("lvm", "version")),
     "fio": ("fio", ("fio", "--version")),
 }
 # What reading the results back needs, per file system (`effective`).
@@ -387,10 +388,12 @@ def keyed_check(
             f"(metadata_csum) or btrfs (nodatasum)",
         )
 
-    if spec.encryption == "dm-crypt":
-        add("encryption", _dm_crypt_problem(system, who))
-    if spec.raid is not None:
-        add("raid", _md_problem(spec.raid, system, who))
+    if spec.encryption == "dm-crypt" and (why := _dm_crypt_problem(system, who)):
+        add("encryption", why)
+    if spec.raid is not None and (why := _md_problem(spec, system, who)):
+        add("raid", why)
+    if spec.lvm is not None and (why := _lvm_problem(spec, system, who)):
+        add("lvm", why)
     if spec.encryption == "fscrypt" and (
         not system.ext4_encryption or system.config("FS_ENCRYPTION") is False
     ):
@@ -429,9 +432,8 @@ def keyed_check(
     return problems
 
 
-def _dm_crypt_problem(system: System, who: str) -> str:
-    """Why a dm-crypt target cannot be made here: what is missing, or, with everything
-    there, that fslab has not run it (`layers`)."""
+def _dm_crypt_problem(system: System, who: str) -> str | None:
+    """Why a dm-crypt target cannot be made here (what is missing), or None."""
     missing = []
     if not system.has_device_mapper:
         missing.append("device-mapper (CONFIG_BLK_DEV_DM; no /dev/mapper/control)")
@@ -444,15 +446,19 @@ def _dm_crypt_problem(system: System, who: str) -> str:
             f'{who}: `encryption = "dm-crypt"` needs {", ".join(missing)}, which this '
             f'machine lacks; use `encryption = "fscrypt"` on ext4'
         )
-    return (
-        f'{who}: `encryption = "dm-crypt"`: this machine has what it needs, but fslab has '
-        f"never run its LUKS steps on a kernel with device-mapper, so it does not run them "
-        f'on yours (docs/study.md); use `encryption = "fscrypt"` on ext4'
-    )
+    return None
 
 
-def _md_problem(level: str, system: System, who: str) -> str:
-    """Why an md RAID target cannot be made here (as `_dm_crypt_problem`)."""
+def _md_problem(spec: TargetSpec, system: System, who: str) -> str | None:
+    """Why an md RAID target cannot be made here (what is missing), or None."""
+    level = str(spec.raid)
+    if spec.device is not None:
+        # Undo stops an array only when every member is provably fslab's, which for a
+        # real device is not built yet (a loop over fslab's image is).
+        return (
+            f"{who}: `raid = {level!r}` is built on loop devices only; name no `device`, "
+            f"or let the devices' own RAID do it"
+        )
     missing = []
     if not system.has_md:
         missing.append("md RAID (CONFIG_BLK_DEV_MD; no /proc/mdstat)")
@@ -464,13 +470,23 @@ def _md_problem(level: str, system: System, who: str) -> str:
     if missing:
         return (
             f"{who}: `raid = {level!r}` needs {', '.join(missing)}, which this machine lacks; "
-            f'btrfs spans devices itself (`fs = "btrfs"`, `profile = {level!r}`)'
+            f'btrfs spans devices itself (`fs = "btrfs"` with a `profile`)'
         )
-    return (
-        f"{who}: `raid = {level!r}`: this machine has what it needs, but fslab has never run "
-        f"its mdadm steps on a kernel with md, so it does not run them on yours "
-        f"(docs/study.md); btrfs spans devices itself (`profile = {level!r}`)"
-    )
+    return None
+
+
+def _lvm_problem(spec: TargetSpec, system: System, who: str) -> str | None:
+    """Why an LVM target cannot be made here (what is missing), or None."""
+    if spec.device is not None:
+        return f"{who}: `lvm = {spec.lvm!r}` is built on loop devices only; name no `device`"
+    missing = []
+    if not system.has_device_mapper:
+        missing.append("device-mapper (CONFIG_BLK_DEV_DM; no /dev/mapper/control)")
+    if not system.has_tool("lvm"):
+        missing.append("the LVM tools (install lvm2)")
+    if missing:
+        return f"{who}: `lvm = {spec.lvm!r}` needs {', '.join(missing)}, which this machine lacks"
+    return None
 
 
 def _scheduler_problem(spec: TargetSpec, who: str) -> str | None:
