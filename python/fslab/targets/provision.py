@@ -389,7 +389,7 @@ def _provision_fs(
         size = gate.device_size(devices[0])
     crypt: dict[str, Any] | None = None
     if spec.encryption == "dm-crypt":
-        devices, crypt = _open_luks(spec, rec, physical, lay.base, mine)
+        devices, crypt = _open_luks(spec, rec, devices, lay.base, mine)
         # LUKS2's header (16 MiB) comes off each device.
         size = size - LUKS_HEADER_BYTES if size is not None else None
     # fslab names the file system: the UUID is how cleanup knows a mount, and with the
