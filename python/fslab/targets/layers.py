@@ -1,16 +1,15 @@
 """Block layers between a target's devices and its file system that need kernel parts
 this project's kernel lacks: md RAID (`raid = "raid5"`) or an LVM volume (`lvm =
-"striped"`) over the loop devices, then dm-crypt (LUKS2, `encryption = "dm-crypt"`), then
-the file system. The seed studies'
-Storage Spaces and BitLocker layouts map to them.
+"striped"`) over the loop devices, then dm-crypt (LUKS2, `encryption = "dm-crypt"`),
+then the file system. The seed studies' Storage Spaces and BitLocker layouts map to them.
 
 Here: the command lines (`mdadm --create` with level, chunk and devices; pvcreate,
-vgcreate and lvcreate, linear or striped; LUKS2 format and
-open with the sector size and the `--perf-no_read_workqueue`/`--perf-no_write_workqueue`
-flags), parsers for what the tools and sysfs say, and what `fslab plan` checks
-(device-mapper and the dm-crypt target, md and the level's personality, cryptsetup and
-mdadm, lvm2), each refusal naming what is missing. `provision` runs them, journaled,
-and `journal` undoes them (`md_create`, `lvm_create`, `crypt_open`). No machine this project ran on had
+vgcreate and lvcreate, linear or striped; LUKS2 format and open with the sector size and
+the `--perf-no_read_workqueue`/`--perf-no_write_workqueue` flags), parsers for what the
+tools and sysfs say, and what `fslab plan` checks (device-mapper and the dm-crypt
+target, md and the level's personality, cryptsetup, mdadm, lvm2), each refusal naming
+what is missing. `provision` runs them, journaled, and `journal` undoes them
+(`md_create`, `lvm_create`, `crypt_open`). No machine this project ran on had
 device-mapper or md, so that path has not been run once: the command lines and the
 LUKS2 format are tested, the rest is not (docs/study.md says so).
 """
