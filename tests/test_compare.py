@@ -945,6 +945,26 @@ def _set_study(path: Path, sid: int, column: str, value: str) -> None:
     con.close()
 
 
+@pytest.mark.parametrize(("xfs", "fails"), [(0.5, True), (1.0, False), (1.6, False)])
+def test_fail_on_worse_exits_1_naming_what_is_worse(
+    tmp_path: Path, xfs: float, fails: bool
+) -> None:
+    """`--fail-on worse` for a CI pipeline: exit 1 after the output when the summary
+    decided a target worse than its baseline, naming it; 0 for an equal or better one."""
+    path = tmp_path / "fslab-results.db"
+    _two_targets(path, "gate", xfs, (0.99, 1.0, 1.01))
+    done = CliRunner().invoke(command, ["--results", str(path), "--fail-on", "worse"])
+    assert done.exit_code == (1 if fails else 0), done.output
+    assert "Summary" in done.stdout
+    if fails:
+        assert "fail-on worse: 1 finding(s) worse than the baseline" in done.stderr
+        assert "xfs: randio · random reads IOPS worse than ext4 at 1 of 1 point (0.500x)" in (
+            done.stderr
+        )
+    else:
+        assert "no target is worse than its baseline" in done.stderr
+
+
 def test_a_study_sets_its_equivalence_margin(tmp_path: Path) -> None:
     """`margin = "20%"`: a target 3% below the baseline, by an interval of about ±11%, is
     equivalent within 20%, where the default 5% leaves it undecided; compare says which

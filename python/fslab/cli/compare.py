@@ -15,6 +15,7 @@ from rich.table import Table
 
 from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
+from fslab.report.findings import worse_findings
 from fslab.report.format import not_counted, shared_note
 from fslab.report.rank_views import RANK_COLUMNS, Ranks, rank_cells, rank_views, sentence_text
 from fslab.report.render import render_csv, render_markdown, render_table
@@ -48,6 +49,11 @@ from fslab.safe_text import safe_text
     help="Show only the rows of this operation (txn, read, copy, jetstress, device, ...); "
     "repeat for several.",
 )  # fmt: skip
+@click.option(
+    "--fail-on", "fail_on", type=click.Choice(["worse"]), default=None,
+    help="Exit 1 (after the output) when the summary finds some target worse than its "
+    "baseline at some point, naming each on stderr: a check for CI pipelines.",
+)  # fmt: skip
 def compare(
     results: Path,
     study: str | None,
@@ -56,6 +62,7 @@ def compare(
     fmt: str,
     ops: tuple[str, ...],
     show_ranks: bool,
+    fail_on: str | None,
 ) -> None:
     """Compare the targets of a study: one table per workload point, one column per target.
 
@@ -86,6 +93,7 @@ def compare(
         sys.stdout.flush()
         write_json(comparison, sys.stdout.buffer, indent=sys.stdout.isatty())
         sys.stdout.buffer.flush()
+        _fail_on(comparison, fail_on)
         return
     else:
         tty = sys.stdout.isatty()
@@ -93,6 +101,23 @@ def compare(
         width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
         text = render_table(comparison, width=width, color=tty and not os.environ.get("NO_COLOR"))
     click.echo(text, nl=False)
+    _fail_on(comparison, fail_on)
+
+
+def _fail_on(c: Comparison, fail_on: str | None) -> None:
+    """Exits 1 when `fail_on` is `worse` and the summary decided a target worse than its
+    baseline at some point (the points of every answer the summary gives: the headline,
+    the study's named metrics, the efficiency grids)."""
+    if fail_on is None:
+        return
+    found = worse_findings(c)
+    if not found:
+        click.echo("fail-on worse: no target is worse than its baseline", err=True)
+        return
+    click.echo(f"fail-on worse: {len(found)} finding(s) worse than the baseline:", err=True)
+    for line in found:
+        click.echo(f"  {safe_text(line)}", err=True)
+    sys.exit(1)
 
 
 def _notes(c: Comparison, *, study_given: bool) -> None:

@@ -444,6 +444,31 @@ def summary(comparison: Comparison) -> tuple[Answer | Grid, ...]:
     return tuple(out)
 
 
+def worse_findings(comparison: Comparison) -> list[str]:
+    """`xfs: files · create files/s worse than ext4 at 2 of 3 points (0.81x)`: each
+    target the summary decided worse than its baseline at some point, per family and
+    metric (`fslab compare --fail-on worse`)."""
+    out: list[str] = []
+    for item in summary(comparison):
+        answers = [r.answer for r in item.rows] if isinstance(item, Grid) else [item]
+        for a in answers:
+            for t in a.targets:
+                n = t.counts.get(Decision.WORSE, 0)
+                if n or (t.gap is not None and t.gap.verdict(a.metric, a.equivalence)
+                         is Decision.WORSE):  # fmt: skip
+                    ratio = f" ({format_ratio(t.gap.ratio)})" if t.gap is not None else ""
+                    where = (
+                        f"at {n} of {a.points} point{'s' if a.points != 1 else ''}"
+                        if n
+                        else "over its points' mean"
+                    )
+                    out.append(
+                        f"{t.target}: {a.workload} · {a.family} {a.metric.label} worse than "
+                        f"{a.baseline} {where}{ratio}"
+                    )
+    return list(dict.fromkeys(out))
+
+
 def _by_question(found: Iterable[Answer]) -> dict[str, list[Answer]]:
     out: dict[str, list[Answer]] = {}
     for a in found:
