@@ -151,16 +151,26 @@ class Locator:
             table, idx, keys = loc[0], loc[1], [str(k) for k in loc[2:] if isinstance(k, str)]
             if table == "target" and self.target_origin and idx < len(self.target_origin):
                 idx = self.target_origin[idx]
+            path = self._path(loc)
             for n in range(len(keys), 0, -1):
                 found = self.lines.get((table, idx, ".".join(keys[:n])))
                 if found:
-                    return found, format_loc(loc, self.data)
+                    return found, path
             if table == "workload" and keys and keys[0] in self.defaults:
                 line = self.lines.get(("defaults", 0, keys[0]))
                 return line, safe_text(".".join(["defaults", *keys]))
-            return self.lines.get((table, idx, "")), format_loc(loc, self.data)
+            return self.lines.get((table, idx, "")), path
         key = str(loc[0]) if loc else ""
         return (self.lines.get(("", 0, key)) if key else None), format_loc(loc, self.data)
+
+    def _path(self, loc: KeyPath) -> str:
+        """`format_loc`, a swept target named by its table in the file (`target[1]
+        (ext4-noatime)`), not by its place among the expanded targets."""
+        path = format_loc(loc, self.data)
+        origin = self.target_origin
+        if loc[0] == "target" and origin and isinstance(loc[1], int) and loc[1] < len(origin):
+            path = path.replace(f"target[{loc[1]}]", f"target[{origin[loc[1]]}]", 1)
+        return path
 
     def __call__(self, loc: KeyPath, key: str | None = None) -> str:
         line, path = self.line(loc, key)
