@@ -416,3 +416,19 @@ def test_lvm_command_lines_checks_and_undo() -> None:
     assert undo("lvm_create", "fslab-lv-1a2b3c", {"devices": ["/dev/loop0"]})
     with pytest.raises(NotOurs):
         undo("lvm_create", "system", {"devices": ["/dev/sda2"]})
+
+
+def test_the_storage_spaces_example_is_refused_here_naming_the_kernel_parts() -> None:
+    """Where the kernel lacks md and device-mapper, `fslab plan` of the md + LUKS example
+    refuses each target at its key, naming what is missing, and makes nothing."""
+    system = System.probe()
+    if system.has_md or system.has_device_mapper:
+        pytest.skip("this kernel has md or device-mapper")
+    example = Path(__file__).resolve().parents[1] / "examples" / "storage-spaces-bitlocker.toml"
+    done = run_fslab("plan", example)
+    assert done.returncode == 2, done.stderr
+    assert "target[0] (ext4-raid5-dm-crypt).raid: `raid = 'raid5'` needs md RAID" in done.stderr
+    assert '(ext4-raid0-dm-crypt).encryption: `encryption = "dm-crypt"` needs device-mapper' in (
+        done.stderr
+    )
+    assert "target[1] (luks-sector4096-noworkqueues)" in done.stderr

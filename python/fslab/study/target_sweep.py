@@ -41,7 +41,7 @@ def value_label(key: str, value: Any) -> str:
         parts = [mountopts.label(k, v) for k, v in value.items()]
         text = "-".join(parts) or "defaults"
     elif isinstance(value, bool):
-        text = mountopts.label(key.replace("_", "-"), value)
+        text = mountopts.label(_BOOL_WORDS.get(key, key.replace("_", "-")), value)
     else:
         text = _PREFIX.get(key, "") + str(value)
     return _NOT_IN_NAMES.sub("", text) or key
@@ -49,6 +49,8 @@ def value_label(key: str, value: Any) -> str:
 
 # Values that need their key to be read in a name (`ext4-sector4096`, not `ext4-4096`).
 _PREFIX = {"crypt_sector_size": "sector", "raid_chunk": "chunk", "lvm_stripe": "stripe"}
+# Booleans whose key reads badly in a name (`ext4-noworkqueues`, `btrfs-zstd-forced`).
+_BOOL_WORDS = {"crypt_workqueues": "workqueues", "compression_force": "forced"}
 
 
 def expand(targets: list[Any]) -> tuple[list[Any], list[int]]:
