@@ -26,36 +26,31 @@ impl ModelFile {
         Self { file, rw_flags }
     }
 
-    pub fn read_exact_at(&self, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
         if self.rw_flags == 0 {
             return self.file.read_exact_at(buf, offset);
         }
-        while !buf.is_empty() {
-            match self.transfer(buf.as_mut_ptr(), buf.len(), offset, true) {
-                Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
-                Ok(n) => {
-                    buf = &mut buf[n..];
-                    offset += n as u64;
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        self.all_at(buf.as_mut_ptr(), buf.len(), offset, true)
     }
 
-    pub fn write_all_at(&self, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+    pub fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
         if self.rw_flags == 0 {
             return self.file.write_all_at(buf, offset);
         }
-        while !buf.is_empty() {
-            // The kernel only reads the buffer of a write.
-            match self.transfer(buf.as_ptr().cast_mut(), buf.len(), offset, false) {
+        // The kernel only reads the buffer of a write.
+        self.all_at(buf.as_ptr().cast_mut(), buf.len(), offset, false)
+    }
+
+    /// Moves all `len` bytes at `buf`, retrying short transfers and interruptions.
+    fn all_at(&self, buf: *mut u8, len: usize, offset: u64, read: bool) -> io::Result<()> {
+        let mut done = 0;
+        while done < len {
+            // SAFETY: `done < len`, so the pointer stays within the caller's buffer.
+            let at = unsafe { buf.add(done) };
+            match self.transfer(at, len - done, offset + done as u64, read) {
+                Ok(0) if read => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    buf = &buf[n..];
-                    offset += n as u64;
-                }
+                Ok(n) => done += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),
             }

@@ -145,10 +145,6 @@ FS_NAMES: tuple[str, ...] = get_args(FsName)
 assert set(FS_NAMES) == set(FAMILIES), "FsName and FAMILIES must name the same file systems"
 
 
-def family(name: str) -> Family:
-    return FAMILIES[name]
-
-
 def names_with(predicate: str) -> str:
     """`ext4, ntfs, ntfs3 and exfat`: the families whose `predicate` field is set."""
     names = [f.name for f in FAMILIES.values() if getattr(f, predicate)]

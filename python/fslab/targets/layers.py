@@ -18,15 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
 RaidLevel = Literal["raid0", "raid1", "raid4", "raid5", "raid6", "raid10"]
-RAID_LEVELS: tuple[str, ...] = get_args(RaidLevel)
 # Devices each md level needs at least (mdadm refuses fewer; raid1 and raid10 take 2).
 RAID_MIN_DEVICES = {"raid0": 2, "raid1": 2, "raid4": 3, "raid5": 3, "raid6": 4, "raid10": 2}
-# The md personality (/proc/mdstat's "Personalities" line) that runs each level.
-RAID_PERSONALITY = {"raid0": "raid0", "raid1": "raid1", "raid4": "raid4", "raid5": "raid5",
-                    "raid6": "raid6", "raid10": "raid10"}  # fmt: skip
 CRYPT_SECTOR_SIZES = (512, 1024, 2048, 4096)
 CRYPT_CIPHER = "aes-xts-plain64"
 CRYPT_KEY_BITS = 512
@@ -146,7 +142,6 @@ def md_slaves(md_device: str) -> list[str] | None:
 # --------------------------------------------------------------------------- LVM
 
 LvmLayout = Literal["linear", "striped"]
-LVM_LAYOUTS: tuple[str, ...] = get_args(LvmLayout)
 LV_NAME = "data"
 
 

@@ -14,8 +14,6 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-ATIMES = ("noatime", "relatime", "strictatime")
-DATA_MODES = ("ordered", "writeback", "journal")
 KERNEL_FS = ("ext4", "xfs", "btrfs", "f2fs", "exfat", "ntfs3")
 
 

@@ -214,9 +214,7 @@ def _has_device_mapper(release: str) -> bool:
 
 
 def _has_dm_crypt(release: str, dmsetup: str | None) -> bool:
-    if (Path("/lib/modules") / release / "kernel/drivers/md/dm-crypt.ko").exists() or any(
-        (Path("/lib/modules") / release / "kernel/drivers/md").glob("dm-crypt.ko*")
-    ):
+    if any((Path("/lib/modules") / release / "kernel/drivers/md").glob("dm-crypt.ko*")):
         return True
     if dmsetup is None:
         return False
