@@ -70,10 +70,16 @@ class Gap:
     low: float | None
     high: float | None
     points: int
+    equivalent: bool = False
+    """The interval is the equivalence test's (`1 - 2 alpha`, `fslab.stats.decision`)
+    and lies within the margin: where the difference's interval does not decide, the
+    one that does, shown."""
 
     @property
     def decided(self) -> bool:
-        return self.low is not None and self.high is not None and (self.low > 1 or self.high < 1)
+        if self.equivalent or self.low is None or self.high is None:
+            return False
+        return self.low > 1 or self.high < 1
 
     def verdict(self, metric: MetricSpec, margin: float) -> Decision:
         """The decision rule's verdict on the points' geometric mean, by its interval:
@@ -82,6 +88,8 @@ class Gap:
         without an interval (single runs)."""
         if self.low is None or self.high is None:
             return Decision.NONE
+        if self.equivalent:
+            return Decision.EQUIVALENT
         if self.decided and abs(self.ratio - 1) * 100 >= MIN_EFFECT_PCT:
             if metric.higher_is_better is None:
                 return Decision.NONE  # different, neither better nor worse: `different`
@@ -91,15 +99,25 @@ class Gap:
         return Decision.INCONCLUSIVE
 
 
-def _gap(rows: Sequence[Row], target: str, other: str, alpha: float) -> Gap | None:
+def _gap(rows: Sequence[Row], target: str, other: str, alpha: float, margin: float) -> Gap | None:
+    """The points' geometric mean ratio with the interval that decides it: the
+    difference's (`1 - alpha`) unless it does not exclude 1 by the minimum effect and the
+    equivalence interval (`1 - 2 alpha`) lies within `1 ± margin`."""
     d, se, df = log_ratios(rows, target, other)
     keep = np.isfinite(d)
     got = combine(d[keep], se[keep], df[keep], alpha)
     if got is None:
         return None
     ratio, low, high = got
-    return Gap(ratio, None if math.isnan(low) else low, None if math.isnan(high) else high,
-               int(keep.sum()))  # fmt: skip
+    points = int(keep.sum())
+    if math.isnan(low) or math.isnan(high):
+        return Gap(ratio, None, None, points)
+    different = (low > 1 or high < 1) and abs(ratio - 1) * 100 >= MIN_EFFECT_PCT
+    if not different:
+        eq = combine(d[keep], se[keep], df[keep], 2 * alpha)
+        if eq is not None and eq[1] >= 1 - margin and eq[2] <= 1 + margin:
+            return Gap(ratio, eq[1], eq[2], points, equivalent=True)
+    return Gap(ratio, low, high, points)
 
 
 @dataclass(frozen=True)
@@ -411,6 +429,8 @@ def _best_cell(a: Answer) -> str:
         return "-"  # a peak, a size: no value of it is better
     if a.runner_up is None or a.margin is None:
         return "-" if any(t.gap is None and t.measured for t in a.targets) else a.best
+    if a.margin.verdict(a.metric, a.equivalence) is Decision.EQUIVALENT:
+        return f"{a.best} {MARKS[Decision.EQUIVALENT]} {a.runner_up}"  # a tie, shown
     return a.best if a.margin.decided else f"{a.best} ?"
 
 
@@ -667,13 +687,13 @@ def _answer(
             if vs.decision in _DECIDED and vs.ratio is not None:
                 decided.append(vs.ratio)
         by_axis = tuple(
-            (axis, tuple((text, _gap(sub, t, base, c.alpha))
+            (axis, tuple((text, _gap(sub, t, base, c.alpha, c.margin))
                          for text, sub in _split(members, axis, fair)))
             for axis in axes
         )  # fmt: skip
         targets.append(
-            TargetAnswer(t, _gap(fair, t, base, c.alpha), _gap(measured, t, base, c.alpha),
-                         counts, flagged, by_axis,
+            TargetAnswer(t, _gap(fair, t, base, c.alpha, c.margin),
+                         _gap(measured, t, base, c.alpha, c.margin), counts, flagged, by_axis,
                          (min(decided), max(decided)) if decided else None, base_flagged,
                          _none_where_base_some(rows, t, base))
         )  # fmt: skip
@@ -688,7 +708,7 @@ def _answer(
         return None
     best = ranked[0]
     runner = ranked[1] if len(ranked) > 1 else None
-    margin = _gap(rows, best, runner, c.alpha) if runner else None
+    margin = _gap(rows, best, runner, c.alpha, c.margin) if runner else None
     overview = tuple(
         (g, _point_name(g, axes), tuple(r.cell(t.target).vs for t in targets)) for g, r in members
     )

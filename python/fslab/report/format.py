@@ -359,8 +359,9 @@ def legend(comparison: Comparison) -> str:
             else "interval (Welch, on logs): better/worse"
         )
         + ": the interval excludes 1 and the change is "
-        f"at least {MIN_EFFECT_PCT:g}%; ≈: equivalent, the interval lies within "
-        f"±{margin_text(comparison.margin)}; ?: inconclusive, shown as its interval "
+        f"at least {MIN_EFFECT_PCT:g}%; ≈: equivalent, its {interval_level(2 * comparison.alpha)} "
+        f"interval (two one-sided tests) lies within ±{margin_text(comparison.margin)} and is "
+        "the one shown; ?: inconclusive, shown as its interval "
         "(0.91-1.06x: the runs bound the ratio so far, more runs needed); !: no verdict, the "
         "runs are flagged (see the warnings); no mark: no verdict (a single run, an amount "
         "of work, or no better direction)."

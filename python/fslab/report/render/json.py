@@ -39,7 +39,7 @@ from fslab.compare.limit import as_json, latency_limits
 from fslab.metrics import MetricSpec
 from fslab.report.findings import answers
 
-JSON_SCHEMA_VERSION = 3
+JSON_SCHEMA_VERSION = 4
 """Version of the `render_json` document; bumped when a field changes meaning or goes."""
 
 METHOD = (
@@ -49,7 +49,9 @@ METHOD = (
     "per-round log ratios with Student's interval, where two rounds or more pair up); "
     "verdict: better/worse when the "
     "interval excludes 1 and the change is at least the minimum effect, equivalent when "
-    "it lies within 1 ± equivalence_margin, inconclusive otherwise (more_runs: the runs "
+    "the 1 - 2 alpha interval (two one-sided tests at alpha) lies within 1 ± "
+    "equivalence_margin (an equivalent cell's [ratio_low, ratio_high] is that interval), "
+    "inconclusive otherwise (more_runs: the runs "
     "per side that would likely decide it); none (null, with no_verdict saying why) for "
     "a single run, an amount of work, a metric without a better direction, or runs "
     "flagged as cached or unsteady"
