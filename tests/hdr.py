@@ -1,6 +1,7 @@
 """The engine's latency histograms decoded in the tests, to check the engine's
-percentiles and merges against an independent implementation (Python's `hdrhistogram`,
-a test dependency: the lab itself decodes no histogram, the engine merges them)."""
+percentiles and merges against an independent implementation (Python's `hdrhistogram`;
+the lab itself decodes no histogram, the engine merges them; `fslab import` encodes fio's
+json+ latency bins with it)."""
 
 from __future__ import annotations
 

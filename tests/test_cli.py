@@ -9,12 +9,12 @@ import sys
 import click
 import pytest
 
-from fslab.cli import _COMMANDS
+from fslab.cli import _COMMANDS, _MODULES
 
 
 @pytest.mark.parametrize("name", list(_COMMANDS))
 def test_the_help_sentence_of_each_command_is_its_own(name: str) -> None:
-    command = importlib.import_module(f"fslab.cli.{name}").command
+    command = importlib.import_module(f"fslab.cli.{_MODULES.get(name, name)}").command
     assert isinstance(command, click.Command)
     assert command.get_short_help_str(limit=1000) == _COMMANDS[name]
 

@@ -52,8 +52,8 @@ def _make_v1(path: Path) -> None:
         "DROP TABLE run_fact; DROP TABLE run_value; DROP TABLE value_layout;"
         " DROP TABLE run_metric; DROP TABLE telemetry; DROP TABLE look; DROP TABLE integrity;"
         " DROP TABLE rank; ALTER TABLE study DROP COLUMN design;"
-        " ALTER TABLE run DROP COLUMN engine_shape;"
-        " PRAGMA user_version = 1;"
+        " ALTER TABLE run DROP COLUMN engine_shape; ALTER TABLE run DROP COLUMN origin_id;"
+        " DROP TABLE origin; PRAGMA user_version = 1;"
     )
     con.close()
 
@@ -304,7 +304,8 @@ def test_an_old_fio_run_is_named_for_its_document_and_its_jobs_warnings_reach_co
     con = sqlite3.connect(path)
     con.executescript(
         "UPDATE run_fact SET engine_warnings = '[]';"  # as version 12 derived it
-        " ALTER TABLE run DROP COLUMN engine_shape; PRAGMA user_version = 12;"
+        " ALTER TABLE run DROP COLUMN engine_shape; ALTER TABLE run DROP COLUMN origin_id;"
+        " DROP TABLE origin; PRAGMA user_version = 12;"
     )
     con.close()
     db = ResultsWriter.open(path, create=False)  # migrates
@@ -322,6 +323,7 @@ def test_an_old_fio_run_is_named_for_its_document_and_its_jobs_warnings_reach_co
 
 
 _ADDED = {
+    14: "ALTER TABLE run DROP COLUMN origin_id; DROP TABLE origin;",
     13: "ALTER TABLE run DROP COLUMN engine_shape;",
     12: "ALTER TABLE run_fact DROP COLUMN workload_write_bytes;"
     " ALTER TABLE run_fact DROP COLUMN dirty_rise_bytes;",

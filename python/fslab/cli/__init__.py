@@ -35,6 +35,9 @@ _COMMANDS: dict[str, str] = {
     "parameter as a column (values in base units: bytes, ns, per second).",
     "bundle": "Bundle a study into one archive: the study file, the results database, the HTML "
     "and Markdown reports, the comparison and the per-run CSV, and a README.",
+    "import": "Import results from another machine or database: a bundle (`fslab bundle`) or a "
+    "results database, merged into this one with the environment each run ran in; or fio's "
+    "own JSON output (`--output-format=json` or `json+`), one run per file.",
     "cleanup": "Unmount, detach and delete what fslab's journal says is still there, where this "
     "machine proves fslab made it; anything else is reported and left alone.",
     "record": "Record a program's file I/O under a directory as fio iologs, one per thread.",
@@ -42,6 +45,8 @@ _COMMANDS: dict[str, str] = {
 """Each command and the first sentence of its help, for `fslab --help` without importing
 every command (numpy, scipy, pydantic: a second). tests/test_cli.py holds them to the
 commands' own docstrings."""
+_MODULES = {"import": "import_"}
+"""A command whose module is not named as it is (`import` is Python's word)."""
 _READERS = frozenset({"compare", "report", "export", "bundle"})
 """The commands that only read the results database and exit."""
 
@@ -113,6 +118,8 @@ def _results_path(ctx: click.Context) -> Path | None:
     except click.ClickException:
         return None
     value = sub.params.get("results")
+    if isinstance(value, tuple):  # compare takes several: which one is damaged is not known
+        value = value[0] if len(value) == 1 else None
     return Path(value) if value is not None else None
 
 
@@ -163,7 +170,8 @@ class FslabGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in _COMMANDS:
-            command = importlib.import_module(f"fslab.cli.{cmd_name}").command
+            module = _MODULES.get(cmd_name, cmd_name)
+            command = importlib.import_module(f"fslab.cli.{module}").command
             assert isinstance(command, click.Command)
             return command
         return super().get_command(ctx, cmd_name)

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from fslab.cli.options import baseline_option, results_db_option, study_option, where_option
+from fslab.cli.options import baseline_option, results_dbs_option, study_option, where_option
 from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
 from fslab.report.findings import worse_findings
 from fslab.report.format import not_counted, shared_note
@@ -22,10 +22,11 @@ from fslab.report.render import render_csv, render_markdown, render_table
 from fslab.report.render.json import write_json
 from fslab.report.render.terminal import DEFAULT_WIDTH
 from fslab.safe_text import safe_text
+from fslab.store.merge import merged_view
 
 
 @click.command("compare")
-@results_db_option
+@results_dbs_option
 @study_option("compare")
 @baseline_option
 @where_option
@@ -55,7 +56,7 @@ from fslab.safe_text import safe_text
     "baseline at some point, naming each on stderr: a check for CI pipelines.",
 )  # fmt: skip
 def compare(
-    results: Path,
+    results: tuple[Path, ...],
     study: str | None,
     baseline: str | None,
     where: tuple[str, ...],
@@ -73,7 +74,31 @@ def compare(
     of its 95% confidence interval (Student's t), and for each target but the baseline its
     ratio to the baseline, judged by the decision rule (docs/statistics.md). Runs flagged
     as cached or unsteady get no verdict; runs other work disturbed are not counted.
+
+    Several `--results` (databases or bundles, from other machines or days) compare as
+    one study: the others' targets are named TARGET@NAME beside the first's, and stderr
+    says which points matched by configuration and how the machines differ.
     """
+    if len(results) > 1:
+        with merged_view(results, study) as (merged, name, sides):
+            for side in sides:
+                click.echo(safe_text(f"note: {side.note(str(results[0]))}"), err=True)
+            _compare(merged, name, baseline, where, fmt, ops, show_ranks, fail_on, True)
+        return
+    _compare(results[0], study, baseline, where, fmt, ops, show_ranks, fail_on, study is not None)
+
+
+def _compare(
+    results: Path,
+    study: str | None,
+    baseline: str | None,
+    where: tuple[str, ...],
+    fmt: str,
+    ops: tuple[str, ...],
+    show_ranks: bool,
+    fail_on: str | None,
+    study_given: bool,
+) -> None:
     if show_ranks:
         name, rows = build_ranks(results, study=study, where=where)
         ranks = rank_views(name, rows, filtered=bool(where))
@@ -82,7 +107,7 @@ def compare(
     comparison = keep_ops(
         build_comparison(results, study=study, baseline=baseline, where=where), ops
     )
-    _notes(comparison, study_given=study is not None)
+    _notes(comparison, study_given=study_given)
     if fmt == "md":
         text = render_markdown(comparison)
     elif fmt == "csv":

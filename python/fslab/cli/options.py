@@ -23,6 +23,19 @@ results_db_option: Decorator = click.option(
     help="The results database `fslab run` wrote.",
 )
 
+results_dbs_option: Decorator = click.option(
+    "--results",
+    "results",
+    metavar="DB",
+    type=click.Path(dir_okay=False, path_type=Path),
+    multiple=True,
+    default=(DEFAULT_RESULTS,),
+    show_default=True,
+    help="The results database `fslab run` wrote (or a bundle). Repeat to compare several: "
+    "the others' targets join the first's as TARGET@NAME (`old.db`: `ext4@old`), matched by "
+    "configuration, and what differs between the machines is named.",
+)
+
 baseline_option: Decorator = click.option(
     "--baseline",
     metavar="NAME",

@@ -32,6 +32,10 @@ from fslab.stats.warnings import trend
 from fslab.telemetry.series import FOREIGN_TOP
 
 _CHUNK = 500
+
+ROUNDS_PER_ORIGIN = 1_000_000
+"""An imported run's round is kept apart from every other origin's: its repetition plus
+this times its origin's id (`fslab.store.merge`). No study has a million rounds."""
 """Runs read per round by a bulk derivation (a migration): bounds its memory."""
 
 _ENGINE_READ_OPS = ("read", "data_read", "maintenance_read")
@@ -75,8 +79,14 @@ def _derive_chunk(
     con.execute(f"DELETE FROM run_fact WHERE run_id IN ({marks})", ids)
     # A migration of a file older than version 13 derives before `engine_shape` exists.
     shape = "run.engine_shape" if "engine_shape" in run_columns else "NULL"
+    # An imported run pairs by its origin's rounds, never this database's (merge.py).
+    rep = (
+        f"run.rep + {ROUNDS_PER_ORIGIN} * coalesce(run.origin_id, 0)"
+        if "origin_id" in run_columns
+        else "run.rep"
+    )
     runs = con.execute(
-        f"SELECT run.id, point.kind, run.engine_json, {shape}, run.runtime_s, run.rep FROM run"
+        f"SELECT run.id, point.kind, run.engine_json, {shape}, run.runtime_s, {rep} FROM run"
         " JOIN point ON point.id = run.point_id"
         f" WHERE run.id IN ({marks}) AND run.status = 'ok'",
         ids,

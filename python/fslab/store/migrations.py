@@ -200,9 +200,19 @@ def _to_13(con: sqlite3.Connection) -> None:
         "SELECT id FROM run WHERE engine_shape = 'fio_file'")])  # fmt: skip
 
 
+def _to_14(con: sqlite3.Connection) -> None:
+    """Imported runs (`fslab import`): where each came from (`origin`, `run.origin_id`);
+    every run before was measured into its own database."""
+    con.execute(
+        "CREATE TABLE origin (id INTEGER PRIMARY KEY, label TEXT, source TEXT NOT NULL,"
+        " imported_at REAL NOT NULL) STRICT"
+    )
+    con.execute("ALTER TABLE run ADD COLUMN origin_id INTEGER")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
     2: _to_2, 3: _to_3, 4: _to_4, 5: _to_5, 6: _to_6, 7: _to_7, 8: _to_8, 9: _to_9,
-    10: _to_10, 11: _to_11, 12: _to_12, 13: _to_13,
+    10: _to_10, 11: _to_11, 12: _to_12, 13: _to_13, 14: _to_14,
 }  # fmt: skip
 
 SCHEMA_VERSION = max(MIGRATIONS)

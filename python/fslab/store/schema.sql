@@ -1,9 +1,9 @@
--- fslab results database, schema version 13 (PRAGMA user_version; versions 4 and 5
+-- fslab results database, schema version 14 (PRAGMA user_version; versions 4 and 5
 -- changed no table: they re-derive run_value for metrics the catalog gained; version 6
 -- added `look`, version 7 `integrity`, version 8 `rank`, version 9 `run_fact.disturbers`,
 -- version 10 `study.design` and `run_fact.rep`, version 11 `run_fact.foreign_cpu_pct`,
 -- version 12 `run_fact.workload_write_bytes` and `run_fact.dirty_rise_bytes`, version 13
--- `run.engine_shape`).
+-- `run.engine_shape`, version 14 `origin` and `run.origin_id`).
 -- The readable source of truth; migrations.py moves older files forward.
 -- Column names are the study's words: `threads`, `iodepth`, `bs`, ... (one word per concept).
 
@@ -55,7 +55,19 @@ CREATE TABLE run (
     runtime_s   REAL,
     error       TEXT,
     engine_shape TEXT,              -- report | reports | pgbench | integrity | fio_file (v13)
+    origin_id   INTEGER,            -- origin(id): where an imported run came from (v14;
+                                    -- NULL: measured into this database)
     UNIQUE (point_id, rep)
+) STRICT;
+
+-- Where imported runs came from (version 14, `fslab import`; fslab/store/merge.py): the
+-- source database or bundle, the label its targets were given (`ext4@LABEL`; NULL: none),
+-- when. A blocked design pairs runs by round within one origin, never across.
+CREATE TABLE origin (
+    id          INTEGER PRIMARY KEY,
+    label       TEXT,
+    source      TEXT NOT NULL,
+    imported_at REAL NOT NULL
 ) STRICT;
 
 -- Per-operation results of a run (op: the engine's, `read`, `write`, `copy`, `txn`, ...).
