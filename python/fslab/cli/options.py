@@ -13,27 +13,23 @@ from fslab.store.query import DEFAULT_RESULTS
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
-results_db_option: Decorator = click.option(
-    "--results",
-    "results",
-    metavar="DB",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=DEFAULT_RESULTS,
-    show_default=True,
-    help="The results database `fslab run` wrote.",
-)
 
-results_dbs_option: Decorator = click.option(
-    "--results",
-    "results",
-    metavar="DB",
-    type=click.Path(dir_okay=False, path_type=Path),
-    multiple=True,
-    default=(DEFAULT_RESULTS,),
-    show_default=True,
-    help="The results database `fslab run` wrote (or a bundle). Repeat to compare several: "
-    "the others' targets join the first's as TARGET@NAME (`old.db`: `ext4@old`), matched by "
+def _results(help: str, *, several: bool = False) -> Decorator:
+    """`--results DB`; with `several`, repeatable (a tuple, the default one database)."""
+    return click.option(
+        "--results", "results", metavar="DB",
+        type=click.Path(dir_okay=False, path_type=Path), multiple=several,
+        default=(DEFAULT_RESULTS,) if several else DEFAULT_RESULTS, show_default=True, help=help,
+    )  # fmt: skip
+
+
+results_db_option = _results("The results database `fslab run` wrote.")
+
+results_dbs_option = _results(
+    "The results database `fslab run` wrote (or a bundle). Repeat to compare several: the "
+    "others' targets join the first's as TARGET@NAME (`old.db`: `ext4@old`), matched by "
     "configuration, and what differs between the machines is named.",
+    several=True,
 )
 
 baseline_option: Decorator = click.option(

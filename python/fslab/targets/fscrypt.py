@@ -130,6 +130,20 @@ def remove_key(mountpoint: Path, identifier: str) -> None:
 _CRYPTO_NAMES = {"AES-256-XTS": "xts(aes)", "AES-256-CTS": "cts(cbc(aes))"}
 
 
+def instantiate(directory: Path) -> None:
+    """Has the kernel set up the directory's ciphers, so /proc/crypto names their drivers
+    (`cipher_driver`): a small file written, synced and removed. The per-file key is made
+    when an encrypted file is created; its contents are encrypted at writeback."""
+    probe = directory / ".fslab-cipher-probe"
+    fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        os.write(fd, bytes(4096))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+        probe.unlink()
+
+
 def cipher_driver(mode: str, proc_crypto: str | None = None) -> str | None:
     """The driver the kernel picks for `mode` (`AES-256-XTS`): the highest-priority one
     /proc/crypto lists under its name (`xts(ecb(aes-fixed-time))` is portable C;

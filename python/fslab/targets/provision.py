@@ -445,6 +445,9 @@ def _provision_fs(
         fscrypt.set_policy(workdir, identifier)
         encryption = {"kind": "fscrypt", "directory": str(workdir)}
         encryption |= fscrypt.get_policy(workdir) or {"error": "no policy in effect"}
+        # /proc/crypto lists a cipher's driver only once the kernel has made an instance
+        # of it (on a fresh boot, no xts(aes) yet): one encrypted file makes it.
+        fscrypt.instantiate(workdir)
         for mode_key in ("contents", "filenames"):
             mode = encryption.get(f"{mode_key}_mode")
             if isinstance(mode, str) and (driver := fscrypt.cipher_driver(mode)):
