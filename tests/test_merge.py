@@ -239,6 +239,7 @@ def test_the_cli_imports_and_compares_several(tmp_path: Path) -> None:
         (["import", "{src}", "--as", "a b"], "not a label fslab can add"),
         (["import", "{src}", "--study", "nope"], "no study `nope`"),
         (["import", "{src}", "--results", "{src}"], "the database being imported into"),
+        (["import", "{src}.txt"], "neither a results database, a bundle nor fio's JSON"),
     ],
 )
 def test_bad_imports_exit_2_and_touch_nothing(
@@ -246,6 +247,7 @@ def test_bad_imports_exit_2_and_touch_nothing(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     source = _study_db(tmp_path / "src.db")
+    (tmp_path / "src.db.txt").write_text("not a database\n")
     dest = tmp_path / "dest.db"
     argv = [a.replace("{src}", str(source)) for a in args]
     if "--results" not in argv:

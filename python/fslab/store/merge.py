@@ -138,6 +138,14 @@ def source_database(source: Path) -> Iterator[Path]:
     name = source.name.lower()
     archive = name.endswith((".tar.gz", ".tgz", ".zip"))
     if not archive:
+        with source.open("rb") as f:
+            sqlite = f.read(16) == b"SQLite format 3\x00"
+        if not sqlite:
+            raise MergeError(
+                f"{source}: neither a results database, a bundle nor fio's JSON output",
+                hint="import the database `fslab run` wrote, the archive `fslab bundle` "
+                "wrote (.tar.gz, .tgz, .zip), or fio's `--output-format=json` file (.json)",
+            )
         yield source
         return
     with tempfile.TemporaryDirectory(prefix="fslab-import-") as tmp:
