@@ -7,6 +7,8 @@ import io
 import os
 import shutil
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -79,13 +81,28 @@ def compare(
     one study: the others' targets are named TARGET@NAME beside the first's, and stderr
     says which points matched by configuration and how the machines differ.
     """
-    if len(results) > 1:
-        with merged_view(results, study) as (merged, name, sides):
-            for side in sides:
-                click.echo(safe_text(f"note: {side.note(str(results[0]))}"), err=True)
-            _compare(merged, name, baseline, where, fmt, ops, show_ranks, fail_on, True)
+    with _database(results, study) as (db, study, study_given):
+        if show_ranks:
+            name, rows = build_ranks(db, study=study, where=where)
+            ranks = rank_views(name, rows, filtered=bool(where))
+            click.echo(_ranks_table(ranks, where), nl=False)
+            return
+        _compare(db, study, baseline, where, fmt, ops, fail_on, study_given)
+
+
+@contextmanager
+def _database(
+    results: tuple[Path, ...], study: str | None
+) -> Iterator[tuple[Path, str | None, bool]]:
+    """(the database to compare, its study, whether the user chose it): the one given,
+    or several merged into one (`merged_view`), what matched and what did not said."""
+    if len(results) == 1:
+        yield results[0], study, study is not None
         return
-    _compare(results[0], study, baseline, where, fmt, ops, show_ranks, fail_on, study is not None)
+    with merged_view(results, study) as (merged, name, sides):
+        for side in sides:
+            click.echo(safe_text(f"note: {side.note(str(results[0]))}"), err=True)
+        yield merged, name, True
 
 
 def _compare(
@@ -95,15 +112,9 @@ def _compare(
     where: tuple[str, ...],
     fmt: str,
     ops: tuple[str, ...],
-    show_ranks: bool,
     fail_on: str | None,
     study_given: bool,
 ) -> None:
-    if show_ranks:
-        name, rows = build_ranks(results, study=study, where=where)
-        ranks = rank_views(name, rows, filtered=bool(where))
-        click.echo(_ranks_table(ranks, where), nl=False)
-        return
     comparison = keep_ops(
         build_comparison(results, study=study, baseline=baseline, where=where), ops
     )

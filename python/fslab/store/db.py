@@ -466,16 +466,9 @@ class ResultsWriter:
         """One operation's results measured by something other than the engine (pgbench's
         transactions): latencies in ns under the engine's names (`mean`, `p99`, ...); no
         HDR histogram (`hist` is empty)."""
-        names = ("min", "mean", "stdev", "max", "p50", "p90", "p95", "p99", "p999", "p9999")
-        lat = {k: float(lat_ns.get(k, 0.0)) for k in names}
         with self.tx() as c:
-            c.execute(
-                "INSERT INTO metric VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, op, ios, bytes_, iops, bw_bytes, round(lat["min"]), lat["mean"],
-                 lat["stdev"], round(lat["max"]), round(lat["p50"]), round(lat["p90"]),
-                 round(lat["p95"]), round(lat["p99"]), round(lat["p999"]),
-                 round(lat["p9999"]), ""),
-            )  # fmt: skip
+            metric_row(c, run_id, op, ios=ios, iops=iops, lat_ns=lat_ns, bytes_=bytes_,
+                       bw_bytes=bw_bytes)  # fmt: skip
             derive(c, [run_id])
 
     @staticmethod
@@ -541,6 +534,23 @@ class ResultsWriter:
             " WHERE state != 'undone' ORDER BY id DESC"
         ).fetchall()
         return [JournalEntry(int(r[0]), r[1], r[2], r[3], json.loads(r[4]), r[5]) for r in rows]
+
+
+def metric_row(
+    c: sqlite3.Connection, run_id: int, op: str, *, ios: int, iops: float,
+    lat_ns: Mapping[str, float], bytes_: int = 0, bw_bytes: float = 0.0, hist: str = "",
+) -> None:  # fmt: skip
+    """One operation's `metric` row from results the engine did not measure (pgbench's,
+    fio's own JSON): latencies in ns under the engine's names (`min`, `mean`, `p99`, ...,
+    0 where absent), an HDR histogram where there is one."""
+    names = ("min", "mean", "stdev", "max", "p50", "p90", "p95", "p99", "p999", "p9999")
+    lat = {k: float(lat_ns.get(k, 0.0)) for k in names}
+    c.execute(
+        "INSERT INTO metric VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (run_id, op, ios, bytes_, iops, bw_bytes, round(lat["min"]), lat["mean"],
+         lat["stdev"], round(lat["max"]), round(lat["p50"]), round(lat["p90"]),
+         round(lat["p95"]), round(lat["p99"]), round(lat["p999"]), round(lat["p9999"]), hist),
+    )  # fmt: skip
 
 
 class SQLiteJournal:

@@ -42,16 +42,16 @@ from pathlib import Path
 from typing import Any
 
 from fslab.errors import ExitStatus, FslabError
-from fslab.store.db import ResultsWriter
+from fslab.store.db import ResultsWriter, metric_row
 from fslab.store.derive import derive
 from fslab.textfile import NotText, read_text
 from fslab.units import parse_size
 
 OPS = ("read", "write", "trim")
 """fio's directions, named as fslab's engine names its operations."""
-PERCENTILES = {"lat_p50_ns": 50.0, "lat_p90_ns": 90.0, "lat_p95_ns": 95.0,
-               "lat_p99_ns": 99.0, "lat_p999_ns": 99.9, "lat_p9999_ns": 99.99}  # fmt: skip
-"""The metric columns' percentiles (all in fio's default percentile list)."""
+PERCENTILES = {"p50": 50.0, "p90": 90.0, "p95": 95.0, "p99": 99.0, "p999": 99.9,
+               "p9999": 99.99}  # fmt: skip
+"""The metric's percentiles, by the engine's names (all in fio's default list)."""
 PARAM_WORDS = {"rw": "rw", "readwrite": "rw", "bs": "bs", "blocksize": "bs",
                "iodepth": "iodepth", "numjobs": "threads", "size": "file_size",
                "runtime": "runtime", "direct": "direct", "ioengine": "ioengine",
@@ -83,11 +83,8 @@ class OpResult:
     bytes: int
     iops: float
     bw_bytes: float
-    lat_min_ns: int
-    lat_mean_ns: float
-    lat_stdev_ns: float
-    lat_max_ns: int
-    percentiles: dict[str, int]
+    lat_ns: dict[str, float]
+    """min, mean, stdev, max and the `PERCENTILES`, by the engine's names."""
     hist: str
 
 
@@ -212,9 +209,10 @@ def _op(op: str, parts: Sequence[Mapping[str, Any]], span: float, key: str) -> t
     return OpResult(
         op=op, ios=total, bytes=sum(int(p.get("io_bytes", 0)) for p in parts),
         iops=total / span, bw_bytes=sum(int(p.get("io_bytes", 0)) for p in parts) / span,
-        lat_min_ns=min(int(la.get("min", 0)) for la in lats), lat_mean_ns=mean,
-        lat_stdev_ns=math.sqrt(var), lat_max_ns=max(int(la.get("max", 0)) for la in lats),
-        percentiles=pct, hist=_hist(bins) if have_bins else "",
+        lat_ns={"min": min(float(la.get("min", 0)) for la in lats), "mean": mean,
+                "stdev": math.sqrt(var), "max": max(float(la.get("max", 0)) for la in lats),
+                **pct},
+        hist=_hist(bins) if have_bins else "",
     ), how  # fmt: skip
 
 
@@ -350,15 +348,7 @@ def import_fio_json(
             ).lastrowid or 0
         )  # fmt: skip
         for o in result.ops:
-            p = o.percentiles
-            c.execute(
-                "INSERT INTO metric (run_id, op, ios, bytes, iops, bw_bytes, lat_min_ns,"
-                " lat_mean_ns, lat_stdev_ns, lat_max_ns, lat_p50_ns, lat_p90_ns, lat_p95_ns,"
-                " lat_p99_ns, lat_p999_ns, lat_p9999_ns, hist)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run_id, o.op, o.ios, o.bytes, o.iops, o.bw_bytes, o.lat_min_ns, o.lat_mean_ns,
-                 o.lat_stdev_ns, o.lat_max_ns, p["lat_p50_ns"], p["lat_p90_ns"],
-                 p["lat_p95_ns"], p["lat_p99_ns"], p["lat_p999_ns"], p["lat_p9999_ns"], o.hist),
-            )  # fmt: skip
+            metric_row(c, run_id, o.op, ios=o.ios, iops=o.iops, lat_ns=o.lat_ns,
+                       bytes_=o.bytes, bw_bytes=o.bw_bytes, hist=o.hist)  # fmt: skip
         derive(c, [run_id])
     return pid, True

@@ -13,7 +13,8 @@ effects: `fslab cleanup` here must never act on them) and runs still `running`.
 **An origin per import.** Every imported run names its `origin` (the source, the label,
 when). A blocked design pairs a target's runs with its baseline's by round; a round of
 another machine, or of another day, shares nothing with this one's, so an imported run's
-round is its origin's own (`origin_round`): runs pair within an origin, never across.
+round is its origin's own (`fslab.store.derive.ROUNDS_PER_ORIGIN`): runs pair within an
+origin, never across.
 Across origins a target is compared with its baseline as independent samples (Welch).
 
 **Labels.** Without one, imported points keep their names and ids: a study split between
@@ -40,11 +41,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import NamedTuple
 
 from fslab.errors import ExitStatus, FslabError
 from fslab.store.db import ResultsWriter
-from fslab.store.derive import ROUNDS_PER_ORIGIN, derive
+from fslab.store.derive import derive
 from fslab.store.query import open_readonly
 from fslab.store.records import backup
 
@@ -58,11 +59,6 @@ class MergeError(FslabError):
     """A source that cannot be merged as asked; nothing was written."""
 
     exit_status = ExitStatus.USAGE
-
-
-def origin_round(rep: int, origin_id: int | None) -> int:
-    """The round a run pairs by: its repetition, apart per origin (see the module)."""
-    return rep if origin_id is None else rep + ROUNDS_PER_ORIGIN * origin_id
 
 
 def check_label(label: str) -> str:
@@ -155,14 +151,14 @@ def source_database(source: Path) -> Iterator[Path]:
                 with zipfile.ZipFile(source) as z:
                     member = _one_results(source, [n for n in z.namelist() if not n.endswith("/")])
                     with z.open(member) as f, out.open("wb") as w:
-                        _copy(f, w)
+                        shutil.copyfileobj(f, w, 1 << 20)
             else:
                 with tarfile.open(source, "r:gz") as t:
                     members = {m.name: m for m in t.getmembers() if m.isfile()}
                     extracted = t.extractfile(members[_one_results(source, list(members))])
                     assert extracted is not None
                     with extracted as f, out.open("wb") as w:
-                        _copy(f, w)
+                        shutil.copyfileobj(f, w, 1 << 20)
         except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as e:
             raise MergeError(
                 f"{source}: not an archive fslab can read ({e})",
@@ -180,10 +176,6 @@ def _one_results(source: Path, names: Sequence[str]) -> str:
             hint="pass a bundle `fslab bundle` wrote, or the results database itself",
         )
     return found[0]
-
-
-def _copy(src: IO[bytes], dst: IO[bytes]) -> None:
-    shutil.copyfileobj(src, dst, 1 << 20)
 
 
 def labelled_point(point_id: str, label: str | None) -> str:
