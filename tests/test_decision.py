@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats  # type: ignore[import-untyped]
 
-from fslab.stats.decision import MAX_MORE_REPS, Decision, decide, log_stats
+from fslab.stats.decision import MAX_MORE_REPS, Decision, decide, log_stats, margin_bounds
 
 
 def _decide(
@@ -107,3 +107,20 @@ def test_log_stats_of_a_non_positive_sample_has_no_mean() -> None:
     n, mean, var = log_stats([1.0, 0.0])
     assert n == 2 and math.isnan(mean) and math.isnan(var)
     assert _decide([1.0, 0.0], [1.0, 2.0])[3] is Decision.NONE
+
+
+def test_equivalence_reads_the_same_either_way_round() -> None:
+    # xfs within 5% of ext4 is ext4 within 5% of xfs: the margin is as far from 1 on logs
+    # on both sides (0.95x to 1/0.95x). `1 ± 5%` was not, and a demo called xfs
+    # equivalent to ext4 while its grid, comparing the other way, left them undecided.
+    rng = np.random.default_rng(7)
+    disagree, near_edge = 0, 0
+    for _ in range(3000):
+        a = 100 * np.exp(rng.normal(0, 0.02, 4))
+        b = 100 * rng.uniform(0.95, 1.05) * np.exp(rng.normal(0, 0.02, 4))
+        ab, ba = _decide(list(a), list(b)), _decide(list(b), list(a))
+        disagree += (ab[3] is Decision.EQUIVALENT) != (ba[3] is Decision.EQUIVALENT)
+        near_edge += ab[3] is Decision.EQUIVALENT and (ab[1] < 0.952 or ab[2] > 1.05)
+    assert disagree == 0
+    assert margin_bounds(0.05) == (0.95, pytest.approx(1 / 0.95))
+    assert near_edge > 0  # the sweep reaches the edges the old margin got wrong

@@ -36,7 +36,14 @@ from fslab.report.format import (
     format_ratio,
     format_span,
 )
-from fslab.stats.decision import EQUIVALENCE_MARGIN, Decision, Judgement, NoVerdict, combine
+from fslab.stats.decision import (
+    EQUIVALENCE_MARGIN,
+    Decision,
+    Judgement,
+    NoVerdict,
+    combine,
+    within_margin,
+)
 from fslab.stats.summary import MIN_EFFECT_PCT
 
 AXIS_VALUES = 8
@@ -84,7 +91,7 @@ class Gap:
     def verdict(self, metric: MetricSpec, margin: float) -> Decision:
         """The decision rule's verdict on the points' geometric mean, by its interval:
         better or worse where it excludes 1 and the change is at least the minimum effect,
-        equivalent where it lies within `1 ± margin`, inconclusive otherwise; NONE
+        equivalent where it lies within the margin (`margin_bounds`), inconclusive otherwise; NONE
         without an interval (single runs)."""
         if self.low is None or self.high is None:
             return Decision.NONE
@@ -94,7 +101,7 @@ class Gap:
             if metric.higher_is_better is None:
                 return Decision.NONE  # different, neither better nor worse: `different`
             return Decision.BETTER if _better(metric, self.ratio) else Decision.WORSE
-        if self.low >= 1 - margin and self.high <= 1 + margin:
+        if within_margin(self.low, self.high, margin):
             return Decision.EQUIVALENT
         return Decision.INCONCLUSIVE
 
@@ -102,7 +109,7 @@ class Gap:
 def _gap(rows: Sequence[Row], target: str, other: str, alpha: float, margin: float) -> Gap | None:
     """The points' geometric mean ratio with the interval that decides it: the
     difference's (`1 - alpha`) unless it does not exclude 1 by the minimum effect and the
-    equivalence interval (`1 - 2 alpha`) lies within `1 ± margin`."""
+    equivalence interval (`1 - 2 alpha`) lies within the margin."""
     d, se, df = log_ratios(rows, target, other)
     keep = np.isfinite(d)
     got = combine(d[keep], se[keep], df[keep], alpha)
@@ -115,7 +122,7 @@ def _gap(rows: Sequence[Row], target: str, other: str, alpha: float, margin: flo
     different = (low > 1 or high < 1) and abs(ratio - 1) * 100 >= MIN_EFFECT_PCT
     if not different:
         eq = combine(d[keep], se[keep], df[keep], 2 * alpha)
-        if eq is not None and eq[1] >= 1 - margin and eq[2] <= 1 + margin:
+        if eq is not None and within_margin(eq[1], eq[2], margin):
             return Gap(ratio, eq[1], eq[2], points, equivalent=True)
     return Gap(ratio, low, high, points)
 

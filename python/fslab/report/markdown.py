@@ -33,6 +33,7 @@ from fslab.report.format import (
     code,
     interval_level,
     legend,
+    margin_text,
     mark,
     markdown_sentence,
     md,
@@ -232,7 +233,8 @@ def _summary(data: ReportData) -> list[str]:
         f"_Each target against {against}: the geometric mean of its ratios over a "
         f"family's points with its {interval_level(c.alpha)} interval, and at how many points "
         "the decision rule "
-        "found it better, worse, equivalent (within ±5%) or inconclusive. Points whose runs "
+        f"found it better, worse, equivalent (within ±{margin_text(c.margin)}) or inconclusive. "
+        "Points whose runs "
         "are flagged (cached, unsteady) get no verdict and are left out of the "
         "mean._",
         "",

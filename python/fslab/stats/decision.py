@@ -21,16 +21,18 @@ a ratio never crosses 0.
 - *better* / *worse*: the interval excludes 1 and the change exceeds the metric's minimum
   effect (`MIN_EFFECT_PCT` of the baseline, and `min_abs` in the metric's unit); the
   direction comes from the metric (higher IOPS is better, lower latency is better).
-- *equivalent*: the equivalence interval lies within the margin, `1 ± margin` (default
-  5%): the runs show the two are the same within 5%, which "no significant difference"
-  never did. The equivalence interval is the `1 - 2 alpha` one (90% where the difference
-  is judged at 95%): Schuirmann's two one-sided tests, each at `alpha`, which is what
-  "within the margin at level alpha" takes. Where a cell is equivalent, that interval is
-  the one it shows, so its mark and its interval agree. (fslab judged equivalence by the
-  `1 - alpha` interval before 2026-11-28: stricter than the test needs, it left equal
-  targets undecided, 19% against 33% equivalent within 5% at 3 to 6 rounds of 3% noise;
-  tests/test_sequential.py measures that calling targets equivalent that are off by the
-  margin stays at or under alpha.)
+- *equivalent*: the equivalence interval lies within the margin, `1 - margin` to
+  `1 / (1 - margin)` (default 5%: 0.95x to 1.053x, as far from 1 on logs either way, so
+  A within the margin of B is B within the margin of A): the runs show the two are the
+  same within 5%, which "no significant difference" never did. The equivalence interval
+  is the `1 - 2 alpha` one (90% where the difference is judged at 95%): Schuirmann's two
+  one-sided tests, each at `alpha`, which is what "within the margin at level alpha"
+  takes. Where a cell is equivalent, that interval is the one it shows, so its mark and
+  its interval agree. (fslab judged equivalence by the `1 - alpha` interval before
+  2026-11-28: stricter than the test needs, it left equal targets undecided, 19% against
+  33% equivalent within 5% at 3 to 6 rounds of 3% noise; tests/test_sequential.py
+  measures that calling targets equivalent that are off by the margin stays at or under
+  alpha.)
 - *inconclusive*: neither. The interval is given, and an estimate of how many more
   repetitions per side would likely decide it: the `n` per side at which, with the spreads
   and the ratio seen so far, the interval would exclude 1 (if the ratio is off 1 by more
@@ -63,9 +65,25 @@ Floats = npt.NDArray[np.float64]
 Ints = npt.NDArray[np.int64]
 
 EQUIVALENCE_MARGIN = 0.05
-"""Ratios within 1 ± this are equivalent (a study key may change it)."""
+"""Ratios within ± this are equivalent (a study key may change it; `margin_bounds`)."""
 MAX_MORE_REPS = 1000
 """Beyond this many more repetitions per side the estimate says "more than"."""
+
+
+def margin_bounds(margin: float) -> tuple[float, float]:
+    """The ratios a margin of `margin` calls the same: `1 - margin` to `1 / (1 - margin)`
+    (0.95x to 1.053x at 5%). Symmetric on logs, as the intervals are, so that A within
+    the margin of B is B within the margin of A; `1 ± margin` was not (0.95x to 1.05x
+    called xfs/ext4's 0.952-1.039 equivalent and its reverse, 0.962-1.051, not)."""
+    return 1 - margin, 1 / (1 - margin)
+
+
+def within_margin(
+    low: Floats | float, high: Floats | float, margin: float
+) -> npt.NDArray[np.bool_]:
+    """Whether an interval `[low, high]` lies within `margin_bounds(margin)`."""
+    lo, hi = margin_bounds(margin)
+    return np.asarray((np.asarray(low) >= lo) & (np.asarray(high) <= hi))
 
 
 class Decision(IntEnum):
@@ -168,7 +186,7 @@ def decide(
         change = np.abs(ratio - 1)
         big = (change * 100 >= MIN_EFFECT_PCT) & (np.abs(base_mean * (ratio - 1)) >= min_abs)
     excludes = (low > 1) | (high < 1)
-    inside = (eq_low >= 1 - margin) & (eq_high <= 1 + margin)
+    inside = within_margin(eq_low, eq_high, margin)
     up = ratio > 1
     better = np.where(higher_is_better == 1, up, ~up)
     verdict = np.full(d.shape, Decision.INCONCLUSIVE, dtype=np.int8)
@@ -213,9 +231,8 @@ def _more_reps(
     done = np.maximum(n, base_n)
     with np.errstate(divide="ignore", invalid="ignore"):
         room_diff = np.where(big, np.abs(d), 0.0)
-        # The margin on logs, on the side the ratio lies: log(1 + m) above, log(1 - m) below.
-        edge = np.where(d >= 0, np.log1p(margin), -np.log1p(-margin))
-        room_equiv = edge - np.abs(d)
+        # The margin on logs is symmetric (`margin_bounds`): -log(1 - m) either side.
+        room_equiv = -np.log1p(-margin) - np.abs(d)
         need = np.full(d.shape, np.inf)
         # The difference's interval is two-sided at alpha; the equivalence one's each
         # side at alpha (`decide`).
