@@ -37,7 +37,7 @@ from fslab.errors import ExitStatus, FslabError
 from fslab.metrics import Direction, MetricKind, MetricSpec
 from fslab.params import param_matches, varying_keys
 from fslab.report.context import load_report
-from fslab.report.findings import Gap, Grid, answers, different, summary
+from fslab.report.findings import Gap, Grid, answers, different, pooled, summary
 from fslab.report.format import format_stat, legend
 from fslab.report.html import render_html
 from fslab.report.markdown import render_markdown_report
@@ -1168,3 +1168,26 @@ def test_a_metric_with_no_better_direction_names_no_best(tmp_path: Path) -> None
     said = "".join(s.text for s in b.headline())
     assert said.startswith("highest mean IOPS: ext4") and "best" not in said, said
     assert _best_cell(b) == "-" and _best_cell(a) == "ext4"
+
+
+def test_a_family_decided_as_a_whole_settles_its_undecided_points(tmp_path: Path) -> None:
+    """Two file sizes, xfs at 0.85x ext4 with runs ±10%: neither point alone decides it
+    (3 runs a side), their family's pooled interval does, so the adaptive loop stops
+    both (`findings.pooled`); at 0.97x the family is undecided too, and nothing stops."""
+    for xfs, settles in ((0.85, True), (0.97, False)):
+        path = tmp_path / f"family-{xfs}.db"
+        db = ResultsDb(path)
+        sid = db.study("family")
+        points: dict[str, list[str]] = {}
+        for size in (256 << 20, 2 << 30):
+            for target, f in (("ext4", 1.0), ("xfs", xfs)):
+                pid = db.point(sid, target, {**PARAMS, "file_size": size})
+                points.setdefault(target, []).append(pid)
+                for rep, n in enumerate((0.9, 1.0, 1.1)):
+                    db.run(pid, rep, _ops("randread", 10_000.0 * f * n))
+        db.close()
+        c = build_comparison(path)
+        cells = [r.cell("xfs").vs for g in c.groups for r in g.headline_rows()]
+        assert [j.decision if j else None for j in cells] == [Decision.INCONCLUSIVE] * 2
+        got = pooled(c)
+        assert got == ({(p, "read") for p in points["xfs"]} if settles else set()), got

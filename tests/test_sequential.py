@@ -7,8 +7,17 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
-from fslab.stats.decision import Decision, Judgement, NoVerdict, decide
+from fslab.stats.decision import (
+    EQUIVALENCE_MARGIN,
+    Decision,
+    Judgement,
+    NoVerdict,
+    combine,
+    decide,
+    within_margin,
+)
 from fslab.stats.sequential import (
+    SETTLED,
     CellLook,
     State,
     combined_state,
@@ -279,3 +288,90 @@ def test_equivalence_by_two_one_sided_tests_settles_equal_targets_sooner() -> No
     fslab used before showed it in a fifth (bench/stopping-rule)."""
     final, _ = _simulate(1.0, 0.03, 3, 6, seed=71, futility=False, paired=True)
     assert (final == Decision.EQUIVALENT).mean() > 0.28
+
+
+def _simulate_family(
+    ratios: tuple[float, ...], cv: float, seed: int, *, pooled: bool, studies: int = 2000
+) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int8], float]:
+    """`studies` blocked studies of a family of points (one true ratio each, per-run
+    noise `cv`), 3 to 6 rounds, each look at `look_level`: a point stops when its own
+    comparison is settled (`decide`; futility too) or, with `pooled`, when the family's
+    geometric mean interval (`combine` over the points, the stopped ones' runs as they
+    stopped) is decided: its difference interval excludes 1 by the minimum effect, or its
+    `1 - 2 alpha` interval lies within the margin, as `fslab.report.findings.pooled`
+    judges it. Returns the family's final verdict per study (BETTER/WORSE/EQUIVALENT/
+    INCONCLUSIVE), each point's final verdict, and the mean runs per side over the
+    points."""
+    lo, hi, k = 3, 6, len(ratios)
+    rng = np.random.default_rng(seed)
+    sigma = np.sqrt(np.log1p(cv**2))
+    # A blocked design's per-round log ratios: the target's run less its round's baseline's.
+    shape = (studies, hi)
+    d = np.stack([np.log(r) + rng.normal(0, sigma, shape) - rng.normal(0, sigma, shape)
+                  for r in ratios])  # fmt: skip
+    level = look_level(lo, hi, paired=True)
+    runs = np.full((k, studies), hi)
+    open_ = np.ones((k, studies), dtype=bool)
+    cells = np.full((k, studies), Decision.INCONCLUSIVE, dtype=np.int8)
+    family = np.full(studies, Decision.INCONCLUSIVE, dtype=np.int8)
+    zero, one = np.zeros(studies), np.ones(studies)
+    for n in range(lo, hi + 1):
+        upto = np.where(open_, n, np.minimum(runs, n))
+        mean = np.stack([[d[i, s, : upto[i, s]].mean() for s in range(studies)] for i in range(k)])
+        var = np.stack([[d[i, s, : upto[i, s]].var(ddof=1) for s in range(studies)]
+                        for i in range(k)])  # fmt: skip
+        for i in range(k):
+            _, _, _, verdict, more = decide(
+                upto[i], zero, zero, upto[i], mean[i], var[i],
+                higher_is_better=np.ones(studies, dtype=np.int8), min_abs=zero, base_mean=one,
+                judged=np.ones(studies, dtype=bool), alpha=level,
+            )  # fmt: skip
+            done = open_[i] & np.isin(verdict, list(SETTLED))
+            cells[i, done] = verdict[done]
+            gave_up = open_[i] & ~done & (verdict == Decision.INCONCLUSIVE)
+            gave_up &= futile_runs(more, upto[i], hi)
+            runs[i, done | gave_up] = n
+            open_[i] &= ~(done | gave_up)
+        se, df = np.sqrt(var / upto), upto - 1.0
+        for s in range(studies):
+            got = combine(mean[:, s], se[:, s], df[:, s], level)
+            eq = combine(mean[:, s], se[:, s], df[:, s], 2 * level)
+            assert got is not None and eq is not None
+            ratio, low, high = got
+            if (low > 1 or high < 1) and abs(ratio - 1) >= 0.01:
+                family[s] = Decision.BETTER if ratio > 1 else Decision.WORSE
+            elif within_margin(eq[1], eq[2], EQUIVALENCE_MARGIN):
+                family[s] = Decision.EQUIVALENT
+            else:
+                family[s] = Decision.INCONCLUSIVE
+        if pooled:
+            stop = open_.any(0) & (family != Decision.INCONCLUSIVE)
+            runs[open_ & stop] = n
+            open_ &= ~stop
+    return family, cells, float(runs.mean())
+
+
+@pytest.mark.parametrize("cv", [0.02, 0.05, 0.10])
+def test_a_family_stopping_its_points_keeps_false_differences_under_5_percent(cv: float) -> None:
+    """Judging the family's pooled interval at every look too (`State.POOLED`): a
+    family of identical targets is called different in at most 5% of studies, and
+    targets off by the margin are called equivalent in at most 5%."""
+    family, cells, _ = _simulate_family((1.0, 1.0), cv, seed=int(cv * 1000), pooled=True)
+    different = np.isin(family, [Decision.BETTER, Decision.WORSE]).mean()
+    # 2,000 studies: the binomial standard error at 5% is 0.49 points.
+    assert different <= 0.06, f"{different:.1%} of identical families differ"
+    assert np.isin(cells, [Decision.BETTER, Decision.WORSE]).mean() <= 0.06
+    for edge in (0.95, 1 / 0.95):
+        family, _, _ = _simulate_family((edge, edge), cv, seed=int(cv * 1000) + 1, pooled=True)
+        equivalent = (family == Decision.EQUIVALENT).mean()
+        assert equivalent <= 0.06, f"{equivalent:.1%} of families {edge:.3f}x apart equivalent"
+
+
+def test_a_family_decided_together_takes_fewer_runs() -> None:
+    """The point of it: equal targets at 3% noise over two points settle as a family
+    in fewer runs, and the family is answered at least as often."""
+    alone, _, runs_alone = _simulate_family((1.0, 1.0), 0.03, seed=91, pooled=False)
+    together, _, runs_together = _simulate_family((1.0, 1.0), 0.03, seed=91, pooled=True)
+    assert runs_together < 0.9 * runs_alone
+    answered = (together != Decision.INCONCLUSIVE).mean()
+    assert answered >= (alone != Decision.INCONCLUSIVE).mean() - 0.02

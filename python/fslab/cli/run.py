@@ -332,9 +332,14 @@ UNDECIDED_SHOWN = 5
 def _adaptive_summary(err: Console, plan: Plan, outcome: Outcome) -> None:
     """How the rounds ended: how many points settled, which stayed undecided and why."""
     st = plan.study
+    family = (
+        f", {outcome.by_family} of them by their family's pooled interval"
+        if outcome.by_family
+        else ""
+    )
     err.print(
-        f"adaptive: {outcome.settled} of {len(plan.points)} points settled (decided, or no "
-        f"verdict possible) after {st.repeat_min} to {outcome.rounds} rounds",
+        f"adaptive: {outcome.settled} of {len(plan.points)} points settled (decided{family}, "
+        f"or no verdict possible) after {st.repeat_min} to {outcome.rounds} rounds",
         soft_wrap=True,
     )
     if outcome.futile:

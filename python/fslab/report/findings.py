@@ -429,6 +429,7 @@ def _grid_cell(t: TargetAnswer, a: Answer) -> GridCell | None:
 
 
 _DECIDED = (Decision.WORSE, Decision.BETTER, Decision.EQUIVALENT)
+_AGAINST = {Decision.BETTER: Decision.WORSE, Decision.WORSE: Decision.BETTER}
 
 
 def _best_cell(a: Answer) -> str:
@@ -444,6 +445,25 @@ def _best_cell(a: Answer) -> str:
 def decides(a: Answer) -> bool:
     """Whether some point found some target better or worse than the baseline."""
     return any(t.counts.get(Decision.BETTER) or t.counts.get(Decision.WORSE) for t in a.targets)
+
+
+def pooled(comparison: Comparison) -> set[tuple[str, str]]:
+    """The (point, headline op) comparisons that their family's pooled interval decides:
+    better, worse or equivalent over two points or more, no point of it decided the
+    other way (a family better at some points and worse at others is not answered by its
+    mean). The adaptive loop stops them (`fslab.stats.sequential.look`)."""
+    out: set[tuple[str, str]] = set()
+    for a in answers(comparison):
+        for t in a.targets:
+            if t.gap is None or t.gap.points < 2:
+                continue
+            verdict = t.gap.verdict(a.metric, a.equivalence)
+            if verdict not in _DECIDED:
+                continue
+            if t.counts.get(_AGAINST.get(verdict, Decision.NONE)):
+                continue
+            out |= {(g.points[t.target], a.op) for g, _, _ in a.overview if t.target in g.points}
+    return out
 
 
 def summary(comparison: Comparison) -> tuple[Answer | Grid, ...]:
