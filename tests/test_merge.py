@@ -5,6 +5,7 @@ named; an imported run pairs by round only within its own origin."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import sqlite3
@@ -41,7 +42,8 @@ def _with_environment(path: Path, **changes: object) -> None:
         cur = con.execute(
             "INSERT INTO environment (hash, kernel, cpu_model, cores, mem_bytes, tools)"
             " VALUES (?, ?, ?, ?, ?, ?)",
-            (json.dumps(env, sort_keys=True)[:60], env["kernel"], env["cpu_model"],
+            (hashlib.sha256(json.dumps(env, sort_keys=True).encode()).hexdigest(),
+             env["kernel"], env["cpu_model"],
              env["cores"], env["mem_bytes"], json.dumps(env["tools"])),
         )  # fmt: skip
         con.execute("UPDATE run SET environment_id = ?", (cur.lastrowid,))
@@ -235,6 +237,35 @@ def test_the_cli_imports_and_compares_several(tmp_path: Path) -> None:
     assert got.exit_code == 0, got.output
     assert "ext4@old" in got.output
     assert "note: `old` is" in got.output and "6 points matched" in got.output
+
+
+def test_a_report_of_several_databases_says_what_matched(tmp_path: Path) -> None:
+    """`fslab report --results new.db --results old.db`: one report, the others' targets
+    beside the first's, and its summary names what matched and how the machines differ
+    (HTML and Markdown alike); a bundle given alone reports as its database."""
+    first = _study_db(tmp_path / "new.db")
+    other = _study_db(tmp_path / "old.db", kernel="6.1.0")
+    runner = CliRunner()
+    page = tmp_path / "r.html"
+    got = runner.invoke(main, ["report", "--results", str(first), "--results", str(other),
+                               "-o", str(page)])  # fmt: skip
+    assert got.exit_code == 0, got.output
+    assert "note: `old` is" in got.stderr
+    text = page.read_text()
+    assert "Several results databases, compared as one study" in text
+    assert "6 points matched" in text and "kernel 6.1.0 (first: 6.18.4)" in text
+    assert "ext4@old" in text
+    md = tmp_path / "r.md"
+    got = runner.invoke(main, ["report", "--results", str(first), "--results", str(other),
+                               "-o", str(md)])  # fmt: skip
+    assert got.exit_code == 0, got.output
+    assert "- `old` is" in md.read_text()
+    bundle = tmp_path / "b.tar.gz"
+    make_bundle(bundle, first)
+    one = tmp_path / "one.html"
+    got = runner.invoke(main, ["report", "--results", str(bundle), "-o", str(one)])
+    assert got.exit_code == 0, got.output
+    assert "Several results databases" not in one.read_text()
 
 
 @pytest.mark.parametrize(

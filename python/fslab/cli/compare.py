@@ -15,7 +15,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from fslab.cli.options import baseline_option, results_dbs_option, study_option, where_option
+from fslab.cli.options import (
+    baseline_option,
+    exit_on_findings,
+    results_dbs_option,
+    study_option,
+    where_option,
+)
 from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
 from fslab.report.findings import worse_findings
 from fslab.report.format import not_counted, shared_note
@@ -24,7 +30,7 @@ from fslab.report.render import render_csv, render_markdown, render_table
 from fslab.report.render.json import write_json
 from fslab.report.render.terminal import DEFAULT_WIDTH
 from fslab.safe_text import safe_text
-from fslab.store.merge import merged_view
+from fslab.store.merge import results_view
 
 
 @click.command("compare")
@@ -95,14 +101,11 @@ def _database(
     results: tuple[Path, ...], study: str | None
 ) -> Iterator[tuple[Path, str | None, bool]]:
     """(the database to compare, its study, whether the user chose it): the one given,
-    or several merged into one (`merged_view`), what matched and what did not said."""
-    if len(results) == 1:
-        yield results[0], study, study is not None
-        return
-    with merged_view(results, study) as (merged, name, sides):
+    or several merged into one (`results_view`), what matched and what did not said."""
+    with results_view(results, study) as (db, name, sides):
         for side in sides:
             click.echo(safe_text(f"note: {side.note(str(results[0]))}"), err=True)
-        yield merged, name, True
+        yield db, name, study is not None or bool(sides)
 
 
 def _compare(
@@ -146,14 +149,8 @@ def _fail_on(c: Comparison, fail_on: str | None) -> None:
     the study's named metrics, the efficiency grids)."""
     if fail_on is None:
         return
-    found = worse_findings(c)
-    if not found:
-        click.echo("fail-on worse: no target is worse than its baseline", err=True)
-        return
-    click.echo(f"fail-on worse: {len(found)} finding(s) worse than the baseline:", err=True)
-    for line in found:
-        click.echo(f"  {safe_text(line)}", err=True)
-    sys.exit(1)
+    exit_on_findings("worse", worse_findings(c), "no target is worse than its baseline",
+                     "finding(s) worse than the baseline")  # fmt: skip
 
 
 def _notes(c: Comparison, *, study_given: bool) -> None:

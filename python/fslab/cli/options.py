@@ -3,12 +3,14 @@ bundle): one spelling, one help text."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
+from fslab.safe_text import safe_text
 from fslab.store.query import DEFAULT_RESULTS
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -68,3 +70,15 @@ def output_option(help: str, default: Path | None = None) -> Decorator:
         show_default=default is not None,
         help=help,
     )
+
+
+def exit_on_findings(gate: str, found: Sequence[str], none: str, some: str) -> None:
+    """`--fail-on GATE`: on stderr, `none` where nothing was found, else `some` (with the
+    count) and each finding; then exit 1 if anything was (a check for CI pipelines)."""
+    if not found:
+        click.echo(f"fail-on {gate}: {none}", err=True)
+        return
+    click.echo(f"fail-on {gate}: {len(found)} {some}:", err=True)
+    for line in found:
+        click.echo(f"  {safe_text(line)}", err=True)
+    sys.exit(1)

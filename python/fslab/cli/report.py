@@ -3,6 +3,9 @@ charts, or as Markdown with SVG charts beside it."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -10,21 +13,23 @@ import click
 from fslab.cli.options import (
     baseline_option,
     output_option,
-    results_db_option,
+    results_dbs_option,
     study_option,
     where_option,
 )
 from fslab.report.charts import build_charts
-from fslab.report.context import load_report
+from fslab.report.context import ReportData, load_report
 from fslab.report.html import render_html
 from fslab.report.markdown import image_dir_name, write_markdown_report
 from fslab.report.output import check_output, write_text
+from fslab.safe_text import safe_text
+from fslab.store.merge import results_view
 
 _MD_SUFFIXES = (".md", ".markdown")
 
 
 @click.command("report")
-@results_db_option
+@results_dbs_option
 @study_option("report")
 @baseline_option
 @where_option
@@ -43,7 +48,7 @@ _MD_SUFFIXES = (".md", ".markdown")
 )  # fmt: skip
 @output_option("Where to write the report; default: fslab-report.html (or .md).")
 def report(
-    results: Path,
+    results: tuple[Path, ...],
     study: str | None,
     baseline: str | None,
     where: tuple[str, ...],
@@ -57,12 +62,36 @@ def report(
     With --ranks, each rank of its multi-host runs too.
 
     The HTML report opens offline (plotly.js is inlined, once); the Markdown report is
-    ready to paste into a blog post or an issue, its images beside it.
+    ready to paste into a blog post or an issue, its images beside it. Several --results
+    report as one study, as `fslab compare` compares them: the others' targets are
+    TARGET@NAME, and the summary says what matched and how the machines differ.
     """
     if fmt is None:
         fmt = "md" if output is not None and output.suffix.lower() in _MD_SUFFIXES else "html"
     out = check_output(output or Path(f"fslab-report.{fmt}"), f"report.{fmt}")
-    data = load_report(results, study=study, baseline=baseline, where=where, ranks=show_ranks)
+    with _report_data(results, study, baseline, where, show_ranks) as data:
+        _write(data, fmt, out)
+
+
+@contextmanager
+def _report_data(
+    results: tuple[Path, ...],
+    study: str | None,
+    baseline: str | None,
+    where: tuple[str, ...],
+    ranks: bool,
+) -> Iterator[ReportData]:
+    """What the report shows: of the one database (a bundle's), or of several merged into
+    a temporary copy (`results_view`, removed afterwards) with what matched said."""
+    with results_view(results, study) as (db, name, sides):
+        notes = tuple(side.note(str(results[0])) for side in sides)
+        for note in notes:
+            click.echo(safe_text(f"note: {note}"), err=True)
+        data = load_report(db, study=name, baseline=baseline, where=where, ranks=ranks)
+        yield dataclasses.replace(data, sources=notes)
+
+
+def _write(data: ReportData, fmt: str, out: Path) -> None:
     charts = build_charts(data)
     if fmt == "md":
         written = write_markdown_report(data, charts, out)

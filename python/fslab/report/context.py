@@ -94,6 +94,10 @@ class ReportData:
     ranks: Ranks | None = None
     """The ranks of the multi-host runs compared, where asked for (`--ranks`)."""
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    sources: tuple[str, ...] = ()
+    """Where several results databases were compared as one (`fslab report --results A
+    --results B`): per other database, what matched the first's and how the machines
+    differ (`fslab.store.merge.Side.note`)."""
 
     def target(self, name: str) -> TargetInfo:
         for t in self.targets:

@@ -37,6 +37,7 @@ from fslab.report.format import (
     mark,
     markdown_sentence,
     md,
+    md_markup,
     not_counted,
     shared_note,
     warning_hints,
@@ -210,6 +211,10 @@ def _summary(data: ReportData) -> list[str]:
     for note in (not_counted(c), shared_note(c)):
         if note is not None:
             lines += [f"{note[0].upper()}{note[1:]}.", ""]
+    if data.sources:
+        lines += ["Several results databases, compared as one study (the others' targets are "
+                  "named `TARGET@NAME`):", ""]  # fmt: skip
+        lines += [f"- {md_markup(note)}" for note in data.sources] + [""]
     rows = verdicts(c)
     if rows:
         lines += _verdict_table(data, rows)

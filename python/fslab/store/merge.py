@@ -132,7 +132,7 @@ def source_database(source: Path) -> Iterator[Path]:
             f"{source}: a directory", hint="name a results database or a bundle archive in it"
         )
     name = source.name.lower()
-    archive = name.endswith((".tar.gz", ".tgz", ".zip"))
+    archive = name.endswith(ARCHIVES)
     if not archive:
         with source.open("rb") as f:
             sqlite = f.read(16) == b"SQLite format 3\x00"
@@ -474,17 +474,20 @@ class Side:
 
 @contextmanager
 def merged_view(
-    sources: Sequence[Path], study: str | None = None
+    sources: Sequence[Path], study: str | None = None, *, first: str | None = None
 ) -> Iterator[tuple[Path, str | None, tuple[Side, ...]]]:
     """Several results databases (or bundles) as one, for `fslab compare`: a temporary
     copy of the first, with each other's study of the same name (else its most recent)
     merged in under a label (`source_label`). Yields (the merged database, the study to
-    compare there, each other side). The copy is removed afterwards; nothing given is
-    written, except that an older database is migrated where it lies, as compare does."""
-    first = sources[0]
+    compare there, each other side). `first`: a label the others' may not take (the
+    first's own, where it is shown under one). The copy is removed afterwards; nothing
+    given is written, except that an older database is migrated where it lies, as compare
+    does."""
+    reserved = first
+    first_path = sources[0]
     with (
         tempfile.TemporaryDirectory(prefix="fslab-compare-") as tmp,
-        source_database(first) as first_db,
+        source_database(first_path) as first_db,
     ):
         merged = Path(tmp) / "merged.db"
         with open_readonly(first_db) as con:
@@ -495,14 +498,14 @@ def merged_view(
                 "SELECT name FROM study ORDER BY created_at DESC, id DESC")]  # fmt: skip
             if study is None:
                 if not names:
-                    raise MergeError(f"{first}: no study in it", hint="run a study first")
+                    raise MergeError(f"{first_path}: no study in it", hint="run a study first")
                 study = names[0]
             elif study not in names:
                 raise MergeError(
-                    f"{first}: no study `{study}`",
+                    f"{first_path}: no study `{study}`",
                     hint=f"it holds {', '.join(f'`{n}`' for n in names) or 'none'}",
                 )
-            taken = {study}
+            taken = {study} if reserved is None else {study, reserved}
             sides: list[Side] = []
             for other in sources[1:]:
                 label = source_label(other, taken)
@@ -515,6 +518,29 @@ def merged_view(
         finally:
             db.close()
         yield merged, study, tuple(sides)
+
+
+ARCHIVES = (".tar.gz", ".tgz", ".zip")
+"""The archives `fslab bundle` writes, which hold a results database."""
+
+
+@contextmanager
+def results_view(
+    sources: Sequence[Path], study: str | None = None, *, first: str | None = None
+) -> Iterator[tuple[Path, str | None, tuple[Side, ...]]]:
+    """What `fslab compare`, `report` and `history` read: the one database given, as it is
+    (its own errors come from the reader; a bundle's is unpacked: `source_database`), or
+    several merged into a temporary copy (`merged_view`). Yields (the database, the study
+    to read there, each other side: empty for one)."""
+    if len(sources) > 1:
+        with merged_view(sources, study, first=first) as view:
+            yield view
+        return
+    if sources[0].name.lower().endswith(ARCHIVES):
+        with source_database(sources[0]) as db:
+            yield db, study, ()
+        return
+    yield sources[0], study, ()
 
 
 def _study_of(path: Path, study: str) -> str:
@@ -583,29 +609,19 @@ def _side(
                 for key in keys:
                     differ[f"`{key}`"] = None
     only_first = sum(1 for t, w, p, _ in own.values() if (t, w, p) not in seen)
-    here = _environments(con, sid, None)
-    there = _environments(con, sid, origin) if origin is not None else []
+    here = environments(con, sid, None)
+    there = environments(con, sid, origin) if origin is not None else []
     differences: list[str] = []
     engine_changed = False
     if here and there:
-        a, b = here[0], there[0]
-        for name, x, y in (("kernel", a.kernel, b.kernel), ("CPU", a.cpu_model, b.cpu_model),
-                           ("cores", str(a.cores), str(b.cores)),
-                           ("memory", _gib(a.mem_bytes), _gib(b.mem_bytes))):  # fmt: skip
-            if x != y:
-                differences.append(f"{name} {y} (first: {x})")
-        for tool in sorted(set(a.tools) | set(b.tools)):
-            mine, theirs_ = a.tools.get(tool), b.tools.get(tool)
-            if mine != theirs_:
-                differences.append(f"{tool} {theirs_ or 'absent'} (first: {mine or 'absent'})")
-        engine_changed = _major_minor(a.tools.get("fslab-engine")) != _major_minor(
-            b.tools.get("fslab-engine")
-        )
+        differences, engine_changed = environment_changes(here[0], there[0], "first")
     return Side(source, label, theirs, matched, only_theirs, only_first, tuple(differ),
                 tuple(differences), engine_changed)  # fmt: skip
 
 
-class _Env(NamedTuple):
+class Environment(NamedTuple):
+    """The machine a run ran on, as its `environment` row says."""
+
     kernel: str
     cpu_model: str
     cores: int
@@ -613,7 +629,7 @@ class _Env(NamedTuple):
     tools: dict[str, str]
 
 
-def _environments(con: sqlite3.Connection, study_id: int, origin: int | None) -> list[_Env]:
+def environments(con: sqlite3.Connection, study_id: int, origin: int | None) -> list[Environment]:
     """The environments of the study's runs measured here (`origin` None) or of one
     origin, the most used first."""
     which = "run.origin_id IS NULL" if origin is None else "run.origin_id = ?"
@@ -624,14 +640,35 @@ def _environments(con: sqlite3.Connection, study_id: int, origin: int | None) ->
         f" WHERE point.study_id = ? AND {which} GROUP BY e.id ORDER BY n DESC",
         (study_id,) if origin is None else (study_id, origin),
     ).fetchall()
-    return [_Env(str(k), str(c), int(n), int(m), dict(json.loads(t))) for k, c, n, m, t, _ in rows]
+    return [
+        Environment(str(k), str(c), int(n), int(m), dict(json.loads(t)))
+        for k, c, n, m, t, _ in rows
+    ]
+
+
+def environment_changes(a: Environment, b: Environment, word: str) -> tuple[list[str], bool]:
+    """What differs from machine `a` on machine `b` (`kernel 6.19.0 (first: 6.18.4)`,
+    `word` naming `a`), and whether the engine's major.minor did: their numbers are then
+    not comparable as measurements of the storage alone."""
+    out: list[str] = []
+    for name, x, y in (("kernel", a.kernel, b.kernel), ("CPU", a.cpu_model, b.cpu_model),
+                       ("cores", str(a.cores), str(b.cores)),
+                       ("memory", _gib(a.mem_bytes), _gib(b.mem_bytes))):  # fmt: skip
+        if x != y:
+            out.append(f"{name} {y} ({word}: {x})")
+    for tool in sorted(set(a.tools) | set(b.tools)):
+        mine, theirs = a.tools.get(tool), b.tools.get(tool)
+        if mine != theirs:
+            out.append(f"{tool} {theirs or 'absent'} ({word}: {mine or 'absent'})")
+    engine = major_minor(a.tools.get("fslab-engine")) != major_minor(b.tools.get("fslab-engine"))
+    return out, engine
 
 
 def _gib(n: int) -> str:
     return f"{n / 2**30:.1f} GiB"
 
 
-def _major_minor(version: object) -> tuple[str, ...] | None:
+def major_minor(version: object) -> tuple[str, ...] | None:
     """`fslab-engine 0.5.2` -> ("0", "5")."""
     if not isinstance(version, str):
         return None
