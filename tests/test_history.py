@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from test_compare import PARAMS, ResultsDb, _ops
 from test_merge import ENV, _with_environment
-from test_report import EVIL, browser  # noqa: F401  (a fixture)
+from test_report import EVIL, browser, charts_drawn  # noqa: F401  (a fixture)
 
 from fslab.cli import main
 from fslab.report.history import history
@@ -247,8 +247,6 @@ def test_the_trend_charts_open_offline_in_headless_chromium(
     browser: Any,  # noqa: F811
     tmp_path: Path,
 ) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
-
     paths = _nights(tmp_path, 10, factor={("xfs", "randread"): 0.8})
     con = sqlite3.connect(paths[-1])
     with con:
@@ -259,17 +257,7 @@ def test_the_trend_charts_open_offline_in_headless_chromium(
     assert done.exit_code == 0, done.output
     text = page.read_text()
     assert "<script src" not in text and EVIL not in text
-    browser.get(page.as_uri())
-    WebDriverWait(browser, 60).until(
-        lambda d: d.execute_script(
-            "return document.body.getAttribute('data-charts-drawn')"
-            " || document.body.getAttribute('data-charts-error')"
-        )
-    )
-    assert browser.execute_script("return document.body.getAttribute('data-charts-error')") is None
-    assert (
-        int(browser.execute_script("return document.body.getAttribute('data-charts-drawn')")) == 2
-    )
+    assert charts_drawn(browser, page) == 2
     assert (
         browser.execute_script(
             "return document.querySelectorAll('.fslab-chart svg.main-svg').length"

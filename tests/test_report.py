@@ -477,6 +477,22 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
+def charts_drawn(browser: Any, page: Path) -> int:
+    """Opens `page` and waits for its script to mark the body: how many charts it drew
+    (a chart that failed fails the test)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    browser.get(page.as_uri())
+    WebDriverWait(browser, 60).until(
+        lambda d: d.execute_script(
+            "return document.body.getAttribute('data-charts-drawn')"
+            " || document.body.getAttribute('data-charts-error')"
+        )
+    )
+    assert browser.execute_script("return document.body.getAttribute('data-charts-error')") is None
+    return int(browser.execute_script("return document.body.getAttribute('data-charts-drawn')"))
+
+
 _CHART_STATE = """
 return Array.from(document.querySelectorAll('.fslab-chart')).map(function (el) {
   var traces = (el.data || []).map(function (t) {
@@ -491,18 +507,8 @@ return Array.from(document.querySelectorAll('.fslab-chart')).map(function (el) {
 def test_html_report_in_headless_chromium(
     browser: Any, html_path: Path, charts: tuple[Chart, ...], data: ReportData, tmp_path: Path
 ) -> None:
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    browser.get(html_path.as_uri())
-    WebDriverWait(browser, 60).until(
-        lambda d: d.execute_script(
-            "return document.body.getAttribute('data-charts-drawn')"
-            " || document.body.getAttribute('data-charts-error')"
-        )
-    )
-    assert browser.execute_script("return document.body.getAttribute('data-charts-error')") is None
-    drawn = browser.execute_script("return document.body.getAttribute('data-charts-drawn')")
-    assert int(drawn) == len(charts)
+    assert charts_drawn(browser, html_path) == len(charts)
 
     states = browser.execute_script(_CHART_STATE)
     assert [s["id"] for s in states] == [f"chart-{c.id}" for c in charts]

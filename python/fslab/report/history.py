@@ -178,7 +178,9 @@ def _passes(
     pass each base target's name there (`ext4` -> `ext4@2026-11-27`)."""
     (sid,) = con.execute("SELECT id FROM study WHERE name = ?", (comparison.study,)).fetchone()
     labels: dict[str, int] = {}
-    if _has_table(con, "origin"):
+    # `origin` and `run.origin_id` came in one schema version (14).
+    imported = _column(con, "run", "origin_id")
+    if imported:
         labels = {str(label): int(i) for i, label in con.execute(
             "SELECT id, label FROM origin WHERE label IS NOT NULL ORDER BY id")}  # fmt: skip
     names: dict[str | None, dict[str, str]] = {None: {}}
@@ -188,7 +190,7 @@ def _passes(
             names.setdefault(suffix, {})[base] = t
         else:
             names[None][t] = t
-    starts = _starts(con, sid)
+    starts = _starts(con, sid, imported)
     passes: list[Pass] = []
     maps: list[dict[str, str]] = []
     for label, targets in names.items():
@@ -202,18 +204,9 @@ def _passes(
     return passes, maps
 
 
-def _has_table(con: sqlite3.Connection, name: str) -> bool:
-    return (
-        con.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
-        ).fetchone()
-        is not None
-    )
-
-
-def _starts(con: sqlite3.Connection, study_id: int) -> dict[int | None, float]:
+def _starts(con: sqlite3.Connection, study_id: int, imported: bool) -> dict[int | None, float]:
     """Each origin's first completed run's start (None: the database's own runs)."""
-    origin = "run.origin_id" if _column(con, "run", "origin_id") else "NULL"
+    origin = "run.origin_id" if imported else "NULL"
     rows = con.execute(
         f"SELECT {origin}, min(run.started_at) FROM run JOIN point ON point.id = run.point_id"
         f" WHERE point.study_id = ? AND run.status = 'ok' GROUP BY {origin}",

@@ -42,11 +42,9 @@ def render_history_html(h: History, *, plotly_js: str | None = None) -> str:
         plotly_js=plotly_js if plotly_js is not None else get_plotlyjs(),
         styles=styles,
         min_change=f"{MIN_CHANGE:.0%}",
-        ratio=format_ratio,
         stat=format_stat,
         sentence=sentence,
         against=against,
-        trend=Trend,
     )
 
 
