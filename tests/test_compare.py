@@ -1097,6 +1097,28 @@ def test_a_blocked_study_compares_each_round_s_runs(tmp_path: Path) -> None:
     assert xfs.gap is not None and answer.margin.ratio == pytest.approx(1 / xfs.gap.ratio)
 
 
+def test_a_blocked_study_of_two_rounds_judges_its_runs_as_independent(tmp_path: Path) -> None:
+    """Two pairs leave Student's t one degree of freedom: the cell is judged as four
+    runs apart (Welch), its interval the independent study's, not three times wider."""
+    db = ResultsDb(tmp_path / "fslab-results.db")
+    sid = db.study("two")
+    for target, values in (("ext4", (10_000.0, 10_400.0)), ("xfs", (7_350.0, 7_000.0))):
+        pid = db.point(sid, target, PARAMS)
+        for rep, v in enumerate(values):
+            db.run(pid, rep, _ops("randread", v))
+    db.close()
+
+    def read_iops() -> tuple[Any, ...]:
+        doc = json.loads(render_json(build_comparison(db.path)))
+        row = next(r for r in doc["groups"][0]["rows"] if r["metric"] == "iops")
+        return row["ratio"][1], row["ratio_low"][1], row["ratio_high"][1], row["verdict"][1]
+
+    apart = read_iops()
+    _set_study(db.path, sid, "design", "blocked")
+    assert read_iops() == apart
+    assert apart[2] / apart[1] < 1.5, apart  # paired at one degree of freedom: 0.42x-1.22x
+
+
 def test_a_blocked_study_judges_foreign_cpu_against_the_round(tmp_path: Path) -> None:
     """A neighbour at half a CPU through every run of rounds 0-3 shifts both targets
     alike: a blocked study counts those runs (alone, each would be disturbed); in round 4

@@ -3,6 +3,8 @@ simulation, and which comparisons end a point's repetitions."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import numpy.typing as npt
 import pytest
@@ -80,7 +82,8 @@ def _simulate(
         runs[done] = n
         open_ &= ~done
         if futility:
-            gave_up = open_ & (verdict == Decision.INCONCLUSIVE) & futile_runs(more, ns, repeat_max)
+            gave_up = open_ & (verdict == Decision.INCONCLUSIVE)
+            gave_up &= futile_runs(more, ns, repeat_max, paired=paired)
             runs[gave_up] = n
             open_ &= ~gave_up
     return final, runs
@@ -226,6 +229,14 @@ def test_futility_needs_an_inconclusive_comparison_short_of_max() -> None:
     # under a third of what it seems, so 30 more (33 in all, 9.9 at 0.30) still may decide.
     assert not futile(Judgement(1.0, 0.9, 1.1, Decision.INCONCLUSIVE, more_runs=30), 3, 10)
     assert futile(Judgement(1.0, 0.9, 1.1, Decision.INCONCLUSIVE, more_runs=31), 3, 10)
+    # Paired by round, the spread is known by n - 1 df, not 2n - 2: its bound is lower
+    # (0.22 at 3 rounds), and a blocked comparison is futile only 44 runs short.
+    blocked = Judgement(1.0, 0.9, 1.1, Decision.INCONCLUSIVE, more_runs=43)
+    assert not futile(blocked, 3, 10, paired=True)
+    assert futile(replace(blocked, more_runs=44), 3, 10, paired=True)
+    for more in (30, 45, 46):  # two rounds are judged as independent runs
+        j2 = replace(blocked, more_runs=more)
+        assert futile(j2, 2, 10, paired=True) == futile(j2, 2, 10), more
     assert comparison_state(j, 3, 10) is State.FUTILE
     assert comparison_state(j, 3) is State.OPEN
 
@@ -329,7 +340,7 @@ def _simulate_family(
             done = open_[i] & np.isin(verdict, list(SETTLED))
             cells[i, done] = verdict[done]
             gave_up = open_[i] & ~done & (verdict == Decision.INCONCLUSIVE)
-            gave_up &= futile_runs(more, upto[i], hi)
+            gave_up &= futile_runs(more, upto[i], hi, paired=True)
             runs[i, done | gave_up] = n
             open_[i] &= ~(done | gave_up)
         se, df = np.sqrt(var / upto), upto - 1.0

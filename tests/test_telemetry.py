@@ -651,6 +651,24 @@ def test_direct_writes_reach_the_repository_disk(disk_dir: Path) -> None:
     assert summary["write_amplification"] is not None and summary["write_amplification"] >= 1
 
 
+def test_a_mark_gives_a_short_measured_part_its_own_interval(disk_dir: Path) -> None:
+    # A run shorter than one sampling interval: its layout (the direct writes) and its
+    # measured part (none) would share one interval, and the layout would be charged to
+    # the measured part (issue #33: a read run "wrote" 16 MiB).
+    with Sampler(repo_devices(), interval_s=5.0) as s:
+        write_direct(disk_dir / "data", 16 * MiB)
+        time.sleep(0.2)  # more than `since`'s slack
+        marked_unix_s = time.time()
+        s.mark()
+        time.sleep(0.1)
+    t = s.telemetry
+    measured = t.since(marked_unix_s - t.started_unix_s)
+    assert measured is not t and len(measured.series) == 1
+    whole, part = t.summary()["written_bytes"], measured.summary()["written_bytes"]
+    assert whole is not None and whole >= 16 * MiB
+    assert part is not None and part < 16 * MiB
+
+
 # --------------------------------------------------------------------------- loop devices
 
 

@@ -169,6 +169,9 @@ class Watch:
         def seen(point: SeriesPoint) -> None:
             if self.measured_from_unix_s is None and not point.ramp:
                 self.measured_from_unix_s = time.time() - point.dur_s
+                # The scheduled samples may all fall before this in a short run: one
+                # now gives the measured part an interval of its own (issue #33).
+                self.sampler.mark()
             then(point)
 
         return seen

@@ -15,6 +15,7 @@ from fslab.metrics import (
     MetricSpec,
 )
 from fslab.stats.decision import (
+    MIN_PAIRS,
     Decision,
     Judgement,
     NoVerdict,
@@ -225,9 +226,9 @@ class Stats:
             n_b, m_b, v_b = self.count[r, bt], mean_log[r, bt], var_log[r, bt]
             n_t_, m_t, v_t = self.count[r, t], mean_log[r, t], var_log[r, t]
             # A blocked study: the per-round log ratios as one sample (n - 1 df); where
-            # fewer than two rounds pair up, the runs as independent samples (Welch).
+            # fewer than `MIN_PAIRS` rounds pair up, the runs as independent samples.
             pairs, m_d, v_d = self.paired
-            p = pairs[r, t] >= 2
+            p = pairs[r, t] >= MIN_PAIRS
             if p.any():
                 zero = np.zeros(len(r))
                 n_b, m_b, v_b = (np.where(p, pairs[r, t], n_b), np.where(p, zero, m_b),

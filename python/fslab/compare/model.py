@@ -32,6 +32,7 @@ from fslab.params import (
 )
 from fslab.stats.decision import (
     EQUIVALENCE_MARGIN,
+    MIN_PAIRS,
     Judgement,
     log_error,
 )
@@ -212,7 +213,7 @@ def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[Floats, Fl
     if a != b and int(st.base_of[paired]) == (b if paired == a else a):
         pairs, m_d, v_d = st.paired
         n = pairs[idx, paired]
-        p = n >= 2
+        p = n >= MIN_PAIRS
         if p.any():
             with np.errstate(invalid="ignore", divide="ignore"):
                 d = np.where(p, sign * m_d[idx, paired], d)

@@ -68,6 +68,11 @@ EQUIVALENCE_MARGIN = 0.05
 """Ratios within ± this are equivalent (a study key may change it; `margin_bounds`)."""
 MAX_MORE_REPS = 1000
 """Beyond this many more repetitions per side the estimate says "more than"."""
+MIN_PAIRS = 3
+"""The fewest paired rounds a blocked cell is judged by: with two, Student's t at one
+degree of freedom (12.7) makes an interval about three times as wide as Welch's over the
+same four runs (the demo's two-round mailstore read 0.057x to 17.7x); below, the runs
+are judged as independent samples."""
 
 
 def margin_bounds(margin: float) -> tuple[float, float]:

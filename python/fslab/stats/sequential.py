@@ -47,17 +47,18 @@ family's points stop though some are undecided alone: more runs would sharpen a 
 the detail tables, not the answer. Judging the pooled interval at every look as well
 adds looks at a second statistic; simulated (tests/test_sequential.py: two points, 3 to 6
 blocked rounds, 2,000 studies a case), a family of identical targets is called different
-in at most 3.3% of studies at 2-10% noise, and targets off by the margin are called
-equivalent in at most 2.2%; equal targets at 3% noise take 4.1 runs a point instead of
-5.0, and their family is answered as often (69% against 66%). The cells of the detail
+in at most 3.7% of studies at 2-10% noise, and targets off by the margin are called
+equivalent in at most 2.5%; equal targets at 3% noise take 4.3 runs a point instead of
+5.3, and their family is answered as often (77% against 74%). The cells of the detail
 tables are decided less often: that is the price.
 
 **Futility.** A comparison that `max` runs would not decide at the noise seen stops early
 instead of running to the cap: inconclusive, with the runs per side that would likely
 decide it (`fslab.stats.decision`) beyond `max` even if the true spread were as low as
 the runs plausibly allow (the 99% lower confidence bound of a variance with the
-comparison's degrees of freedom, `2 (n - 1)`: 0.30 of the spread seen at 3 runs, 0.52
-at 10; a 90% bound gave up 9 in 100 of the verdicts a 10% difference at a 5% CV gets
+comparison's degrees of freedom: `2 (n - 1)` for independent sides, 0.30 of the spread
+seen at 3 runs, 0.52 at 10; `n - 1` for a blocked design's per-round ratios, 0.22 at 3
+rounds, 0.42 at 10; a 90% bound gave up 9 in 100 of the verdicts a 10% difference at a 5% CV gets
 by the cap, bench/stopping-rule). Stopping without a verdict calls nothing different,
 so it cannot raise the rate of false differences; tests/test_sequential.py measures what
 it costs in verdicts.
@@ -82,7 +83,14 @@ from scipy import special as _special  # type: ignore[import-untyped]
 from scipy import stats as _stats
 
 from fslab.compare import Comparison, Group
-from fslab.stats.decision import MAX_MORE_REPS, Decision, Ints, Judgement, NoVerdict
+from fslab.stats.decision import (
+    MAX_MORE_REPS,
+    MIN_PAIRS,
+    Decision,
+    Ints,
+    Judgement,
+    NoVerdict,
+)
 from fslab.stats.summary import ALPHA
 
 SETTLED = frozenset({Decision.BETTER, Decision.WORSE, Decision.EQUIVALENT})
@@ -176,13 +184,18 @@ def settled(j: Judgement | None) -> bool | None:
     return False
 
 
-def futile_runs(more_runs: Ints, runs: Ints, repeat_max: int) -> npt.NDArray[np.bool_]:
+def futile_runs(
+    more_runs: Ints, runs: Ints, repeat_max: int, *, paired: bool = False
+) -> npt.NDArray[np.bool_]:
     """Whether inconclusive comparisons at `runs` runs per side, `more_runs` short of a
     verdict (`fslab.stats.decision`), would likely stay so at `repeat_max`, even with
     the spread at its `FUTILITY_CONFIDENCE` lower bound (the runs needed scale with the
-    spread). Many at once: the simulation in tests/test_sequential.py judges thousands."""
+    spread). `paired`: a blocked design's, whose spread is the per-round ratios' (n - 1
+    df, not two sides' 2n - 2: at 3 rounds its lower bound is 0.22 of the spread seen,
+    not 0.30, so it gives up less readily where `MIN_PAIRS` rounds pair up). Many at once:
+    the simulation in tests/test_sequential.py judges thousands."""
     more, n = np.asarray(more_runs), np.asarray(runs)
-    df = np.maximum(2 * (n - 1), 1)
+    df = np.maximum(np.where(paired & (n >= MIN_PAIRS), n - 1, 2 * (n - 1)), 1)
     low = df / _stats.chi2.ppf(FUTILITY_CONFIDENCE, df)
     out: npt.NDArray[np.bool_] = (n < repeat_max) & (
         (more > MAX_MORE_REPS) | (low * (n + more) > repeat_max)
@@ -190,23 +203,26 @@ def futile_runs(more_runs: Ints, runs: Ints, repeat_max: int) -> npt.NDArray[np.
     return out
 
 
-def futile(j: Judgement | None, runs: int, repeat_max: int | None) -> bool:
+def futile(j: Judgement | None, runs: int, repeat_max: int | None, *, paired: bool = False) -> bool:
     """`futile_runs` for one comparison: False unless it is inconclusive."""
     if j is None or repeat_max is None or j.decision != Decision.INCONCLUSIVE:
         return False
     if j.more_runs is None:
         return False
-    return bool(futile_runs(np.array([j.more_runs]), np.array([runs]), repeat_max)[0])
+    more, n = np.array([j.more_runs]), np.array([runs])
+    return bool(futile_runs(more, n, repeat_max, paired=paired)[0])
 
 
-def comparison_state(j: Judgement | None, runs: int, repeat_max: int | None = None) -> State:
+def comparison_state(
+    j: Judgement | None, runs: int, repeat_max: int | None = None, *, paired: bool = False
+) -> State:
     """Where one comparison stands: decided, undecidable, futile or open."""
     s = settled(j)
     if s is True:
         return State.DECIDED
     if s is None:
         return State.UNDECIDABLE
-    return State.FUTILE if futile(j, runs, repeat_max) else State.OPEN
+    return State.FUTILE if futile(j, runs, repeat_max, paired=paired) else State.OPEN
 
 
 def combined_state(states: Iterable[State]) -> State:
@@ -264,7 +280,7 @@ def group_state(verdicts: Iterable[CellLook], repeat_max: int | None = None) -> 
 
 
 def _verdicts(
-    group: Group, repeat_max: int | None, pooled: Collection[tuple[str, str]]
+    group: Group, repeat_max: int | None, pooled: Collection[tuple[str, str]], *, paired: bool
 ) -> tuple[CellLook, ...]:
     out: list[CellLook] = []
     for row in group.headline_rows():
@@ -273,7 +289,8 @@ def _verdicts(
                 continue
             if cell.summary is not None:
                 n, j = cell.summary.n, cell.vs
-                state = State.ALONE if j is None else comparison_state(j, n, repeat_max)
+                state = (State.ALONE if j is None
+                         else comparison_state(j, n, repeat_max, paired=paired))  # fmt: skip
                 if state in (State.OPEN, State.FUTILE) and (
                     (group.points[cell.target], row.op) in pooled
                 ):
@@ -317,7 +334,7 @@ def look(
     comparison: the caller keeps running the points no look settled."""
     out: list[GroupLook] = []
     for g in comparison.groups:
-        verdicts = _verdicts(g, repeat_max, pooled)
+        verdicts = _verdicts(g, repeat_max, pooled, paired=comparison.blocked)
         if not verdicts:
             # Nothing measured yet that could be judged (every run failed): run again.
             opened = dict.fromkeys(g.points, State.OPEN)

@@ -86,6 +86,8 @@ class Sampler:
         self._psi = [r for r in PSI_RESOURCES if (_PROC / "pressure" / r).exists()]
         self._self_pid = os.getpid()
         self._stop = threading.Event()
+        # `mark()` samples from the caller's thread; one sample at a time.
+        self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._series: list[TelemetryPoint] = []
@@ -134,7 +136,8 @@ class Sampler:
         k = 1
         try:
             while not self._stop.wait(max(0.0, t0 + k * self.interval_s - time.monotonic())):
-                self._sample()
+                with self._lock:
+                    self._sample()
                 # Next slot on the schedule after now: late samples skip, never drift.
                 k = max(k + 1, math.floor((time.monotonic() - t0) / self.interval_s) + 1)
         except BaseException as e:  # re-raised by stop(), in the caller's thread
@@ -153,6 +156,20 @@ class Sampler:
         self._thread = threading.Thread(target=self._run, name="fslab-telemetry", daemon=True)
         self._thread.start()
         return self
+
+    def mark(self) -> None:
+        """Takes a sample now, between the scheduled ones, so that an interval begins
+        here: where a run's measured part begins (after the layout of its files), however
+        short the run, `Telemetry.since` then has an interval to start from and leaves
+        the layout out. A failure is kept for `stop()` to raise."""
+        if not self.running:
+            return
+        try:
+            with self._lock:
+                self._sample()
+        except BaseException as e:
+            self._error = self._error or e
+            self._stop.set()
 
     def stop(self) -> Telemetry:
         """Stops sampling after a last sample and returns the telemetry; again, returns
