@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from scipy import stats  # type: ignore[import-untyped]
-from test_compare import ResultsDb, _set_study, _two_targets, make_study
+from test_compare import IOPS, PARAMS, ResultsDb, _ops, _set_study, _two_targets, make_study
 
 from fslab.cli import main
 from fslab.compare import build_comparison
@@ -436,3 +436,84 @@ def test_a_json_file_that_is_not_fios_is_refused(tmp_path: Path) -> None:
     bad.write_text('{"fio version": "fio-3.33", "jobs": []}')
     with pytest.raises(FioJsonError, match="no `fio version` and `jobs`"):
         read_fio_json(bad)
+
+
+# -- a study's [baseline]: another study's target -------------------------------------------
+
+
+def _tuned(path: Path, toml: str, factor: float = 1.5) -> Path:
+    """Study `tuned`: one target, xfs-tuned, at `factor` times ext4's random-read IOPS of
+    `make_study`'s study, at the same points; its TOML `toml`."""
+    db = ResultsDb(path)
+    sid = db.study("tuned")
+    for rw in ("randread", "randwrite"):
+        pid = db.point(sid, "xfs-tuned", {**PARAMS, "rw": rw})
+        for rep, iops in enumerate(IOPS[("ext4", rw)]):
+            db.run(pid, rep, _ops(rw, iops * factor))
+    db.close()
+    _with_environment(path, kernel="6.19.0")
+    _set_study(path, sid, "toml", toml)
+    return path
+
+
+def test_a_study_names_another_study_s_target_as_its_baseline(tmp_path: Path) -> None:
+    """`[baseline]`: compare and report bring in that one target, from the other database,
+    as TARGET@LABEL, and judge the study's targets against it, saying what it is."""
+    _study_db(tmp_path / "nightly.db")
+    toml = 'name = "tuned"\n[baseline]\nresults = "nightly.db"\ntarget = "ext4"\n'
+    new = _tuned(tmp_path / "new.db", toml)
+    got = CliRunner().invoke(main, ["compare", "--results", str(new), "--format", "json"])
+    assert got.exit_code == 0, got.output
+    doc = json.loads(got.stdout)
+    assert doc["targets"] == ["xfs-tuned", "ext4@nightly"], "only the named target comes in"
+    assert doc["baseline"] == "ext4@nightly"
+    read = next(r for g in doc["groups"] for r in g["rows"]
+                if r["metric"] == "iops" and r["op"] == "read")  # fmt: skip
+    assert read["ratio"][0] == pytest.approx(1.5) and read["verdict"][0] == "better"
+    assert "the baseline, `ext4@nightly`, is study `small-random`'s target" in got.stderr
+    assert "it measured 2 of" in got.stderr and "kernel 6.18.4" in got.stderr
+    # --baseline chooses one of the study's own: the reference stays out
+    own = CliRunner().invoke(main, ["compare", "--results", str(new), "--format", "json",
+                                    "--baseline", "xfs-tuned"])  # fmt: skip
+    assert own.exit_code == 0, own.output
+    assert json.loads(own.stdout)["targets"] == ["xfs-tuned"]
+    # the report says the same
+    html = tmp_path / "r.html"
+    rep = CliRunner().invoke(main, ["report", "--results", str(new), "-o", str(html)])
+    assert rep.exit_code == 0, rep.output
+    assert "ext4@nightly" in html.read_text()
+
+
+def test_a_baseline_that_is_not_there_is_an_error_naming_where_it_looked(tmp_path: Path) -> None:
+    new = _tuned(tmp_path / "new.db", 'name = "tuned"\n[baseline]\nresults = "gone.db"\n')
+    got = CliRunner().invoke(main, ["compare", "--results", str(new)])
+    assert got.exit_code == 2
+    assert "compares with the baseline in `gone.db`, and it is not there" in got.output
+    assert str(tmp_path / "gone.db") in got.output and "--baseline TARGET" in got.output
+    _study_db(tmp_path / "gone.db")
+    _set_study(new, 1, "toml", 'name = "tuned"\n[baseline]\nresults = "gone.db"\ntarget = "ext5"\n')
+    got = CliRunner().invoke(main, ["compare", "--results", str(new)])
+    assert got.exit_code == 2
+    assert "has no target `ext5`" in got.output and "ext4" in got.output
+
+
+def test_plan_says_what_the_baseline_is_and_refuses_one_it_cannot_use(tmp_path: Path) -> None:
+    _study_db(tmp_path / "nightly.db")
+    study = tmp_path / "s.toml"
+    text = (
+        'name = "tuned"\n[baseline]\nresults = "nightly.db"\nlabel = "n"\n'
+        '[[target]]\nname = "t"\ndir = "{dir}"\n'
+        '[[workload]]\nrw = "randread"\nbs = "8KiB"\niodepth = 8\nfile_size = "2GiB"\n'
+        'runtime = "10s"\n'
+    )
+    study.write_text(text.format(dir=tmp_path))
+    got = CliRunner().invoke(main, ["plan", str(study), "--results", str(tmp_path / "r.db")])
+    assert got.exit_code == 0, got.output
+    said = f"baseline: `ext4` of study `small-random` in {tmp_path / 'nightly.db'}, as `ext4@n`"
+    assert said in got.output.replace("\n", " ")
+    assert "it measured 0 of the 1 workload points planned" in got.output.replace("\n", " ")
+    study.write_text(text.format(dir=tmp_path).replace('label = "n"', 'study = "nope"'))
+    got = CliRunner().invoke(main, ["plan", str(study), "--results", str(tmp_path / "r.db")])
+    assert got.exit_code == 2
+    assert "has no study `nope`" in got.output and "small-random" in got.output
+    assert not (tmp_path / "r.db").exists()

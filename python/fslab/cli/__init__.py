@@ -39,6 +39,7 @@ _COMMANDS: dict[str, str] = {
     "results database, merged into this one with the environment each run ran in; or fio's "
     "own JSON output (`--output-format=json` or `json+`), one run per file.",
     "history": "Follow a study across passes: its points' values pass by pass, and regressions.",
+    "site": "Write a static HTML site of the studies in results databases, to browse offline.",
     "cleanup": "Unmount, detach and delete what fslab's journal says is still there, where this "
     "machine proves fslab made it; anything else is reported and left alone.",
     "record": "Record a program's file I/O under a directory as fio iologs, one per thread.",
@@ -48,7 +49,7 @@ every command (numpy, scipy, pydantic: a second). tests/test_cli.py holds them t
 commands' own docstrings."""
 _MODULES = {"import": "import_"}
 """A command whose module is not named as it is (`import` is Python's word)."""
-_READERS = frozenset({"compare", "report", "export", "bundle", "history"})
+_READERS = frozenset({"compare", "report", "export", "bundle", "history", "site"})
 """The commands that only read the results database and exit."""
 
 _EXIT_TABLE = "\b\nExit status:\n" + "\n".join(

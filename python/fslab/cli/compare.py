@@ -30,7 +30,7 @@ from fslab.report.render import render_csv, render_markdown, render_table
 from fslab.report.render.json import write_json
 from fslab.report.render.terminal import DEFAULT_WIDTH
 from fslab.safe_text import safe_text
-from fslab.store.merge import results_view
+from fslab.store.merge import baseline_among, results_view
 
 
 @click.command("compare")
@@ -87,7 +87,7 @@ def compare(
     one study: the others' targets are named TARGET@NAME beside the first's, and stderr
     says which points matched by configuration and how the machines differ.
     """
-    with _database(results, study) as (db, study, study_given):
+    with _database(results, study, baseline, show_ranks) as (db, study, study_given, baseline):
         if show_ranks:
             name, rows = build_ranks(db, study=study, where=where)
             ranks = rank_views(name, rows, filtered=bool(where))
@@ -98,14 +98,17 @@ def compare(
 
 @contextmanager
 def _database(
-    results: tuple[Path, ...], study: str | None
-) -> Iterator[tuple[Path, str | None, bool]]:
-    """(the database to compare, its study, whether the user chose it): the one given,
-    or several merged into one (`results_view`), what matched and what did not said."""
-    with results_view(results, study) as (db, name, sides):
+    results: tuple[Path, ...], study: str | None, baseline: str | None, ranks: bool
+) -> Iterator[tuple[Path, str | None, bool, str | None]]:
+    """(the database to compare, its study, whether the user chose it, the baseline): the
+    one given, or several merged into one (`results_view`), with the study's `[baseline]`
+    unless --baseline chose another, what matched and what did not said."""
+    with results_view(results, study, reference=baseline is None and not ranks) as (
+        db, name, sides,
+    ):  # fmt: skip
         for side in sides:
             click.echo(safe_text(f"note: {side.note(str(results[0]))}"), err=True)
-        yield db, name, study is not None or bool(sides)
+        yield db, name, study is not None or bool(sides), baseline_among(sides, baseline)
 
 
 def _compare(

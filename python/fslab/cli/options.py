@@ -34,6 +34,12 @@ results_dbs_option = _results(
     several=True,
 )
 
+results_sources_option = _results(
+    "A results database `fslab run` wrote, or a bundle; repeat for several (each of their "
+    "studies is shown on its own, not merged).",
+    several=True,
+)
+
 baseline_option: Decorator = click.option(
     "--baseline",
     metavar="NAME",

@@ -120,6 +120,7 @@ def plan(
             "runs_min": len(p.points) * st.repeat_min,
             "estimate_s": round(p.estimate_s(), 1),
             "estimate_min_s": round(p.estimate_min_s(), 1),
+            "baseline": checked.reference,
             "workdir": str(workdir),
             "workdir_notes": about_workdir,
             "points": [
@@ -182,6 +183,8 @@ def plan(
             )
     else:
         out.print(f"runs: {len(p.runs())}, estimated time: {format_s(p.estimate_s())}")
+    if checked.reference is not None:
+        out.print(safe_text(checked.reference), soft_wrap=True)
     out.print(f"work directory: {safe_text(workdir)}", soft_wrap=True)
     for line in about_workdir:
         out.print(f"  - {safe_text(line)}", soft_wrap=True)

@@ -23,7 +23,7 @@ from fslab.report.html import render_html
 from fslab.report.markdown import image_dir_name, write_markdown_report
 from fslab.report.output import check_output, write_text
 from fslab.safe_text import safe_text
-from fslab.store.merge import results_view
+from fslab.store.merge import baseline_among, results_view
 
 _MD_SUFFIXES = (".md", ".markdown")
 
@@ -83,11 +83,12 @@ def _report_data(
 ) -> Iterator[ReportData]:
     """What the report shows: of the one database (a bundle's), or of several merged into
     a temporary copy (`results_view`, removed afterwards) with what matched said."""
-    with results_view(results, study) as (db, name, sides):
+    with results_view(results, study, reference=baseline is None) as (db, name, sides):
         notes = tuple(side.note(str(results[0])) for side in sides)
         for note in notes:
             click.echo(safe_text(f"note: {note}"), err=True)
-        data = load_report(db, study=name, baseline=baseline, where=where, ranks=ranks)
+        data = load_report(db, study=name, baseline=baseline_among(sides, baseline),
+                           where=where, ranks=ranks)  # fmt: skip
         yield dataclasses.replace(data, sources=notes)
 
 

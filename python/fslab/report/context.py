@@ -144,7 +144,7 @@ def load_report(
             first_run.setdefault((key, target), (run.id, run.rep, kind))
             if run.environment_id is not None:
                 env_runs[run.environment_id] = env_runs.get(run.environment_id, 0) + 1
-        environments = _environments(con, env_runs)
+        environments = environments_of(con, env_runs)
         telemetry = _telemetry(con, first_run)
         ranked = None
         if ranks:
@@ -177,7 +177,10 @@ def _json_object(text: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _environments(con: sqlite3.Connection, env_runs: Mapping[int, int]) -> tuple[Environment, ...]:
+def environments_of(
+    con: sqlite3.Connection, env_runs: Mapping[int, int]
+) -> tuple[Environment, ...]:
+    """The machines of these runs (environment id -> how many ran there), most runs first."""
     out: list[Environment] = []
     for env_id, n in sorted(env_runs.items(), key=lambda kv: (-kv[1], kv[0])):
         row = environment(con, env_id)

@@ -14,15 +14,18 @@ from fslab import __version__
 from fslab.report.charts import target_styles
 from fslab.report.format import format_ratio, format_stat, stat_scale
 from fslab.report.history import History, Series, against, sentence
-from fslab.report.html import _environment, _esc, _script_json
+from fslab.report.html import _esc, _script_json, template_environment
 from fslab.stats.regression import MIN_CHANGE, Trend
 
 REGRESSION_COLOR = "#b3261e"
 IMPROVEMENT_COLOR = "#0a7d32"
 
 
-def render_history_html(h: History, *, plotly_js: str | None = None) -> str:
-    """The whole page: the passes, the regressions, then a chart per point and op."""
+def render_history_html(
+    h: History, *, plotly_js: str | None = None, plotly_src: str | None = None
+) -> str:
+    """The whole page: the passes, the regressions, then a chart per point and op. With
+    `plotly_src`, plotly.js is loaded from that relative address instead of inlined."""
     styles = target_styles(list(dict.fromkeys(s.target for s in h.series)))
     points: dict[tuple[str, str], list[Series]] = {}
     for s in h.series:
@@ -31,7 +34,7 @@ def render_history_html(h: History, *, plotly_js: str | None = None) -> str:
         {"id": f"trend-{i}", **_figure(h, key, members, styles)}
         for i, (key, members) in enumerate(points.items())
     ]
-    template = _environment().get_template("history.html.j2")
+    template = template_environment().get_template("history.html.j2")
     return template.render(
         h=h,
         version=__version__,
@@ -39,7 +42,8 @@ def render_history_html(h: History, *, plotly_js: str | None = None) -> str:
         regressions=h.regressions(),
         charts=[(c["id"], c["title"]) for c in charts],
         charts_json=_script_json(charts),
-        plotly_js=plotly_js if plotly_js is not None else get_plotlyjs(),
+        plotly_js="" if plotly_src else plotly_js if plotly_js is not None else get_plotlyjs(),
+        plotly_src=plotly_src,
         styles=styles,
         min_change=f"{MIN_CHANGE:.0%}",
         stat=format_stat,

@@ -14,7 +14,7 @@ import html
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.resources import files
 from typing import Any
 
@@ -24,6 +24,7 @@ from markupsafe import Markup
 from plotly.offline import get_plotlyjs
 
 from fslab import __version__
+from fslab.compare import Comparison, Group
 from fslab.integrity_words import OUTCOME_MEANING
 from fslab.params import format_param
 from fslab.report.charts import (
@@ -308,9 +309,9 @@ def _script_json(value: Any) -> str:
     )
 
 
-def _environment() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
     env = jinja2.Environment(
-        loader=jinja2.FunctionLoader(_template_source),
+        loader=jinja2.FunctionLoader(template_source),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
@@ -319,6 +320,10 @@ def _environment() -> jinja2.Environment:
     env.filters["param"] = lambda kv: f"{kv[0]}={format_param(kv[0], kv[1])}"
     env.filters["code"] = code_spans
     env.filters["kinds_by_target"] = kinds_by_target
+    # Filters, not functions in the context: jinja calls a filter directly, and a
+    # large study's tables have a million cells.
+    env.filters["cell_class"] = _cell_class
+    env.filters["mark"] = mark
     return env
 
 
@@ -340,55 +345,77 @@ def code_spans(text: str) -> markupsafe.Markup:
     return markupsafe.Markup(_TICKED.sub(r"<code>\1</code>", escaped))
 
 
-def _template_source(name: str) -> str:
+def template_source(name: str) -> str:
     return files("fslab.report").joinpath("templates", name).read_text(encoding="utf-8")
 
 
-def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | None = None) -> str:
+def summary_context(
+    c: Comparison, point_href: Callable[[Group], str], *, compact: bool
+) -> dict[str, Any]:
+    """What `report_summary.html.j2` reads: the verdicts and the answers, each point
+    linked by `point_href` (an anchor in the report, a page of `fslab site`)."""
+    found = summary(c)
+    return {
+        "styles": target_styles(c.targets),
+        "answers": found,
+        "is_grid": lambda item: isinstance(item, Grid),
+        "grid_class": _grid_class,
+        "grid_legend": GRID_LEGEND if any(isinstance(i, Grid) for i in found) else "",
+        "format_vs": format_vs,
+        "vs_title": vs_title,
+        "interval_level": interval_level,
+        "verdicts": verdicts(c),
+        "verdict_lines": verdict_headlines(c),
+        "spans": spans_html,
+        "verdict_class": _verdict_class,
+        "mark": mark,
+        "compact": compact,
+        "point_href": point_href,
+    }
+
+
+def render_html(
+    data: ReportData,
+    charts: Sequence[Chart],
+    *,
+    plotly_js: str | None = None,
+    plotly_src: str | None = None,
+    site_links: Sequence[tuple[str, str]] = (),
+) -> str:
     """The whole report as one HTML document. `plotly_js` defaults to the plotly.js that
-    ships with the `plotly` package (inlined once)."""
+    ships with the `plotly` package (inlined once); with `plotly_src`, the page loads it
+    from that relative address instead (`fslab site` writes it once for every page), and
+    `site_links` (label, address) lead back to the site's other pages."""
     c = data.comparison
-    styles = target_styles(c.targets)
     sections = [
         (s, [ch for ch in charts if ch.section is s])
         for s in Section
         if any(ch.section is s for ch in charts)
     ]
-    specs = [{"id": f"chart-{ch.id}", **figure(ch, styles)} for ch in charts]
     tables = table_views(c)
     anchors = {id(v.group): v.anchor for v in tables}
+    found = summary_context(c, lambda g: "#" + anchors[id(g)], compact=len(tables) > COMPACT_TABLES)
+    styles = found["styles"]
+    specs = [{"id": f"chart-{ch.id}", **figure(ch, styles)} for ch in charts]
     warnings = [(v, w) for v in tables for w in v.warnings]
     # A study of many points can carry hundreds: first how many of each kind per target.
     by_kind: dict[str, tuple[str, dict[str, int]]] = {}
     for _, w in warnings:
         _, counts = by_kind.setdefault(w.kind.value, (w.hint, {}))
         counts[w.target] = counts.get(w.target, 0) + 1
-    found = summary(c)
     integrity = integrity_table(c)
-    template = _environment().get_template("report.html.j2")
+    template = template_environment().get_template("report.html.j2")
     return template.render(
+        **found,
         c=c,
         data=data,
         not_counted=not_counted(c),
         shared=shared_note(c),
         version=__version__,
         generated=data.generated_at.strftime("%Y-%m-%d %H:%M UTC"),
-        styles=styles,
-        answers=found,
-        is_grid=lambda item: isinstance(item, Grid),
-        grid_class=_grid_class,
-        grid_legend=GRID_LEGEND if any(isinstance(i, Grid) for i in found) else "",
         chart_notes=chart_notes(data),
-        format_vs=format_vs,
-        cell_class=_cell_class,
-        vs_title=vs_title,
-        interval_level=interval_level,
-        verdicts=verdicts(c),
-        verdict_lines=verdict_headlines(c),
-        spans=_spans,
         sections=sections,
         tables=tables,
-        compact=len(tables) > COMPACT_TABLES,
         warning_summary=warning_summary(c),
         limit_lines=limit_lines(c),
         anchor=lambda g: anchors[id(g)],
@@ -397,10 +424,10 @@ def render_html(data: ReportData, charts: Sequence[Chart], *, plotly_js: str | N
         legend=legend(c),
         facts=target_facts,
         methodology=methodology(c),
-        verdict_class=_verdict_class,
-        mark=mark,
         charts_json=_script_json(specs),
-        plotly_js=plotly_js if plotly_js is not None else get_plotlyjs(),
+        plotly_js="" if plotly_src else plotly_js if plotly_js is not None else get_plotlyjs(),
+        plotly_src=plotly_src,
+        site_links=site_links,
         common=[f"{k}={format_param(k, v)}" for k, v in c.common_params()],
         json_pretty=lambda v: json.dumps(v, indent=2, sort_keys=True, ensure_ascii=False),
         points=len(c.groups) + (len(integrity.rows) if integrity else 0),
@@ -462,7 +489,7 @@ def _verdict_class(vs: Judgement | None) -> str:
     return f"v-{vs.decision.word}" if vs.decision is not Decision.NONE else ""
 
 
-def _spans(spans: Sequence[Span], styles: Mapping[str, TargetStyle]) -> Any:
+def spans_html(spans: Sequence[Span], styles: Mapping[str, TargetStyle]) -> Any:
     """A sentence as HTML (a `Markup`: escaped here, not again by the template)."""
     parts: list[str] = []
     for s in spans:

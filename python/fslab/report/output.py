@@ -27,6 +27,12 @@ def check_output(path: Path, example: str) -> Path:
         raise OutputError(
             f"{path}: is a directory", hint=f"give a file name, e.g. `-o {path / example}`"
         )
+    check_parent(path)
+    return path
+
+
+def check_parent(path: Path) -> None:
+    """`OutputError` with a hint unless `path` can be made in its directory."""
     parent = path.parent
     if not parent.is_dir():
         raise OutputError(
@@ -38,7 +44,6 @@ def check_output(path: Path, example: str) -> Path:
             f"{path}: cannot write in `{parent}` (permission denied)",
             hint="give a path in a directory you can write with -o",
         )
-    return path
 
 
 @contextmanager

@@ -37,17 +37,19 @@ import tarfile
 import tempfile
 import time
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from fslab.errors import ExitStatus, FslabError
+from fslab.params import suggest
 from fslab.store.db import ResultsWriter
 from fslab.store.derive import derive
-from fslab.store.query import open_readonly
+from fslab.store.query import BadResultsError, open_readonly
 from fslab.store.records import backup
+from fslab.store.reference import Reference, ReferenceError, reference_of
 
 _RUN_TABLES = ("metric", "series", "telemetry", "run_metric", "integrity", "rank")
 """The tables whose rows belong to one run (`run_id`), copied with it."""
@@ -193,9 +195,11 @@ def merge(
     label: str | None = None,
     study: str | None = None,
     into: str | None = None,
+    targets: Collection[str] | None = None,
 ) -> Merged:
     """Merges the results database `source` (see the module) into `dest`: every study of
-    it, or the one named `study`, into the study of the same name here (or `into`).
+    it, or the one named `study`, into the study of the same name here (or `into`);
+    with `targets`, only their points (the names as the source has them).
     All or nothing: a conflict raises `MergeError` before anything is written."""
     if label is not None:
         check_label(label)
@@ -205,7 +209,8 @@ def merge(
         origin = None
         merged: list[StudyMerge] = []
         for name in names:
-            got, origin = _merge_study(c, src, source, name, into or name, label, origin)
+            got, origin = _merge_study(c, src, source, name, into or name, label, origin,
+                                       targets)  # fmt: skip
             merged.append(got)
         new_runs = [
             int(r)
@@ -255,6 +260,7 @@ def _merge_study(
     into: str,
     label: str | None,
     origin: int | None,
+    targets: Collection[str] | None = None,
 ) -> tuple[StudyMerge, int | None]:
     sid, path, toml, created_at, design = src.execute(
         "SELECT id, path, toml, created_at, design FROM study WHERE name = ?", (name,)
@@ -288,6 +294,8 @@ def _merge_study(
         " WHERE study_id = ? ORDER BY seq, id",
         (sid,),
     ).fetchall():
+        if targets is not None and target not in targets:
+            continue
         new_id = labelled_point(str(pid), label)
         new_target = f"{target}@{label}" if label is not None else str(target)
         point_map[str(pid)] = new_id
@@ -449,9 +457,15 @@ class Side:
     """How the machine its runs ran on differs: `kernel 6.1.0 (first: 6.18.4)`."""
     engine_changed: bool
     """Whether the engine's major.minor differs: its numbers may move by the engine alone."""
+    reference_target: str | None = None
+    """The study's `[baseline]` (`fslab.store.reference`): its target as named here
+    (`ext4@nightly`), whose points are matched by workload and parameters, not by
+    configuration. None: a database given beside the first."""
 
     def note(self, first: str) -> str:
         """What the comparison should say of this side, in one paragraph."""
+        if self.reference_target is not None:
+            return self._reference_note(first)
         parts = [
             f"`{self.label}` is {self.source} (study `{self.study}`): {self.matched} points "
             f"matched {first}'s by configuration"
@@ -471,18 +485,40 @@ class Side:
             text += " (not comparable as measurements of the storage alone: the engine differs)"
         return text
 
+    def _reference_note(self, first: str) -> str:
+        target = self.reference_target
+        text = (
+            f"the baseline, `{target}`, is study `{self.study}`'s target in {self.source} "
+            f"(the study's `[baseline]`): it measured {self.matched} of {first}'s "
+            f"{self.matched + self.only_there} workload points"
+        )
+        if self.configured:
+            text += f" (the others differ in {', '.join(self.configured)})"
+        if self.differences:
+            text += "; it ran on " + ", ".join(self.differences)
+        else:
+            text += "; the same machine and tools"
+        if self.engine_changed:
+            text += " (not comparable as measurements of the storage alone: the engine differs)"
+        return text + "; compared as independent runs (its rounds are not this study's)"
+
 
 @contextmanager
 def merged_view(
-    sources: Sequence[Path], study: str | None = None, *, first: str | None = None
+    sources: Sequence[Path],
+    study: str | None = None,
+    *,
+    first: str | None = None,
+    reference: Reference | None = None,
 ) -> Iterator[tuple[Path, str | None, tuple[Side, ...]]]:
     """Several results databases (or bundles) as one, for `fslab compare`: a temporary
     copy of the first, with each other's study of the same name (else its most recent)
-    merged in under a label (`source_label`). Yields (the merged database, the study to
-    compare there, each other side). `first`: a label the others' may not take (the
-    first's own, where it is shown under one). The copy is removed afterwards; nothing
-    given is written, except that an older database is migrated where it lies, as compare
-    does."""
+    merged in under a label (`source_label`), and the `reference`'s target last (the
+    study's `[baseline]`: the last side, its `reference_target` set). Yields (the merged
+    database, the study to compare there, each other side). `first`: a label the
+    others' may not take (the first's own, where it is shown under one). The copy is
+    removed afterwards; nothing given is written, except that an older database is
+    migrated where it lies, as compare does."""
     reserved = first
     first_path = sources[0]
     with (
@@ -515,9 +551,113 @@ def merged_view(
                 sides.append(
                     _side(db.con, other, label, theirs, study, got.studies[0], got.origin_id)
                 )
+            if reference is not None:
+                sides.append(_merge_reference(db, reference, study, taken))
         finally:
             db.close()
         yield merged, study, tuple(sides)
+
+
+def baseline_among(sides: Sequence[Side], given: str | None) -> str | None:
+    """The baseline to compare with: the one asked for, else the study's `[baseline]`
+    target where a side brought it, else None (the study's first target)."""
+    return given or next((s.reference_target for s in sides if s.reference_target), None)
+
+
+def reference_points(ref: Reference, study: str) -> tuple[str, str, set[tuple[str, str]]]:
+    """The reference's study and target (`_reference_target`) and that target's points,
+    as (workload, parameters JSON): what `fslab plan` matches the study's points with."""
+    with source_database(ref.source) as path, open_readonly(path) as con:
+        theirs, target = _reference_target(con, ref, study)
+        points = {(str(w), str(p)) for w, p in con.execute(
+            "SELECT workload, params FROM point JOIN study ON study.id = point.study_id"
+            " WHERE study.name = ? AND point.target = ?", (theirs, target))}  # fmt: skip
+    return theirs, target, points
+
+
+def _reference_target(con: sqlite3.Connection, ref: Reference, study: str) -> tuple[str, str]:
+    """(its study, its target) in the reference's database: as named, else the study of
+    `study`'s name there (else its most recent) and that study's first target."""
+    names = [str(n) for (n,) in con.execute(
+        "SELECT name FROM study ORDER BY created_at DESC, id DESC")]  # fmt: skip
+    if ref.study is not None and ref.study not in names:
+        raise ReferenceError(
+            f"[baseline]: {ref.source} has no study `{ref.study}`",
+            hint=f"it holds {', '.join(f'`{n}`' for n in names) or 'none'}",
+        )
+    theirs = ref.study or (study if study in names else (names or [""])[0])
+    targets = [str(t) for (t,) in con.execute(
+        "SELECT target FROM point JOIN study ON study.id = point.study_id"
+        " WHERE study.name = ? GROUP BY target ORDER BY min(seq)", (theirs,))]  # fmt: skip
+    if not targets:
+        raise ReferenceError(
+            f"[baseline]: {ref.source} has no study with points"
+            + (f" (`{theirs}` has none)" if theirs else ""),
+            hint="name a results database `fslab run` wrote, and its study with `study`",
+        )
+    target = ref.target or targets[0]
+    if target not in targets:
+        raise ReferenceError(
+            f"[baseline]: study `{theirs}` in {ref.source} has no target `{target}`",
+            hint=suggest(target, targets, "targets"),
+        )
+    return theirs, target
+
+
+def _merge_reference(db: ResultsWriter, ref: Reference, study: str, taken: set[str]) -> Side:
+    """Merges the reference's one target into `study` under its label; its side."""
+    if ref.label in taken:
+        raise ReferenceError(
+            f"[baseline] label `{ref.label}`: taken by another database in this comparison",
+            hint="give the baseline another `label`",
+        )
+    label = ref.label or source_label(ref.source, taken)
+    taken.add(label)
+    with source_database(ref.source) as path:
+        with open_readonly(path) as con:
+            theirs, target = _reference_target(con, ref, study)
+        got = merge(db, path, label=label, study=theirs, into=study, targets={target})
+    return _reference_side(db.con, ref.source, label, theirs, study, got, f"{target}@{label}")
+
+
+def _reference_side(
+    con: sqlite3.Connection,
+    source: Path,
+    label: str,
+    theirs: str,
+    study: str,
+    got: Merged,
+    target: str,
+) -> Side:
+    """How the reference's points meet the study's own: by workload and parameters (its
+    target is another); and how its machine differs."""
+    sid = int(con.execute("SELECT id FROM study WHERE name = ?", (study,)).fetchone()[0])
+    own = {
+        (str(w), str(p))
+        for w, p in con.execute(
+            "SELECT workload, params FROM point WHERE study_id = ? AND target NOT LIKE ?",
+            (sid, f"%@{label}"),
+        )
+    }
+    mine = {(w, p) for (_, w, p) in got.studies[0].names.values()}
+    differ: dict[str, None] = {}
+    for w, p in own - mine:
+        # The reference's nearest point of the same workload: which parameters differ.
+        near = [json.loads(q) for v, q in mine if v == w]
+        if near:
+            wanted = json.loads(p)
+            keys = min((sorted(k for k in set(m) | set(wanted) if m.get(k) != wanted.get(k))
+                        for m in near), key=len)  # fmt: skip
+            for key in keys:
+                differ[f"`{key}`"] = None
+    here = environments(con, sid, None)
+    there = environments(con, sid, got.origin_id) if got.origin_id is not None else []
+    differences: list[str] = []
+    engine_changed = False
+    if here and there:
+        differences, engine_changed = environment_changes(here[0], there[0], "this study's")
+    return Side(source, label, theirs, len(own & mine), len(mine - own), len(own - mine),
+                tuple(differ), tuple(differences), engine_changed, target)  # fmt: skip
 
 
 ARCHIVES = (".tar.gz", ".tgz", ".zip")
@@ -526,14 +666,27 @@ ARCHIVES = (".tar.gz", ".tgz", ".zip")
 
 @contextmanager
 def results_view(
-    sources: Sequence[Path], study: str | None = None, *, first: str | None = None
+    sources: Sequence[Path],
+    study: str | None = None,
+    *,
+    first: str | None = None,
+    reference: bool = False,
 ) -> Iterator[tuple[Path, str | None, tuple[Side, ...]]]:
     """What `fslab compare`, `report` and `history` read: the one database given, as it is
     (its own errors come from the reader; a bundle's is unpacked: `source_database`), or
-    several merged into a temporary copy (`merged_view`). Yields (the database, the study
-    to read there, each other side: empty for one)."""
-    if len(sources) > 1:
-        with merged_view(sources, study, first=first) as view:
+    several merged into a temporary copy (`merged_view`). With `reference`, the study's
+    `[baseline]` too, where it names one (`fslab.store.reference`). Yields (the database,
+    the study to read there, each other side: empty for one)."""
+    ref = None
+    if reference:
+        try:
+            with source_database(sources[0]) as db:
+                ref = reference_of(db, sources[0], study)
+        except (MergeError, BadResultsError):
+            pass  # not a results database: the reader below says so, as without one
+
+    if len(sources) > 1 or ref is not None:
+        with merged_view(sources, study, first=first, reference=ref) as view:
             yield view
         return
     if sources[0].name.lower().endswith(ARCHIVES):

@@ -14,9 +14,17 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import (
+    Field,
+    PrivateAttr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 from fslab.catalog import METRIC_NAMES
 from fslab.kinds import AnySpec, AnyWorkload
@@ -31,6 +39,7 @@ from fslab.kinds.files import FILE_SETS, FileOp, FilesWorkloadSpec, bucket_sweep
 from fslab.kinds.pgbench import PGBENCH_BUILTINS, PgbenchWorkloadSpec
 from fslab.params import suggest
 from fslab.safe_text import safe_text
+from fslab.store.merge import LABEL_CHARS
 from fslab.study.workload import Param, Scalar, Strict, SweepSpec, Value
 from fslab.targets.spec import (
     BTRFS_MIN_DEVICES,
@@ -101,6 +110,47 @@ class Repeat(Strict):
         return self
 
 
+class Reference(Strict):
+    """`[baseline]`: another study's target that this study's targets are compared with,
+    in another results database (another day's, or a bundle from another machine):
+    `fslab compare` and `fslab report` bring its runs in as `TARGET@LABEL`
+    (`fslab.compare.reference`)."""
+
+    results: str = Field(min_length=1)
+    """The results database or bundle that holds it (beside the study file when relative)."""
+    target: str | None = Field(None, min_length=1)
+    """Its target the others are compared with; default: its study's first."""
+    study: str | None = Field(None, min_length=1)
+    """Its study; default: the one of this study's name there, else its most recent."""
+    label: str | None = Field(None, min_length=1, max_length=40)
+    """How its targets are named here (`ext4@LABEL`); default: the file's name."""
+
+    @field_validator("results")
+    @classmethod
+    def _beside_the_study(cls, v: str, info: ValidationInfo) -> str:
+        base = (info.context or {}).get("study_dir")
+        path = Path(v)
+        if not path.is_absolute() and base is not None:
+            path = Path(base) / path
+        if not path.is_file():
+            raise ValueError(
+                f"no results database at {safe_text(str(path))}\n"
+                "  hint: name the database (or bundle) `fslab run` wrote for the reference "
+                "study, relative to this study file"
+            )
+        return str(path)
+
+    @field_validator("label")
+    @classmethod
+    def _label(cls, v: str | None) -> str | None:
+        if v is not None and not set(v) <= LABEL_CHARS:
+            raise ValueError(
+                f"`{safe_text(v)}` is not a label: letters, digits and . _ - + only\n"
+                "  hint: it names the reference's targets (`ext4@LABEL`)"
+            )
+        return v
+
+
 class Study(Strict):
     name: str
     description: str | None = None
@@ -116,6 +166,8 @@ class Study(Strict):
     """`blocked`: a group's targets run back to back in each pass or round and each is
     compared with its baseline per round (paired), which cancels the machine's drift
     between rounds; `independent`: runs compared as independent samples (Welch)."""
+    baseline: Reference | None = None
+    """Another study's target that this study's targets are compared with (`Reference`)."""
     summary: list[str] | None = None
     """Metrics the summary answers besides the headline one (IOPS, files/s, tps): the
     study's question's own (`["iops_peak", "write_io_size_bytes", "lat_p99_ns"]`)."""
@@ -185,6 +237,13 @@ class Study(Strict):
                 problems.append(
                     f"workload[{i}].source: `{source}` cannot be both the source and a target"
                 )
+        asking = [t.name for t in self.target if t.question is not None]
+        if self.baseline is not None and asking:
+            problems += [
+                f"baseline: a study whose targets answer questions ({', '.join(asking)}) "
+                "compares each question with its own first target, not with another study's",
+                "  hint: drop `baseline`, or the targets' `question` keys",
+            ]
         if problems:
             raise ValueError("\n".join(problems))
         return self

@@ -5,14 +5,18 @@ from it."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fslab.errors import FslabError
 from fslab.hosts import plan_problems
 from fslab.params import WhereError
 from fslab.store.db import made_filesystems
 from fslab.store.lock import waiting_for
+from fslab.store.merge import reference_points, source_label
+from fslab.store.reference import Reference
 from fslab.study.check import (
     capacity_problems,
     engine_problems,
@@ -21,6 +25,7 @@ from fslab.study.check import (
     target_problems,
 )
 from fslab.study.load import Problem, StudyError, load_study, where
+from fslab.study.model import Study
 from fslab.study.plan import Plan, expand
 from fslab.targets.fstoken import Made
 from fslab.targets.system import System
@@ -45,6 +50,8 @@ class Checked:
     workdir_named: str
     """Where the work directory was named (`--workdir`, the study's key, the default),
     for problems found later."""
+    reference: str | None = None
+    """What the study's `[baseline]` is, in a sentence (`fslab plan` shows it)."""
 
     def taken(self) -> StudyError | None:
         """Target directories already in the work directory (check under the lock)."""
@@ -100,9 +107,32 @@ def checked_plan(
         problems += [Problem(at, e.message, hint=e.hint) for e in plan_problems(plan, fewest)]
     problems += engine_problems(plan, place)
     problems += kind_problems(plan, place, workdir)
+    reference, wrong = reference_sentence(study, plan, place)
+    problems += wrong
     if problems:
         raise StudyError(problems)
-    return Checked(plan, text, workdir, made, said)
+    return Checked(plan, text, workdir, made, said, reference)
+
+
+def reference_sentence(study: Study, plan: Plan, place: str) -> tuple[str | None, list[Problem]]:
+    """The study's `[baseline]` in a sentence: which target of which study, and how many
+    of the planned points it measured; or the problem that makes it unusable (a database
+    that is not one, no such study or target)."""
+    b = study.baseline
+    if b is None:
+        return None, []
+    ref = Reference(Path(b.results), b.target, b.study, b.label, b.results)
+    try:
+        theirs, target, points = reference_points(ref, study.name)
+    except FslabError as e:
+        return None, [Problem(where(study, "baseline", place=place), e.message, hint=e.hint)]
+    label = b.label or source_label(ref.source, {study.name})
+    groups = {(p.workload, json.dumps(p.params, sort_keys=True)) for p in plan.points}
+    return (
+        f"baseline: `{target}` of study `{theirs}` in {b.results}, as `{target}@{label}`: "
+        f"compare and report judge every target against it (as independent runs); it "
+        f"measured {len(groups & points)} of the {len(groups)} workload points planned"
+    ), []
 
 
 def default_workdir(results: Path) -> Path:
