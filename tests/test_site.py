@@ -5,6 +5,7 @@ and the pages open offline in headless Chromium with their charts drawn."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 from html.parser import HTMLParser
@@ -235,9 +236,18 @@ def test_a_damaged_database_is_named_and_nothing_is_written(
 def test_the_site_opens_offline_in_headless_chromium(
     browser: Any,  # noqa: F811
     site: Path,
+    tmp_path: Path,
 ) -> None:
     browser.get((site / "index.html").as_uri())
     assert EVIL_STUDY in browser.execute_script("return document.body.innerText")
+    # A page drawn, not a blank one: the index's screenshot (kept with FSLAB_TEST_OUTPUT).
+    shot = tmp_path / "site-index.png"
+    browser.set_window_size(1400, 1200)
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    keep = os.environ.get("FSLAB_TEST_OUTPUT")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / "site-index.png")
     study = next(site.glob("scale-seed*"))
     browser.get((study / "index.html").as_uri())
     assert browser.execute_script("return document.querySelectorAll('table.points tr').length")
