@@ -17,7 +17,7 @@ lint:
 	$(VENV)/ruff format --check python tests bench scripts
 	$(VENV)/mypy python/fslab
 	# One at a time: mypy takes each extensionless script for a module named __main__.
-	for f in scripts/demo.py bench/vs-fio bench/vs-tools bench/results-scale bench/time-to-answer bench/neighbour bench/stopping-rule bench/paired-design bench/busy-demo bench/fio-examples bench/fio-accepts tests/fakes/fslab-engine tests/fakes/make-reports; do $(VENV)/mypy --strict $$f || exit 1; done
+	for f in scripts/demo.py bench/vs-fio bench/vs-tools bench/results-scale bench/time-to-answer bench/neighbour bench/stopping-rule bench/paired-design bench/busy-demo bench/fio-examples bench/fio-accepts bench/history tests/fakes/fslab-engine tests/fakes/make-reports; do $(VENV)/mypy --strict $$f || exit 1; done
 
 test-rust:
 	cargo test --release --locked
