@@ -12,6 +12,7 @@ pub mod buffers;
 pub mod clock;
 pub mod cpu;
 pub mod diagnostics;
+pub mod diskspd;
 pub mod errno;
 pub mod error;
 pub mod files;

@@ -67,6 +67,21 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: CheckFormat,
     },
+    /// Run a DiskSpd command line as DiskSpd would (`fslab-engine diskspd -b8K -d30 -o8
+    /// -t8 -r -w0 -Sh -L -c1G testfile.dat`): its switches mapped onto one engine job, a
+    /// switch with no Linux meaning refused (exit 2, before any I/O), DiskSpd's text
+    /// report on stdout; `-Rjson` prints the engine's report instead, `-Rp` the profile
+    /// without running (docs/diskspd.md).
+    #[command(disable_help_flag = true)]
+    Diskspd {
+        /// DiskSpd's switches and its one target.
+        #[arg(required = true, num_args = 1.., allow_hyphen_values = true, trailing_var_arg = true)]
+        args: Vec<String>,
+        /// Print one line per interval on stderr while the job runs.
+        #[arg(long, value_enum, value_name = "FORMAT", num_args = 0..=1,
+              require_equals = true, default_missing_value = "human")]
+        progress: Option<Progress>,
+    },
     /// Judge a finished series by a job's steady-state keys, as a live job would be
     /// judged: reads `{"job": {...}, "series": [points]}` (the job with `steady_state =
     /// true`, the points as in a report's `series.points`) and prints the
@@ -199,6 +214,12 @@ fn main() -> ExitCode {
             Ok(job) => check_json(job),
             Err(code) => code,
         },
+        Command::Diskspd { args, progress } => {
+            if let Err(code) = clock_env() {
+                return code;
+            }
+            diskspd_run(&args, progress)
+        }
         Command::Check { job, .. } => {
             let job = match one_job(&job) {
                 Ok(job) => job,
@@ -546,6 +567,85 @@ fn fio_run(jobs: &[PathBuf], args: &FioArgs, progress: Option<Progress>) -> Exit
         Status::Ok => ExitCode::SUCCESS,
         Status::Failed => ExitCode::from(EXIT_FAILED),
         Status::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+    }
+}
+
+/// `diskspd`: the line read (its problems, exit 2), the job checked as any job is, run,
+/// and reported in DiskSpd's layout or as the engine's report.
+fn diskspd_run(args: &[String], progress: Option<Progress>) -> ExitCode {
+    use fslab_engine::diskspd::{self, Output};
+    let profile = match diskspd::parse(args) {
+        Ok(p) => p,
+        Err(problems) => {
+            for p in &problems {
+                eprintln!("error: diskspd {}: {}", p.switch, fio::escaped(&p.what));
+                eprintln!("  hint: {}", p.hint);
+            }
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let job_text = serde_json::Value::Object(profile.job()).to_string();
+    let (spec, job) = match spec::load(&job_text) {
+        Ok(j) => j,
+        Err(errors) => return usage_error("diskspd", &errors),
+    };
+    if profile.profile_only {
+        let out = match profile.output {
+            Output::Text => diskspd::text::profile(&profile),
+            Output::Json => format!("{job_text}\n"),
+        };
+        print!("{out}");
+        return ExitCode::SUCCESS;
+    }
+    for n in profile.notes() {
+        eprintln!("note: diskspd {n}");
+    }
+    let flags = Flags::new();
+    if let Err(e) = install_signals(&flags.stop) {
+        eprintln!("error: cannot install signal handlers: {e}");
+        return ExitCode::from(EXIT_FAILED);
+    }
+    let warnings: Vec<Warning> = spec.warnings(&job);
+    for w in &warnings {
+        eprintln!("warning: diskspd: {}", w.message);
+    }
+    let mut on_point = |p: &SeriesPoint| match progress {
+        Some(Progress::Human) => eprintln!("{}", progress_line(p)),
+        Some(Progress::Jsonl) => eprintln!(
+            "{}",
+            serde_json::to_string(p).expect("a series point serializes")
+        ),
+        None => {}
+    };
+    match fslab_engine::run(job, warnings, &flags, &mut on_point) {
+        Ok(report) => {
+            let text = match profile.output {
+                Output::Json => {
+                    serde_json::to_string(&report).expect("the report serializes") + "\n"
+                }
+                Output::Text => {
+                    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                        .map(|h| h.trim().to_string())
+                        .unwrap_or_default();
+                    diskspd::text::report(&profile, &report, &host)
+                }
+            };
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+            for e in &report.errors {
+                eprintln!("error: diskspd: thread {}: {}", e.thread, e.message);
+            }
+            match report.status {
+                Status::Ok => ExitCode::SUCCESS,
+                Status::Failed => ExitCode::from(EXIT_FAILED),
+                Status::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
+            }
+        }
+        Err(RunError::Job(errors)) => usage_error("diskspd", &errors),
+        Err(e @ RunError::Io { .. }) => {
+            eprintln!("error: diskspd: {e}");
+            ExitCode::from(EXIT_FAILED)
+        }
     }
 }
 
