@@ -100,6 +100,12 @@ class BlockWorkloadSpec(SteadySpec):
     zoneskip: Param | None = None
     prio: Param | None = None
     prioclass: Param | None = None
+    sync: Param | None = None
+    """`dsync` (O_DSYNC: each write durable before it completes, DiskSpd's write-through,
+    `-Sw`) or `sync` (O_SYNC); default none."""
+    diskspd: str | None = None
+    """The DiskSpd command line the workload was written as (`kind = "diskspd"`,
+    `fslab.study.diskspd`): shown with its points, never passed to the engine."""
 
     @model_validator(mode="before")
     @classmethod

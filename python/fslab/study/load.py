@@ -19,7 +19,7 @@ from pydantic import BaseModel, ValidationError
 
 from fslab.kinds import DEFAULT_KIND, KINDS, Kind
 from fslab.safe_text import safe_text
-from fslab.study import target_sweep
+from fslab.study import diskspd, target_sweep
 from fslab.study.model import LoopSpec, Study, TargetSpec
 from fslab.study.problems import KeyPath, Problem, StudyError, format_loc, unique, where
 from fslab.textfile import NotText, read_text
@@ -328,6 +328,9 @@ def _parse_study(text: str, place: str) -> Study:
         raise StudyError(
             [Problem(f"{place}:{at.group(1)}" if at else place, f"not valid TOML: {e}")]
         ) from e
+    # A DiskSpd line's keys are the workload's own: `[defaults]` fills only the rest.
+    if isinstance(data.get("workload"), list) and any(map(diskspd.is_diskspd, data["workload"])):
+        data["workload"] = _diskspd_workloads(data["workload"], text, place)
     defaults = data.pop("defaults", None)
     if isinstance(defaults, dict) and isinstance(data.get("workload"), list):
         # `[defaults]` holds workload keys shared by every workload; a workload's own win.
@@ -354,6 +357,31 @@ def _parse_study(text: str, place: str) -> Study:
         raise StudyError(unique(problems)) from e
     study._locator = locate
     return study
+
+
+def _diskspd_workloads(workloads: list[Any], text: str, place: str) -> list[Any]:
+    """The `kind = "diskspd"` workloads as the block workloads their lines are
+    (`fslab.study.diskspd`), every refused switch a problem at its workload's `line`."""
+    out: list[Any] = []
+    problems: list[Problem] = []
+    lines = line_index(text)
+    for i, w in enumerate(workloads):
+        if not diskspd.is_diskspd(w):
+            out.append(w)
+            continue
+        no = lines.get(("workload", i, diskspd.LINE_KEY)) or lines.get(("workload", i, ""))
+        at = f"{place}:{no}: workload[{i}].line" if no else f"{place}: workload[{i}].line"
+        try:
+            out.append(diskspd.expand(w))
+        except diskspd.DiskspdLineError as e:
+            problems += [
+                Problem(at, f"{s}: {what}", hint=hint or None) for s, what, hint in e.problems
+            ]
+        except ValueError as e:
+            problems.append(Problem(at, str(e)))
+    if problems:
+        raise StudyError(problems)
+    return out
 
 
 def load_study(path: Path) -> tuple[Study, str]:

@@ -114,7 +114,7 @@ class LimitSweepSpec(SweepSpec):
 
 STEADY_PERCENT_KEYS = ("steady_range", "steady_slope")
 """The steady-state keys that are percentages (a number of percent once planned)."""
-LAB_KEYS = ("ranks",)
+LAB_KEYS = ("ranks", "diskspd")
 """Keys of an engine workload the lab acts on itself and never passes to the engine."""
 
 

@@ -1,0 +1,145 @@
+"""DiskSpd command lines (issue #39): `fslab-engine diskspd` runs one as DiskSpd would
+and prints DiskSpd's text layout; a switch with no Linux meaning is refused at the
+switch before any I/O; `kind = "diskspd"` makes a study's workload of a line."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from fslab.kinds import kind_of
+from fslab.study.load import StudyError, parse_study
+from fslab.study.plan import expand
+
+pytestmark = pytest.mark.engine
+
+ROW = re.compile(r"^total:\s+(\d+) \|\s+(\d+) \|\s+([\d.]+) \|\s+([\d.]+)")
+
+
+def diskspd(engine: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(engine), "diskspd", *args], cwd=cwd, capture_output=True, text=True, check=False
+    )
+
+
+def _totals(text: str) -> list[tuple[int, int, float, float]]:
+    """The `total:` line of the Total, Read and Write IO tables, in that order."""
+    return [
+        (int(m[1]), int(m[2]), float(m[3]), float(m[4]))
+        for line in text.splitlines()
+        if (m := ROW.match(line))
+    ]
+
+
+def test_a_diskspd_line_runs_and_reports_in_diskspds_layout(engine: Path, disk_dir: Path) -> None:
+    done = diskspd(engine, "-b8K", "-d1", "-W0", "-o4", "-t2", "-r", "-w30", "-Su", "-L",
+                   "-c16M", "testfile.dat", cwd=disk_dir)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert out.startswith("\nCommand Line: diskspd -b8K -d1 -W0 -o4 -t2 -r -w30 -Su -L -c16M")
+    for expected in (
+        "\t\tperforming mix test (read/write ratio: 70/30)\n",
+        "\t\tusing random I/O (alignment: 8KiB)\n",
+        "\nTotal IO\nthread |       bytes     |     I/Os     |    MiB/s   |  I/O per s |  AvgLat"
+        "  | LatStdDev |  file\n",
+        "\nRead IO\n",
+        "\nWrite IO\n",
+        "\nTotal latency distribution:\n  %-ile |  Read (ms) | Write (ms) | Total (ms)\n",
+        "\n    max | ",
+    ):
+        assert expected in out, expected
+    total, read, write = _totals(out)
+    assert total[1] == read[1] + write[1] > 0
+    assert total[0] == read[0] + write[0] == total[1] * 8192
+    # about 70% reads, and the rates are the counts over the measured time
+    assert 0.55 < read[1] / total[1] < 0.85
+    secs = float(re.search(r"actual test time:\t([\d.]+)s", out)[1])  # type: ignore[index]
+    assert total[3] == pytest.approx(total[1] / secs, rel=0.01)
+    assert (disk_dir / "testfile.dat").stat().st_size == 16 << 20
+
+
+def test_json_output_is_the_engines_report(engine: Path, disk_dir: Path) -> None:
+    done = diskspd(engine, "-b4K", "-d1", "-W0", "-Su", "-c8M", "-Rjson", "f.dat", cwd=disk_dir)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["job"]["bs"] == 4096 and report["job"]["iodepth"] == 2
+    assert [r["op"] for r in report["results"]] == ["read"]
+
+
+def test_windows_switches_are_refused_at_the_switch_before_any_io(
+    engine: Path, tmp_path: Path
+) -> None:
+    done = diskspd(engine, "-x", "-l", "-Sm", "-ag", "-b8K", "-c1G", "#1", cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    said = re.findall(r"^error: diskspd (\S+): (.*)$", done.stderr, re.M)
+    assert [s for s, _ in said] == ["-x", "-l", "-Sm", "-ag", "target"]
+    assert "completion routines (ReadFileEx/WriteFileEx) are Windows's" in said[0][1]
+    assert done.stderr.count("\n  hint: ") == len(said)
+    assert list(tmp_path.iterdir()) == [], "nothing is created"
+
+
+def test_the_profile_alone_runs_nothing(engine: Path, tmp_path: Path) -> None:
+    done = diskspd(engine, "-Rp", "-b64K", "-c1G", "-Sh", "f.dat", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "\t\tsoftware cache disabled\n\t\thardware write cache disabled, writethrough on\n" in (
+        done.stdout
+    )
+    assert "Results for timespan" not in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+STUDY = """
+name = "d"
+[[target]]
+name = "t"
+dir = "/tmp"
+[defaults]
+threads = 2
+[[workload]]
+name = "oltp"
+kind = "diskspd"
+line = "{line}"
+{more}
+"""
+
+
+def _study(line: str, more: str = "") -> str:
+    return STUDY.format(line=line, more=more)
+
+
+def test_a_studys_diskspd_workload_is_the_block_workload_its_line_is() -> None:
+    study = parse_study(_study("-b8K -d30 -W3 -o8 -t8 -r -w30 -Sh -L -c4G"), "s.toml")
+    [w] = study.workload
+    assert w.kind == "block"
+    got = w.model_dump(exclude_none=True)
+    assert {k: got[k] for k in ("rw", "bs", "threads", "iodepth", "file_size", "runtime",
+                                "ramp_time", "direct", "sync", "rwmixread")} == {
+        "rw": "randrw", "bs": 8192, "threads": 8, "iodepth": 8, "file_size": 4 << 30,
+        "runtime": "30s", "ramp_time": "3s", "direct": True, "sync": "dsync", "rwmixread": 70,
+    }  # fmt: skip
+    assert got["diskspd"] == "-b8K -d30 -W3 -o8 -t8 -r -w30 -Sh -L -c4G"
+    [point] = expand(study, 1.0).points
+    assert "diskspd" not in kind_of(point.kind).engine_params(point), "never given the engine"
+
+
+def test_block_keys_beside_the_line_win_and_sweep() -> None:
+    study = parse_study(_study("-b8K -o8 -r -c1G", "iodepth = [1, 32]"), "s.toml")
+    points = expand(study, 1.0).points
+    assert sorted(p.params["iodepth"] for p in points) == [1, 32]
+    assert {p.params["threads"] for p in points} == {1}, "the line's -t (1), not [defaults]'"
+
+
+def test_a_refused_switch_is_a_problem_at_the_workloads_line() -> None:
+    with pytest.raises(StudyError) as e:
+        parse_study(_study("-b8K -x -Sr -c1G"), "s.toml")
+    where = {p.where for p in e.value.problems}
+    assert where == {"s.toml:11: workload[0].line"}
+    what = [p.what for p in e.value.problems]
+    assert what[0].startswith("-x: completion routines") and what[1].startswith("-Sr: remote")
+    with pytest.raises(StudyError, match="one DiskSpd command line"):
+        parse_study(_study("-b8K").replace('line = "-b8K"', 'line = ["-b8K", "-b64K"]'), "s.toml")
