@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import fslab_command, fslab_env
 
+from fslab.compare import build_comparison
 from fslab.kinds import kind_of
 from fslab.study.load import StudyError, parse_study
 from fslab.study.plan import expand
@@ -143,3 +146,78 @@ def test_a_refused_switch_is_a_problem_at_the_workloads_line() -> None:
     assert what[0].startswith("-x: completion routines") and what[1].startswith("-Sr: remote")
     with pytest.raises(StudyError, match="one DiskSpd command line"):
         parse_study(_study("-b8K").replace('line = "-b8K"', 'line = ["-b8K", "-b64K"]'), "s.toml")
+
+
+# -- DiskSpd's XML results, from Windows ----------------------------------------------------
+
+XML = Path(__file__).parent / "data" / "diskspd" / "diskspd-result.xml"
+
+
+def _variant(out: Path, day: int, factor: float) -> Path:
+    """The fixture as another run: another day, its I/O counts (and bytes) times `factor`."""
+    text = XML.read_text().replace("2026/11/20 09:15:02", f"2026/11/{day:02d} 09:15:02")
+
+    def scaled(m: re.Match[str]) -> str:
+        return f"<{m[1]}>{round(int(m[2]) * factor)}</{m[1]}>"
+
+    text = re.sub(r"<(ReadCount|WriteCount|ReadBytes|WriteBytes)>(\d+)</\1>", scaled, text)
+    out.write_text(text)
+    return out
+
+
+def _import(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*fslab_command(), "import", *map(str, args)], capture_output=True,
+                          text=True, check=False, env=fslab_env())  # fmt: skip
+
+
+def test_a_windows_diskspd_xml_result_imports_as_a_run(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    done = _import(XML, "--results", db, "--target", "D-ntfs-64k", "--describe", "fs=NTFS")
+    assert done.returncode == 0, done.stderr
+    assert "DiskSpd XML as target `D-ntfs-64k` in `imported-diskspd`: 1 run added" in done.stderr
+    again = _import(XML, "--results", db, "--target", "D-ntfs-64k", "--describe", "fs=NTFS")
+    assert "already here" in again.stderr
+    c = build_comparison(db)
+    [group] = c.groups
+    assert dict(group.params)["rw"] == "randrw" and dict(group.params)["sync"] == "dsync"
+    read = next(r for r in group.rows if r.op == "read" and r.metric.name == "iops")
+    cell = read.cell("D-ntfs-64k")
+    assert cell.summary is not None and cell.summary.n == 1
+    assert cell.summary.mean == pytest.approx(3_999_350 / 30.0)
+    con = sqlite3.connect(db)
+    effective, kernel = con.execute(
+        "SELECT effective, e.kernel FROM run JOIN environment AS e ON e.id = environment_id"
+    ).fetchone()
+    p99 = con.execute("SELECT lat_p99_ns FROM metric WHERE op = 'read'").fetchone()[0]
+    con.close()
+    assert "approximate" in json.loads(effective)["imported"]["percentiles"]
+    assert kernel == "Windows" and p99 == 513_000
+
+
+def test_ntfs_and_refs_runs_from_windows_compare_with_a_verdict(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    for target, factor in (("ntfs", 1.0), ("refs", 0.8)):
+        files = [_variant(tmp_path / f"{target}-{i}.xml", 20 + i, factor * (1 + 0.01 * i))
+                 for i in range(3)]  # fmt: skip
+        done = _import(*files, "--results", db, "--target", target, "--describe", "fs=" + target)
+        assert done.returncode == 0, done.stderr
+    [group] = build_comparison(db).groups
+    read = next(r for r in group.rows if r.op == "read" and r.metric.name == "iops")
+    refs = read.cell("refs").vs
+    assert refs is not None and refs.ratio == pytest.approx(0.8, abs=0.01)
+    assert refs.decision.name == "WORSE"
+
+
+def test_a_file_that_is_not_diskspds_xml_touches_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    bad = tmp_path / "bad.xml"
+    bad.write_text("<Results><TimeSpan><Error>interrupted</Error></TimeSpan></Results>")
+    done = _import(bad, "--results", db, "--target", "t")
+    assert done.returncode == 2 and "DiskSpd says: interrupted" in done.stderr
+    two = tmp_path / "two.xml"
+    two.write_text(XML.read_text().replace("</Results>", "<TimeSpan/></Results>"))
+    done = _import(two, "--results", db, "--target", "t")
+    assert done.returncode == 2 and "2 timespans in it" in done.stderr
+    done = _import(XML, "--results", db)
+    assert done.returncode == 2 and "DiskSpd's XML results, and fslab does not know" in done.stderr
+    assert not db.exists()

@@ -275,7 +275,10 @@ def test_a_report_of_several_databases_says_what_matched(tmp_path: Path) -> None
         (["import", "{src}", "--as", "a b"], "not a label fslab can add"),
         (["import", "{src}", "--study", "nope"], "no study `nope`"),
         (["import", "{src}", "--results", "{src}"], "the database being imported into"),
-        (["import", "{src}.txt"], "neither a results database, a bundle nor fio's JSON"),
+        (
+            ["import", "{src}.txt"],
+            "neither a results database, a bundle, fio's JSON output nor DiskSpd's XML",
+        ),
     ],
 )
 def test_bad_imports_exit_2_and_touch_nothing(

@@ -10,12 +10,15 @@ import click
 from fslab.cli.options import results_db_option
 from fslab.safe_text import safe_text
 from fslab.store.db import ResultsWriter
+from fslab.store.diskspd_xml import import_diskspd_xml, is_diskspd_xml, read_diskspd_xml
 from fslab.store.fio_json import FioJsonError, import_fio_json, is_fio_json, read_fio_json
 from fslab.store.lock import exclusive
 from fslab.store.merge import check_label, check_source, merge, source_database, source_studies
 
 FIO_STUDY = "imported-fio"
 """The study fio JSON files go into without --into."""
+DISKSPD_STUDY = "imported-diskspd"
+"""The study DiskSpd XML files go into without --into."""
 
 
 @click.command("import")
@@ -32,15 +35,16 @@ FIO_STUDY = "imported-fio"
 @click.option(
     "--into", metavar="NAME",
     help="Merge into this study here (default: the study of the same name, made if absent; "
-    f"fio JSON: `{FIO_STUDY}`).",
+    f"fio JSON: `{FIO_STUDY}`; DiskSpd XML: `{DISKSPD_STUDY}`).",
 )  # fmt: skip
 @click.option(
     "--target", metavar="NAME",
-    help="fio JSON: the target its runs were measured on (required for fio JSON).",
+    help="fio JSON, DiskSpd XML: the target its runs were measured on (required for them).",
 )  # fmt: skip
 @click.option(
     "--describe", metavar="KEY=VALUE", multiple=True,
-    help="fio JSON: what the target was (`fs=ext4`, `device=nvme0n1`), kept with it; repeat.",
+    help="fio JSON, DiskSpd XML: what the target was (`fs=ext4`, `fs=ReFS`, "
+    "`cluster=64K`), kept with it; repeat.",
 )  # fmt: skip
 @click.option(
     "--job-file", type=click.Path(dir_okay=False, exists=True, path_type=Path),
@@ -52,8 +56,9 @@ FIO_STUDY = "imported-fio"
     help="fio JSON: only these jobs make the result (a study's fio `measure`); repeat.",
 )  # fmt: skip
 @click.option(
-    "--workload", metavar="NAME", default="fio", show_default=True,
-    help="fio JSON: the workload's name (a study's fio workload's, to share its rows).",
+    "--workload", metavar="NAME", default=None,
+    help="fio JSON, DiskSpd XML: the workload's name (a study's workload's, to share its "
+    "rows); default `fio`, `diskspd`.",
 )  # fmt: skip
 def import_(
     sources: tuple[Path, ...],
@@ -65,11 +70,12 @@ def import_(
     describe: tuple[str, ...],
     job_file: Path | None,
     measure: tuple[str, ...],
-    workload: str,
+    workload: str | None,
 ) -> None:
     """Import results from another machine or database: a bundle (`fslab bundle`) or a
     results database, merged into this one with the environment each run ran in; or fio's
-    own JSON output (`--output-format=json` or `json+`), one run per file.
+    own JSON output (`--output-format=json` or `json+`), or DiskSpd's XML results
+    (`-Rxml`, from Windows), one run per file.
 
     Importing the same source twice adds nothing. The source's journal is never imported:
     `fslab cleanup` here never acts on the other machine's side effects. Imported runs pair
@@ -78,17 +84,22 @@ def import_(
         check_label(label)
     described = _described(describe)
     fio = [s for s in sources if is_fio_json(s)]
+    xml = [s for s in sources if s not in fio and is_diskspd_xml(s)]
     # Every source checked before the database is opened (or made): bad input touches
     # nothing.
     for source in sources:
-        if source in fio:
+        if source in fio or source in xml:
             if target is None:
+                tool = "fio's JSON output" if source in fio else "DiskSpd's XML results"
                 raise FioJsonError(
-                    f"{source}: fio's JSON output, and fslab does not know what it measured",
+                    f"{source}: {tool}, and fslab does not know what it measured",
                     hint="name the target it ran on: `--target NAME` (and `--describe "
                     "fs=ext4` ...)",
                 )
-            read_fio_json(source, measure)
+            if source in fio:
+                read_fio_json(source, measure)
+            else:
+                read_diskspd_xml(source)
             continue
         check_source(source, results)
         with source_database(source) as path:
@@ -97,15 +108,23 @@ def import_(
         db = ResultsWriter.open(results)
         try:
             for source in sources:
-                if source in fio:
+                if source in fio or source in xml:
                     assert target is not None
-                    _, added = import_fio_json(
-                        db, source, target=target, study=into or FIO_STUDY, workload=workload,
-                        job_file=job_file, describe=described, measure=measure,
-                    )  # fmt: skip
+                    if source in fio:
+                        name, tool = into or FIO_STUDY, "fio JSON"
+                        _, added = import_fio_json(
+                            db, source, target=target, study=name, workload=workload or "fio",
+                            job_file=job_file, describe=described, measure=measure,
+                        )  # fmt: skip
+                    else:
+                        name, tool = into or DISKSPD_STUDY, "DiskSpd XML"
+                        _, added = import_diskspd_xml(
+                            db, source, target=target, study=name,
+                            workload=workload or "diskspd", describe=described,
+                        )  # fmt: skip
                     said = "1 run added" if added else "already here"
-                    where = f"as target `{target}` in `{into or FIO_STUDY}`"
-                    click.echo(safe_text(f"import: {source}: fio JSON {where}: {said}"), err=True)
+                    where = f"as target `{target}` in `{name}`"
+                    click.echo(safe_text(f"import: {source}: {tool} {where}: {said}"), err=True)
                     continue
                 with source_database(source) as path:
                     got = merge(db, path, label=label, study=study, into=into)

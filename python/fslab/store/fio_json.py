@@ -35,15 +35,14 @@ import contextlib
 import hashlib
 import json
 import math
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from fslab.errors import ExitStatus, FslabError
-from fslab.store.db import ResultsWriter, metric_row
-from fslab.store.derive import derive
+from fslab.store.db import ResultsWriter
+from fslab.store.imported import add_imported_run
 from fslab.textfile import NotText, read_text
 from fslab.units import parse_size
 
@@ -292,63 +291,15 @@ def import_fio_json(
     result = read_fio_json(path, measure)
     params = fio_params(result, job_file)
     spec = {"name": target, "imported": "fio", **dict(describe or {})}
-    key = json.dumps({"target": spec, "kind": "fio", "params": params}, sort_keys=True)
-    pid = hashlib.sha256(key.encode()).hexdigest()[:16]
     env = {"kernel": "unknown", "cpu_model": "unknown", "cores": 0, "mem_bytes": 0,
            "tools": {"fio": result.fio_version}}  # fmt: skip
-    env_id = dest.environment_id(env)
     effective = {
         "imported": {"from": "fio JSON", "file": str(path), "fio": result.fio_version,
                      "jobs": list(result.jobs), "latency": result.latency,
                      "percentiles": result.percentiles_from, "options": result.options},
     }  # fmt: skip
-    with dest.tx() as c:
-        row = c.execute("SELECT id FROM study WHERE name = ?", (study,)).fetchone()
-        sid = int(row[0]) if row else int(
-            c.execute(
-                "INSERT INTO study (name, path, toml, created_at) VALUES (?, ?, ?, ?)",
-                (study, None, f'name = "{study}"\n# imported fio results\n', time.time()),
-            ).lastrowid or 0
-        )  # fmt: skip
-        have = c.execute("SELECT study_id FROM point WHERE id = ?", (pid,)).fetchone()
-        if have is None:
-            seq = c.execute(
-                "SELECT coalesce(max(seq), -1) + 1 FROM point WHERE study_id = ?", (sid,)
-            ).fetchone()[0]
-            c.execute(
-                "INSERT INTO point (id, study_id, seq, target, workload, kind, target_spec,"
-                " params) VALUES (?, ?, ?, ?, ?, 'fio', ?, ?)",
-                (pid, sid, seq, target, workload, json.dumps(spec, sort_keys=True),
-                 json.dumps(params, sort_keys=True)),
-            )  # fmt: skip
-        elif int(have[0]) != sid:
-            raise FioJsonError(
-                f"{path}: its point ({target}, {workload}) belongs to another study here",
-                hint="import it into that study with --into, or name another target",
-            )
-        same = c.execute(
-            "SELECT 1 FROM run WHERE point_id = ? AND abs(started_at - ?) < 1e-6",
-            (pid, result.started_at),
-        ).fetchone()
-        if same:
-            return pid, False
-        rep = c.execute(
-            "SELECT coalesce(max(rep), -1) + 1 FROM run WHERE point_id = ?", (pid,)
-        ).fetchone()[0]
-        origin = c.execute(
-            "INSERT INTO origin (label, source, imported_at) VALUES (NULL, ?, ?)",
-            (str(path), time.time()),
-        ).lastrowid
-        run_id = int(
-            c.execute(
-                "INSERT INTO run (point_id, rep, status, started_at, ended_at, environment_id,"
-                " effective, runtime_s, origin_id) VALUES (?, ?, 'ok', ?, ?, ?, ?, ?, ?)",
-                (pid, rep, result.started_at, result.started_at + result.span_s, env_id,
-                 json.dumps(effective, sort_keys=True), result.span_s, origin),
-            ).lastrowid or 0
-        )  # fmt: skip
-        for o in result.ops:
-            metric_row(c, run_id, o.op, ios=o.ios, iops=o.iops, lat_ns=o.lat_ns,
-                       bytes_=o.bytes, bw_bytes=o.bw_bytes, hist=o.hist)  # fmt: skip
-        derive(c, [run_id])
-    return pid, True
+    return add_imported_run(
+        dest, path, study=study, target=target, workload=workload, kind="fio", spec=spec,
+        params=params, env=env, effective=effective, started_at=result.started_at,
+        span_s=result.span_s, ops=result.ops, what="fio", error=FioJsonError,
+    )  # fmt: skip

@@ -140,9 +140,11 @@ def source_database(source: Path) -> Iterator[Path]:
             sqlite = f.read(16) == b"SQLite format 3\x00"
         if not sqlite:
             raise MergeError(
-                f"{source}: neither a results database, a bundle nor fio's JSON output",
+                f"{source}: neither a results database, a bundle, fio's JSON output nor "
+                "DiskSpd's XML results",
                 hint="import the database `fslab run` wrote, the archive `fslab bundle` "
-                "wrote (.tar.gz, .tgz, .zip), or fio's `--output-format=json` file (.json)",
+                "wrote (.tar.gz, .tgz, .zip), fio's `--output-format=json` file (.json) or "
+                "DiskSpd's `-Rxml` output",
             )
         yield source
         return
