@@ -15,6 +15,7 @@ from conftest import fslab_command, fslab_env
 
 from fslab.compare import build_comparison
 from fslab.kinds import kind_of
+from fslab.store.diskspd_xml import read_diskspd_xml
 from fslab.study.load import StudyError, parse_study
 from fslab.study.plan import expand
 
@@ -221,3 +222,22 @@ def test_a_file_that_is_not_diskspds_xml_touches_nothing(tmp_path: Path) -> None
     done = _import(XML, "--results", db)
     assert done.returncode == 2 and "DiskSpd's XML results, and fslab does not know" in done.stderr
     assert not db.exists()
+
+
+def test_the_engines_diskspd_xml_imports_back(engine: Path, disk_dir: Path) -> None:
+    """`-Rxml` writes DiskSpd's XML layout, which `fslab import` reads: a round trip."""
+    done = diskspd(engine, "-b8K", "-d1", "-W0", "-o4", "-t2", "-r", "-w30", "-Su", "-L",
+                   "-c16M", "-Rxml", "testfile.dat", cwd=disk_dir)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    xml = disk_dir / "r.xml"
+    xml.write_text(done.stdout)
+    result = read_diskspd_xml(xml)
+    assert result.params["rw"] == "randrw" and result.params["threads"] == 2
+    assert result.params["file_size"] == 16 << 20 and result.latency
+    reads = int(re.search(r"<ReadCount>(\d+)</ReadCount>", done.stdout)[1])  # type: ignore[index]
+    secs = float(re.search(r"<TestTimeSeconds>([\d.]+)<", done.stdout)[1])  # type: ignore[index]
+    [read, _write] = result.ops
+    assert read.ios == reads and read.iops == pytest.approx(reads / secs)
+    p99 = re.search(r"<Percentile>99</Percentile>\s*<ReadMilliseconds>([\d.]+)<", done.stdout)[1]  # type: ignore[index]
+    assert read.lat_ns["p99"] == pytest.approx(float(p99) * 1e6)
+    assert done.stdout.count("<Bucket>") == 108, "0, 1 to 99, 99.9 to 99.9999999, 100"

@@ -591,7 +591,7 @@ fn diskspd_run(args: &[String], progress: Option<Progress>) -> ExitCode {
     };
     if profile.profile_only {
         let out = match profile.output {
-            Output::Text => diskspd::text::profile(&profile),
+            Output::Text | Output::Xml => diskspd::text::profile(&profile),
             Output::Json => format!("{job_text}\n"),
         };
         print!("{out}");
@@ -623,11 +623,15 @@ fn diskspd_run(args: &[String], progress: Option<Progress>) -> ExitCode {
                 Output::Json => {
                     serde_json::to_string(&report).expect("the report serializes") + "\n"
                 }
-                Output::Text => {
+                Output::Text | Output::Xml => {
                     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
                         .map(|h| h.trim().to_string())
                         .unwrap_or_default();
-                    diskspd::text::report(&profile, &report, &host)
+                    if profile.output == Output::Xml {
+                        diskspd::xml::report(&profile, &report, &host) + "\n"
+                    } else {
+                        diskspd::text::report(&profile, &report, &host)
+                    }
                 }
             };
             let mut out = std::io::stdout().lock();

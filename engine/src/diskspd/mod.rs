@@ -13,6 +13,7 @@
 //! and the OS cache *on* (`-S`/`-Su`/`-Sh` turn it off, as O_DIRECT).
 
 pub mod text;
+pub mod xml;
 
 use serde_json::{json, Map, Value};
 
@@ -57,6 +58,8 @@ pub enum Output {
     /// DiskSpd's text layout.
     #[default]
     Text,
+    /// DiskSpd's XML results (what `fslab import` reads).
+    Xml,
     /// The engine's report (fslab's own: what the lab reads).
     Json,
 }
@@ -642,18 +645,12 @@ impl Profile {
         self.output = match format.to_ascii_lowercase().as_str() {
             "" | "text" => Output::Text,
             "json" => Output::Json,
-            "xml" => {
-                return Err(Problem::new(
-                    "-Rxml",
-                    "DiskSpd's XML output is not written yet",
-                    "use -Rtext (DiskSpd's text layout) or -Rjson (the engine's report)",
-                ))
-            }
+            "xml" => Output::Xml,
             other => {
                 return Err(Problem::new(
                     "-R",
                     format!("`{other}` is not an output format"),
-                    "use -Rtext or -Rjson",
+                    "use -Rtext, -Rxml or -Rjson",
                 ))
             }
         };

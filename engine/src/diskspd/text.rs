@@ -155,8 +155,44 @@ pub fn profile(p: &Profile) -> String {
     s
 }
 
-fn op(r: &Report, which: IoOp) -> Option<&OpResult> {
+pub(super) fn op(r: &Report, which: IoOp) -> Option<&OpResult> {
     r.results.iter().find(|o| o.op == ResultOp::Io(which))
+}
+
+/// The engine's own CPU over the machine's `cpus`, in % (busy, user, kernel), over the
+/// span its `usage_pct` is of (the whole job: its layout and warm-up too).
+pub(super) fn cpu_percent(r: &Report, cpus: usize) -> (f64, f64, f64) {
+    let used = r.cpu.user_s + r.cpu.sys_s;
+    let span = if r.cpu.usage_pct > 0.0 {
+        used * 100.0 / r.cpu.usage_pct
+    } else {
+        r.runtime_s
+    };
+    let wall = span.max(1e-9) * cpus as f64;
+    let (user, kernel) = (100.0 * r.cpu.user_s / wall, 100.0 * r.cpu.sys_s / wall);
+    (user + kernel, user, kernel)
+}
+
+/// The reads', the writes' and all I/O's latency histograms (None where there were none).
+pub(super) type Latencies = (
+    Option<Histogram<u64>>,
+    Option<Histogram<u64>>,
+    Option<Histogram<u64>>,
+);
+
+/// The reads', the writes' and all I/O's latency histograms.
+pub(super) fn histograms(r: &Report) -> Latencies {
+    let (rh, wh) = (hist(op(r, IoOp::Read)), hist(op(r, IoOp::Write)));
+    let mut th: Option<Histogram<u64>> = None;
+    for h in [&rh, &wh].into_iter().flatten() {
+        match &mut th {
+            Some(t) => {
+                let _ = t.add(h);
+            }
+            None => th = Some(h.clone()),
+        }
+    }
+    (rh, wh, th)
 }
 
 /// A table's title, its ops and their latencies.
@@ -170,7 +206,7 @@ fn hist(o: Option<&OpResult>) -> Option<Histogram<u64>> {
 /// DiskSpd's text report of a run of `p` (`ParseResults`).
 pub fn report(p: &Profile, r: &Report, host: &str) -> String {
     let mut s = profile(p);
-    let start = chrono_utc(r.start_unix_s);
+    let start = utc(r.start_unix_s);
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let _ = write!(
         s,
@@ -193,17 +229,7 @@ pub fn report(p: &Profile, r: &Report, host: &str) -> String {
     if p.pool {
         let _ = writeln!(s, "request count:\t\t{}", p.outstanding);
     }
-    // The engine's own CPU, over the machine's CPUs (see the module), over the span its
-    // `usage_pct` is of (the whole job: its layout and warm-up too).
-    let used = r.cpu.user_s + r.cpu.sys_s;
-    let span = if r.cpu.usage_pct > 0.0 {
-        used * 100.0 / r.cpu.usage_pct
-    } else {
-        t
-    };
-    let wall = span.max(1e-9) * cpus as f64;
-    let (user, kernel) = (100.0 * r.cpu.user_s / wall, 100.0 * r.cpu.sys_s / wall);
-    let busy = user + kernel;
+    let (busy, user, kernel) = cpu_percent(r, cpus);
     s.push_str("\nCPU |  Usage |  User  | Kernel |  Idle\n");
     s.push_str("----------------------------------------\n");
     s.push_str("----------------------------------------\n");
@@ -213,16 +239,7 @@ pub fn report(p: &Profile, r: &Report, host: &str) -> String {
         (100.0 - busy).max(0.0)
     );
     let (read, write) = (op(r, IoOp::Read), op(r, IoOp::Write));
-    let (rh, wh) = (hist(read), hist(write));
-    let mut th: Option<Histogram<u64>> = None;
-    for h in [&rh, &wh].into_iter().flatten() {
-        match &mut th {
-            Some(t) => {
-                let _ = t.add(h);
-            }
-            None => th = Some(h.clone()),
-        }
-    }
+    let (rh, wh, th) = histograms(r);
     let size = r.target.size_bytes;
     let sections: [Section; 3] = [
         (
@@ -368,7 +385,7 @@ fn latency_chart(
 }
 
 /// `YYYY/MM/DD HH:MM:SS UTC` of unix seconds (days from the civil calendar, no tz data).
-fn chrono_utc(unix_s: f64) -> String {
+pub(super) fn utc(unix_s: f64) -> String {
     let secs = unix_s.max(0.0) as i64;
     let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
     // Howard Hinnant's civil_from_days.
@@ -403,9 +420,9 @@ mod tests {
 
     #[test]
     fn start_time_is_utc_civil() {
-        assert_eq!(chrono_utc(0.0), "1970/01/01 00:00:00 UTC");
-        assert_eq!(chrono_utc(1_795_896_656.0), "2026/11/28 20:10:56 UTC");
-        assert_eq!(chrono_utc(951_782_400.0), "2000/02/29 00:00:00 UTC");
+        assert_eq!(utc(0.0), "1970/01/01 00:00:00 UTC");
+        assert_eq!(utc(1_795_896_656.0), "2026/11/28 20:10:56 UTC");
+        assert_eq!(utc(951_782_400.0), "2000/02/29 00:00:00 UTC");
     }
 
     #[test]
