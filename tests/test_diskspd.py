@@ -241,3 +241,25 @@ def test_the_engines_diskspd_xml_imports_back(engine: Path, disk_dir: Path) -> N
     p99 = re.search(r"<Percentile>99</Percentile>\s*<ReadMilliseconds>([\d.]+)<", done.stdout)[1]  # type: ignore[index]
     assert read.lat_ns["p99"] == pytest.approx(float(p99) * 1e6)
     assert done.stdout.count("<Bucket>") == 108, "0, 1 to 99, 99.9 to 99.9999999, 100"
+
+
+SEED_004 = [
+    "-b8K -o8 -t8 -r -w0",
+    "-b64K -o8 -t8 -r -w0",
+    "-b8K -o8 -t8 -r -w100",
+    "-b64K -o8 -t8 -s -w0",
+    "-b8K -o8 -t8 -s -w100",
+    "-b256K -o8 -t8 -s -w0",
+]
+"""Seed 004's six DiskSpd patterns (8 threads x 8 outstanding I/Os each), as its study
+ran them but for a second each on a small file."""
+
+
+@pytest.mark.parametrize("line", SEED_004)
+def test_seed_004s_lines_run_as_written(engine: Path, disk_dir: Path, line: str) -> None:
+    done = diskspd(engine, *line.split(), "-d1", "-W0", "-Sh", "-L", "-c32M", "f.dat",
+                   cwd=disk_dir)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    total, read, write = _totals(done.stdout)
+    assert total[1] > 0 and total[1] == read[1] + write[1]
+    assert (read if "-w0" in line else write)[1] == total[1]

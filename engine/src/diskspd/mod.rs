@@ -676,6 +676,11 @@ impl Profile {
             j.insert("rwmixread".into(), json!(100 - self.write_pct));
         }
         j.insert("bs".into(), json!(self.block));
+        if random {
+            // DiskSpd draws each random offset anew (no map of blocks done), as fio's
+            // `norandommap`.
+            j.insert("norandommap".into(), json!(true));
+        }
         if let Some(a) = self.random_align.filter(|&a| a != self.block) {
             j.insert("blockalign".into(), json!(a));
         }
@@ -850,6 +855,7 @@ mod tests {
         assert_eq!(j["runtime"], "30s");
         assert_eq!(j["ramp_time"], "5s");
         assert_eq!(j["size"], 1u64 << 30);
+        assert_eq!(j["norandommap"], true, "DiskSpd keeps no random map");
         assert!(!j.contains_key("blockalign"));
     }
 
