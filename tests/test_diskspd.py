@@ -263,3 +263,27 @@ def test_seed_004s_lines_run_as_written(engine: Path, disk_dir: Path, line: str)
     total, read, write = _totals(done.stdout)
     assert total[1] > 0 and total[1] == read[1] + write[1]
     assert (read if "-w0" in line else write)[1] == total[1]
+
+
+def test_an_xml_profile_runs_as_its_line_does(engine: Path, tmp_path: Path) -> None:
+    """`-Rpxml` writes the line's profile as DiskSpd does; `-X` reads it back into the
+    same job. A profile inside DiskSpd's results (Windows's, the fixture) reads too, its
+    target given on the command line."""
+    line = ["-b8K", "-d30", "-W3", "-o8", "-t8", "-r", "-w30", "-Sh", "-L", "-D", "-z7", "-c1G"]
+    written = diskspd(engine, *line, "-Rpxml", "t.dat", cwd=tmp_path)
+    assert written.returncode == 0 and written.stdout.startswith("<Profile>\n")
+    (tmp_path / "p.xml").write_text(written.stdout)
+    direct = json.loads(diskspd(engine, *line, "-Rpjson", "t.dat", cwd=tmp_path).stdout)
+    again = diskspd(engine, "-Xp.xml", "-Rpjson", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout) == direct
+    windows = diskspd(engine, f"-X{XML}", "-Rpjson", "here.dat", cwd=tmp_path)
+    assert windows.returncode == 0, windows.stderr
+    job = json.loads(windows.stdout)
+    assert (job["filename"], job["bs"], job["numjobs"], job["iodepth"], job["rwmixread"]) == (
+        "here.dat", 8192, 4, 8, 70,
+    )  # fmt: skip
+    assert job["sync"] == "dsync" and job["direct"] is True and job["size"] == 1 << 30
+    beside = diskspd(engine, "-Xp.xml", "-b4K", "t.dat", cwd=tmp_path)
+    assert beside.returncode == 2 and "a switch beside -X" in beside.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p.xml"], "nothing run, nothing made"

@@ -591,7 +591,8 @@ fn diskspd_run(args: &[String], progress: Option<Progress>) -> ExitCode {
     };
     if profile.profile_only {
         let out = match profile.output {
-            Output::Text | Output::Xml => diskspd::text::profile(&profile),
+            Output::Text => diskspd::text::profile(&profile),
+            Output::Xml => diskspd::xml::profile_only(&profile),
             Output::Json => format!("{job_text}\n"),
         };
         print!("{out}");

@@ -12,6 +12,7 @@
 //! measured after a 5 s warm-up, 2 requests in flight per thread, sequential reads,
 //! and the OS cache *on* (`-S`/`-Su`/`-Sh` turn it off, as O_DIRECT).
 
+pub mod profile_xml;
 pub mod text;
 pub mod xml;
 
@@ -193,10 +194,6 @@ fn refused(switch: &str) -> Option<(&'static str, &'static str)> {
             "parallel async I/O from one offset (-p) has no engine equivalent",
             "leave -p out",
         ),
-        'X' => (
-            "XML profiles (-X) are not read yet",
-            "give the profile's switches on the command line",
-        ),
         'u' => (
             "IoRing (-u) is Windows's",
             "leave -u out: the engine uses Linux's io_uring, which IoRing copies",
@@ -207,6 +204,9 @@ fn refused(switch: &str) -> Option<(&'static str, &'static str)> {
 
 /// Reads a DiskSpd command line (the arguments after `diskspd`).
 pub fn parse(args: &[String]) -> Result<Profile, Vec<Problem>> {
+    if let Some(path) = args.iter().find_map(|a| a.strip_prefix("-X")) {
+        return with_profile(path, args);
+    }
     let mut p = Profile {
         cmdline: args.join(" "),
         ..Profile::default()
@@ -279,6 +279,38 @@ pub fn parse(args: &[String]) -> Result<Profile, Vec<Problem>> {
     } else {
         Err(problems)
     }
+}
+
+/// `-X<profile.xml>`: the profile gives the switches; beside it only an output switch
+/// (`-R...`), `-v` and the target filling the profile's template target.
+fn with_profile(path: &str, args: &[String]) -> Result<Profile, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut targets = Vec::new();
+    let mut outputs = Vec::new();
+    for a in args {
+        match switch_of(a) {
+            None => targets.push(a.clone()),
+            Some(s) if s.starts_with('X') || s == "v" => {}
+            Some(s) if s.starts_with('R') => outputs.push(s[1..].to_string()),
+            Some(s) => problems.push(Problem::new(
+                &format!("-{}", s.chars().next().unwrap_or('?')),
+                "a switch beside -X: the profile gives the workload",
+                "put it in the profile, or give the line without -X",
+            )),
+        }
+    }
+    if path.is_empty() {
+        problems.push(Problem::new("-X", "no profile after -X", "-Xprofile.xml"));
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let mut p = profile_xml::read(std::path::Path::new(path), &targets)?;
+    p.cmdline = args.join(" ");
+    for o in outputs {
+        p.output(&o).map_err(|e| vec![e])?;
+    }
+    Ok(p)
 }
 
 /// `-b8K` -> `b8K`; None for a target. (DiskSpd on Windows also takes `/b8K`; here a

@@ -23,6 +23,18 @@ fn esc(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The `<Profile>` alone (`-Rpxml`), which `-X` reads back.
+pub fn profile_only(p: &Profile) -> String {
+    let mut s = String::new();
+    profile(&mut s, p);
+    // At the top level, not inside <Results>: two spaces less.
+    s.lines()
+        .map(|l| l.strip_prefix("  ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
 fn profile(s: &mut String, p: &Profile) {
     let b = |v: bool| if v { "true" } else { "false" };
     s.push_str("  <Profile>\n    <Progress>0</Progress>\n    <ResultFormat>xml</ResultFormat>\n");
