@@ -37,7 +37,8 @@ _COMMANDS: dict[str, str] = {
     "and Markdown reports, the comparison and the per-run CSV, and a README.",
     "import": "Import results from another machine or database: a bundle (`fslab bundle`) or a "
     "results database, merged into this one with the environment each run ran in; or fio's "
-    "own JSON output (`--output-format=json` or `json+`), one run per file.",
+    "own JSON output (`--output-format=json` or `json+`), or DiskSpd's XML results "
+    "(`-Rxml`, from Windows), one run per file.",
     "history": "Follow a study across passes: its points' values pass by pass, and regressions.",
     "site": "Write a static HTML site of the studies in results databases, to browse offline.",
     "cleanup": "Unmount, detach and delete what fslab's journal says is still there, where this "
