@@ -11,7 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import fslab_command, fslab_env
+from conftest import fslab, fslab_command, fslab_env
 
 from fslab.compare import build_comparison
 from fslab.kinds import kind_of
@@ -287,3 +287,27 @@ def test_an_xml_profile_runs_as_its_line_does(engine: Path, tmp_path: Path) -> N
     beside = diskspd(engine, "-Xp.xml", "-b4K", "t.dat", cwd=tmp_path)
     assert beside.returncode == 2 and "a switch beside -X" in beside.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.xml"], "nothing run, nothing made"
+
+
+def test_a_study_of_two_diskspd_lines_runs_and_compares(disk_dir: Path) -> None:
+    """Seed 004's OLTP read and write lines as a study's workloads, run for real on a
+    directory target: each line a workload, its points compared as any block points'."""
+    study = disk_dir / "s.toml"
+    study.write_text(
+        'name = "diskspd"\nrepeat = 2\n'
+        f'[[target]]\nname = "here"\ndir = "{disk_dir}"\n'
+        '[[workload]]\nname = "rand-read-8k"\nkind = "diskspd"\n'
+        'line = "-b8K -d1 -W0 -o8 -t8 -r -w0 -Su -L -c16M"\n'
+        '[[workload]]\nname = "rand-write-8k"\nkind = "diskspd"\n'
+        'line = "-b8K -d1 -W0 -o8 -t8 -r -w100 -Su -L -c16M"\n'
+    )
+    done = fslab("run", str(study), "--results", "r.db", cwd=disk_dir)
+    assert done.returncode == 0, done.stderr
+    assert "4 runs ok, 0 failed" in done.stderr
+    doc = json.loads(fslab("compare", "--results", "r.db", "--format", "json", cwd=disk_dir).stdout)
+    by = {g["workload"]: g for g in doc["groups"]}
+    assert set(by) == {"rand-read-8k", "rand-write-8k"}
+    assert by["rand-read-8k"]["params"]["diskspd"] == "-b8K -d1 -W0 -o8 -t8 -r -w0 -Su -L -c16M"
+    ops = {w: {r["op"] for r in g["rows"]} for w, g in by.items()}
+    assert "read" in ops["rand-read-8k"] and "write" not in ops["rand-read-8k"]
+    assert "write" in ops["rand-write-8k"] and "read" not in ops["rand-write-8k"]
