@@ -193,6 +193,13 @@ def test_a_windows_diskspd_xml_result_imports_as_a_run(tmp_path: Path) -> None:
     con.close()
     assert "approximate" in json.loads(effective)["imported"]["percentiles"]
     assert kernel == "Windows" and p99 == 513_000
+    # -D's buckets are the run's series: reads and writes a second apart
+    con = sqlite3.connect(db)
+    series = con.execute("SELECT t_s, op, iops, bw_bytes FROM series ORDER BY t_s, op").fetchall()
+    con.close()
+    assert len(series) == 60
+    assert series[0] == (1.0, "read", 133_450.0, 133_450.0 * 8192)
+    assert series[1][:3] == (1.0, "write", 57_200.0)
 
 
 def test_ntfs_and_refs_runs_from_windows_compare_with_a_verdict(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ imported from XML has none, so merging its repetitions (ranks, several runs of a
 works from the percentiles, not from the latencies: fslab's percentile of several runs
 is then the mean of their percentiles, which is approximate (a percentile of a mixture is
 not the mean of the parts'), and the run's `effective` says so. Without `-L` the run has
-no latency at all (0).
+no latency at all (0). With `-D`, the `<Iops>` buckets become the run's series.
 
 **The point** is a block point in fslab's words, from the profile's first target:
 `rw` (random or sequential, by `WriteRatio`), `rwmixread`, `bs`, `threads`, `iodepth`,
@@ -42,7 +42,7 @@ import defusedxml.ElementTree as safe_et  # type: ignore[import-untyped]
 from fslab.errors import ExitStatus, FslabError
 from fslab.store.db import ResultsWriter
 from fslab.store.fio_json import OpResult
-from fslab.store.imported import add_imported_run
+from fslab.store.imported import SeriesRow, add_imported_run
 from fslab.textfile import NotText, read_text
 
 PERCENTILES = {"p50": "50", "p90": "90", "p95": "95", "p99": "99", "p999": "99.9",
@@ -85,6 +85,8 @@ class DiskspdResult:
     """The machine's average CPU use over the timespan, in % (DiskSpd's `<Average>`)."""
     latency: bool
     """Whether it measured latency (`-L`)."""
+    series: tuple[SeriesRow, ...] = ()
+    """With `-D`: the timespan's IOPS per bucket, reads and writes."""
 
 
 def _text(e: ET.Element | None, path: str, default: str = "") -> str:
@@ -163,7 +165,28 @@ def read_diskspd_xml(path: Path) -> DiskspdResult:
         ops=tuple(ops),
         cpu_pct=_num(cpu, "UsagePercent") if cpu is not None else None,
         latency=latency is not None,
+        series=_series(
+            span.find("Iops"),
+            int(_num(root, "Profile/TimeSpans/TimeSpan/Targets/Target/BlockSize", 65536)),
+        ),
     )
+
+
+def _series(iops: ET.Element | None, bs: int) -> tuple[SeriesRow, ...]:
+    """`-D`'s buckets (`<Bucket SampleMillisecond= Read= Write= .../>`, each the I/Os per
+    second of its bucket) as series rows, reads and writes; bytes at the block size."""
+    out: list[SeriesRow] = []
+    for b in iops.findall("Bucket") if iops is not None else ():
+        try:
+            t = float(b.get("SampleMillisecond", "")) / 1000
+            for op, word in (("read", "Read"), ("write", "Write")):
+                rate = float(b.get(word, "0"))
+                if rate > 0:
+                    lat = float(b.get(f"{word}AvgLatencyMilliseconds", "0")) * 1e6
+                    out.append(SeriesRow(t, op, rate, rate * bs, lat))
+        except ValueError:
+            continue  # a bucket DiskSpd did not write: left out
+    return tuple(out)
 
 
 def _latency(latency: ET.Element | None, word: str) -> dict[str, float]:
@@ -247,4 +270,5 @@ def import_diskspd_xml(
         dest, path, study=study, target=target, workload=workload, kind="block", spec=spec,
         params=result.params, env=env, effective=effective, started_at=result.started_at,
         span_s=result.span_s, ops=result.ops, what="DiskSpd", error=DiskspdXmlError,
+        series=result.series,
     )  # fmt: skip

@@ -8,6 +8,7 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -35,6 +36,19 @@ class OpRow(Protocol):
     def hist(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class SeriesRow:
+    """One interval of a run's rate over time (a `series` row; no p99: the tools that
+    keep a series keep no percentiles per interval)."""
+
+    t_s: float
+    """The end of the interval, seconds from the measured start."""
+    op: str
+    iops: float
+    bw_bytes: float
+    lat_mean_ns: float
+
+
 def add_imported_run(
     dest: ResultsWriter,
     path: Path,
@@ -52,10 +66,12 @@ def add_imported_run(
     ops: Sequence[OpRow],
     what: str,
     error: type[FslabError],
+    series: Sequence[SeriesRow] = (),
 ) -> tuple[str, bool]:
     """Stores the run (see the module); returns (its point's id, whether a run was added:
     False when this file's run is already here). `what` names the tool in the study's
-    text (`fio`, `DiskSpd`); `error` is the importer's error type."""
+    text (`fio`, `DiskSpd`); `error` is the importer's error type; `series`, the rate
+    over time where the tool kept one (DiskSpd's `-D`)."""
     key = json.dumps({"target": spec, "kind": kind, "params": params}, sort_keys=True)
     pid = hashlib.sha256(key.encode()).hexdigest()[:16]
     env_id = dest.environment_id(dict(env))
@@ -106,5 +122,9 @@ def add_imported_run(
         for o in ops:
             metric_row(c, run_id, o.op, ios=o.ios, iops=o.iops, lat_ns=o.lat_ns,
                        bytes_=o.bytes, bw_bytes=o.bw_bytes, hist=o.hist)  # fmt: skip
+        c.executemany(
+            "INSERT INTO series VALUES (?, ?, ?, 0, ?, ?, ?, 0)",
+            [(run_id, r.t_s, r.op, r.iops, r.bw_bytes, r.lat_mean_ns) for r in series],
+        )
         derive(c, [run_id])
     return pid, True
