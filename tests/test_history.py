@@ -7,7 +7,6 @@ open offline in headless Chromium."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sqlite3
@@ -20,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 from test_compare import PARAMS, ResultsDb, _ops
 from test_merge import ENV, _with_environment
-from test_report import EVIL, browser, charts_drawn  # noqa: F401  (a fixture)
+from test_report import EVIL, browser, charts_drawn, screenshot  # noqa: F401  (a fixture)
 
 from fslab.cli import main
 from fslab.report.history import history
@@ -267,10 +266,4 @@ def test_the_trend_charts_open_offline_in_headless_chromium(
     body = browser.execute_script("return document.body.innerText")
     assert "1 regression(s) in night-09" in body and EVIL in body
     assert [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"] == []
-    shot = tmp_path / "history.png"
-    browser.set_window_size(1400, 2400)
-    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
-    keep = os.environ.get("FSLAB_TEST_OUTPUT")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "history.png")
+    screenshot(browser, tmp_path / "history.png", 2400)

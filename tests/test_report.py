@@ -477,6 +477,17 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
+def screenshot(browser: Any, shot: Path, height: int) -> None:
+    """The page as drawn, `height` pixels tall at 1400 wide, into `shot`: not blank (over
+    10 kB), and kept in $FSLAB_TEST_OUTPUT where that is set."""
+    browser.set_window_size(1400, height)
+    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
+    keep = os.environ.get("FSLAB_TEST_OUTPUT")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)
+
+
 def charts_drawn(browser: Any, page: Path) -> int:
     """Opens `page` and waits for its script to mark the body: how many charts it drew
     (a chart that failed fails the test)."""
@@ -543,15 +554,8 @@ def test_html_report_in_headless_chromium(
     severe = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
     assert severe == []
 
-    shot = tmp_path / "report.png"
     height = browser.execute_script("return document.documentElement.scrollHeight")
-    browser.set_window_size(1400, min(int(height), 16000))
-    assert browser.save_screenshot(str(shot))
-    assert shot.stat().st_size > 10_000
-    keep = os.environ.get("FSLAB_TEST_OUTPUT")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "report.png")
+    screenshot(browser, tmp_path / "report.png", min(int(height), 16000))
 
 
 # -- application models (oltp, mailstore) ------------------------------------------------------

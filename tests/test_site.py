@@ -5,7 +5,6 @@ and the pages open offline in headless Chromium with their charts drawn."""
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 from html.parser import HTMLParser
@@ -18,7 +17,7 @@ from click.testing import CliRunner
 from integrity_fixture import make_integrity_db
 from report_fixture import EVIL, make_fixture_db
 from test_history import _nights
-from test_report import browser, charts_drawn  # noqa: F401  (a fixture)
+from test_report import browser, charts_drawn, screenshot  # noqa: F401  (a fixture)
 
 from fslab.cli import main
 from fslab.report import site as site_module
@@ -241,13 +240,7 @@ def test_the_site_opens_offline_in_headless_chromium(
     browser.get((site / "index.html").as_uri())
     assert EVIL_STUDY in browser.execute_script("return document.body.innerText")
     # A page drawn, not a blank one: the index's screenshot (kept with FSLAB_TEST_OUTPUT).
-    shot = tmp_path / "site-index.png"
-    browser.set_window_size(1400, 1200)
-    assert browser.save_screenshot(str(shot)) and shot.stat().st_size > 10_000
-    keep = os.environ.get("FSLAB_TEST_OUTPUT")
-    if keep:
-        Path(keep).mkdir(parents=True, exist_ok=True)
-        shutil.copy(shot, Path(keep) / "site-index.png")
+    screenshot(browser, tmp_path / "site-index.png", 1200)
     study = next(site.glob("scale-seed*"))
     browser.get((study / "index.html").as_uri())
     assert browser.execute_script("return document.querySelectorAll('table.points tr').length")

@@ -311,6 +311,20 @@ fn run(path: &Path, progress: Option<Progress>) -> ExitCode {
         Ok(j) => j,
         Err(errors) => return usage_error(&place, &errors),
     };
+    run_job(&place, &spec, job, progress, |report| {
+        serde_json::to_string(report).expect("the report serializes") + "\n"
+    })
+}
+
+/// Runs a checked job: its warnings and progress on stderr, `output(report)` on stdout,
+/// then its errors, and the exit status of its end (`run`, `diskspd`).
+fn run_job(
+    place: &str,
+    spec: &spec::JobSpec,
+    job: spec::Job,
+    progress: Option<Progress>,
+    output: impl FnOnce(&report::Report) -> String,
+) -> ExitCode {
     let flags = Flags::new();
     if let Err(e) = install_signals(&flags.stop) {
         eprintln!("error: cannot install signal handlers: {e}");
@@ -341,10 +355,10 @@ fn run(path: &Path, progress: Option<Progress>) -> ExitCode {
     };
     match fslab_engine::run(job, warnings, &flags, &mut on_point) {
         Ok(report) => {
-            let text = serde_json::to_string(&report).expect("the report serializes");
+            let text = output(&report);
             let mut out = std::io::stdout().lock();
             // A closed stdout (e.g. `| head`) is not the job's failure.
-            let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
             for e in &report.errors {
                 eprintln!("error: {place}: thread {}: {}", e.thread, e.message);
             }
@@ -372,7 +386,7 @@ fn run(path: &Path, progress: Option<Progress>) -> ExitCode {
                 }
             }
         }
-        Err(RunError::Job(errors)) => usage_error(&place, &errors),
+        Err(RunError::Job(errors)) => usage_error(place, &errors),
         Err(e @ RunError::Io { .. }) => {
             eprintln!("error: {place}: {e}");
             ExitCode::from(EXIT_FAILED)
@@ -601,57 +615,21 @@ fn diskspd_run(args: &[String], progress: Option<Progress>) -> ExitCode {
     for n in profile.notes() {
         eprintln!("note: diskspd {n}");
     }
-    let flags = Flags::new();
-    if let Err(e) = install_signals(&flags.stop) {
-        eprintln!("error: cannot install signal handlers: {e}");
-        return ExitCode::from(EXIT_FAILED);
-    }
-    let warnings: Vec<Warning> = spec.warnings(&job);
-    for w in &warnings {
-        eprintln!("warning: diskspd: {}", w.message);
-    }
-    let mut on_point = |p: &SeriesPoint| match progress {
-        Some(Progress::Human) => eprintln!("{}", progress_line(p)),
-        Some(Progress::Jsonl) => eprintln!(
-            "{}",
-            serde_json::to_string(p).expect("a series point serializes")
-        ),
-        None => {}
-    };
-    match fslab_engine::run(job, warnings, &flags, &mut on_point) {
-        Ok(report) => {
-            let text = match profile.output {
-                Output::Json => {
-                    serde_json::to_string(&report).expect("the report serializes") + "\n"
+    run_job("diskspd", &spec, job, progress, |report| {
+        match profile.output {
+            Output::Json => serde_json::to_string(report).expect("the report serializes") + "\n",
+            Output::Text | Output::Xml => {
+                let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+                    .map(|h| h.trim().to_string())
+                    .unwrap_or_default();
+                if profile.output == Output::Xml {
+                    diskspd::xml::report(&profile, report, &host) + "\n"
+                } else {
+                    diskspd::text::report(&profile, report, &host)
                 }
-                Output::Text | Output::Xml => {
-                    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-                        .map(|h| h.trim().to_string())
-                        .unwrap_or_default();
-                    if profile.output == Output::Xml {
-                        diskspd::xml::report(&profile, &report, &host) + "\n"
-                    } else {
-                        diskspd::text::report(&profile, &report, &host)
-                    }
-                }
-            };
-            let mut out = std::io::stdout().lock();
-            let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-            for e in &report.errors {
-                eprintln!("error: diskspd: thread {}: {}", e.thread, e.message);
-            }
-            match report.status {
-                Status::Ok => ExitCode::SUCCESS,
-                Status::Failed => ExitCode::from(EXIT_FAILED),
-                Status::Interrupted => ExitCode::from(EXIT_INTERRUPTED),
             }
         }
-        Err(RunError::Job(errors)) => usage_error("diskspd", &errors),
-        Err(e @ RunError::Io { .. }) => {
-            eprintln!("error: diskspd: {e}");
-            ExitCode::from(EXIT_FAILED)
-        }
-    }
+    })
 }
 
 fn place_of(path: &Path) -> String {

@@ -214,8 +214,7 @@ pub fn parse(args: &[String]) -> Result<Profile, Vec<Problem>> {
     let mut problems = Vec::new();
     let mut targets: Vec<String> = Vec::new();
     // DiskSpd reads -b first: a size in blocks (`8b`) counts in it wherever it is.
-    let switches: Vec<&str> = args.iter().filter_map(|a| switch_of(a)).collect::<Vec<_>>();
-    for s in &switches {
+    for s in args.iter().filter_map(|a| switch_of(a)) {
         if let Some(rest) = s.strip_prefix('b') {
             match size(rest, DEFAULT_BLOCK) {
                 Some(b) if b > 0 => p.block = b,
@@ -227,12 +226,11 @@ pub fn parse(args: &[String]) -> Result<Profile, Vec<Problem>> {
             }
         }
     }
-    let mut random_ratio_given = false;
     for a in args {
         match switch_of(a) {
             None => targets.push(a.clone()),
             Some(s) => {
-                if let Err(e) = p.switch(s, &mut random_ratio_given) {
+                if let Err(e) = p.switch(s) {
                     problems.push(e);
                 }
             }
@@ -379,7 +377,7 @@ fn example(switch: &str) -> &'static str {
 }
 
 impl Profile {
-    fn switch(&mut self, s: &str, random_ratio_given: &mut bool) -> Result<(), Problem> {
+    fn switch(&mut self, s: &str) -> Result<(), Problem> {
         let name = format!("-{}", s.chars().next().unwrap_or('?'));
         if let Some((what, hint)) = refused(s) {
             return Err(Problem::new(&name, what, hint));
@@ -425,7 +423,7 @@ impl Profile {
                 }
                 self.write_pct = n;
             }
-            b'r' => self.random(rest, random_ratio_given)?,
+            b'r' => self.random(rest)?,
             b's' => {
                 if rest.starts_with('i') {
                     return Err(Problem::new(
@@ -588,11 +586,10 @@ impl Profile {
         Ok(())
     }
 
-    fn random(&mut self, rest: &str, ratio_given: &mut bool) -> Result<(), Problem> {
+    fn random(&mut self, rest: &str) -> Result<(), Problem> {
         if let Some(pct) = rest.strip_prefix('s') {
             let n: u32 = number("-rs", pct, "a percentage")?;
             if n == 100 {
-                *ratio_given = true;
                 self.random_align.get_or_insert(self.block);
                 return Ok(());
             }

@@ -37,7 +37,7 @@ from fslab.kinds.base import (
 )
 from fslab.params import format_param
 from fslab.study.problems import Problem, where
-from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
+from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value, beside_the_study
 from fslab.telemetry.sampler import interval_for
 from fslab.textfile import NotText, read_text
 
@@ -85,11 +85,7 @@ class FioWorkloadSpec(SweepSpec):
     @field_validator("job_file")
     @classmethod
     def _beside_the_study(cls, v: str, info: ValidationInfo) -> str:
-        base = (info.context or {}).get("study_dir")
-        path = Path(v)
-        if not path.is_absolute() and base is not None:
-            path = Path(base) / path
-        return str(path)
+        return str(beside_the_study(v, info))
 
 
 @cache

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from pathlib import Path
 from typing import Literal
 
 from pydantic import (
@@ -40,7 +39,7 @@ from fslab.kinds.pgbench import PGBENCH_BUILTINS, PgbenchWorkloadSpec
 from fslab.params import suggest
 from fslab.safe_text import safe_text
 from fslab.store.merge import LABEL_CHARS
-from fslab.study.workload import Param, Scalar, Strict, SweepSpec, Value
+from fslab.study.workload import Param, Scalar, Strict, SweepSpec, Value, beside_the_study
 from fslab.targets.spec import (
     BTRFS_MIN_DEVICES,
     BTRFS_PROFILES,
@@ -128,10 +127,7 @@ class Reference(Strict):
     @field_validator("results")
     @classmethod
     def _beside_the_study(cls, v: str, info: ValidationInfo) -> str:
-        base = (info.context or {}).get("study_dir")
-        path = Path(v)
-        if not path.is_absolute() and base is not None:
-            path = Path(base) / path
+        path = beside_the_study(v, info)
         if not path.is_file():
             raise ValueError(
                 f"no results database at {safe_text(str(path))}\n"

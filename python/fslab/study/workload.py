@@ -9,9 +9,10 @@ model imports the kinds.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationInfo, model_validator
 
 Scalar = str | int | float | bool
 Param = Scalar | list[Scalar]
@@ -19,6 +20,15 @@ Value = Scalar | list[Any]
 """A point's parameter value: a scalar, or a structured one such as `size_buckets`."""
 NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.+-]*$"
 """What a workload's (and a target's) `name` may be: it becomes part of paths."""
+
+
+def beside_the_study(path: str, info: ValidationInfo) -> Path:
+    """A path a study names (a fio job file, a baseline's results): as given when absolute,
+    else beside the study file (`study_dir` in the validation context, set by
+    `fslab.study.load`)."""
+    base = (info.context or {}).get("study_dir")
+    p = Path(path)
+    return Path(base) / p if not p.is_absolute() and base is not None else p
 
 
 class Strict(BaseModel):
