@@ -1,6 +1,6 @@
 # One entry point for people and CI. `make demo` and `make test` set everything up first.
 VENV := .venv/bin
-.PHONY: setup demo test lint fmt schemas test-rust test-python test-unit fake-reports bench fuzz
+.PHONY: setup demo test lint fmt schemas test-rust test-python test-unit fake-reports bench fuzz wheel
 
 setup:
 	@scripts/setup
@@ -9,6 +9,11 @@ demo: setup
 	@$(VENV)/python scripts/demo.py
 
 test: setup lint test-rust test-python
+
+# One wheel holding `fslab` and `fslab-engine` (maturin, pyproject.toml) in dist/:
+# `pipx install dist/fslab-*.whl` or `uv tool install dist/fslab-*.whl` installs both.
+wheel: setup
+	$(VENV)/maturin build --release --locked --out dist
 
 lint:
 	cargo fmt --check

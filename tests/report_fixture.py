@@ -1,7 +1,8 @@
 """A small results database with fixed numbers, made through the real schema
 (`ResultsWriter.open`), for the report tests: a block workload swept over iodepth and a files
 workload swept over threads, three targets (one with markup in its name), telemetry with
-a peak, write and space amplification, one failed run. Same input, same bytes out.
+a peak and a page cache that fills, write and space amplification, one failed run. Same
+input, same bytes out.
 
 `make_app_fixture_db` writes another, of the application models: two mailstore workloads
 (one under the default limits, every target passing; one under a tight budget that one
@@ -79,14 +80,26 @@ def _effective(target: str, fs_of: Mapping[str, str] = _FS) -> dict[str, Any]:
     }
 
 
+_CACHED = 64 << 20
+_AVAILABLE = 6 << 30
+
+
 def _telemetry(peak_iops: float, seconds: int, t_peak: int, written_bps: float) -> dict[str, Any]:
+    """`seconds` one-second intervals, the `t_peak`th the busiest; the page cache grows
+    by what was written and the memory available shrinks as much."""
     series = []
+    cached = _CACHED
     for i in range(seconds):
         shape = 1.0 if i == t_peak else 0.55 + 0.05 * (i % 3)
+        cached += int(written_bps * shape)
         series.append(
             {
                 "t_s": float(i + 1),
                 "dt_s": 1.0,
+                "cached_bytes": cached,
+                "dirty_bytes": int(written_bps * shape / 4),
+                "writeback_bytes": 0,
+                "available_bytes": max(_AVAILABLE - (cached - _CACHED), 1 << 30),
                 "devices": {
                     "loop0": {
                         "read_iops": peak_iops * shape * 0.5,
@@ -107,6 +120,12 @@ def _telemetry(peak_iops: float, seconds: int, t_peak: int, written_bps: float) 
         "interval_s": 1.0,
         "series": series,
         "roles": {"members": ["loop0"], "stacked": [], "backing": ["vda"]},
+        "start_memory": {
+            "cached_bytes": _CACHED,
+            "dirty_bytes": 0,
+            "writeback_bytes": 0,
+            "available_bytes": _AVAILABLE,
+        },
     }
 
 

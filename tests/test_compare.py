@@ -1213,3 +1213,57 @@ def test_a_family_decided_as_a_whole_settles_its_undecided_points(tmp_path: Path
         assert [j.decision if j else None for j in cells] == [Decision.INCONCLUSIVE] * 2
         got = pooled(c)
         assert got == ({(p, "read") for p in points["xfs"]} if settles else set()), got
+
+
+# -- a long study at the terminal --------------------------------------------------------------
+
+
+@pytest.fixture
+def v2(tmp_path: Path) -> Path:
+    """Real runs of every kind at 6 points (about 240 lines of tables)."""
+    db = tmp_path / "v2.db"
+    shutil.copyfile(Path(__file__).parent / "data" / "results-v2.db", db)
+    return undisturbed(db)
+
+
+def test_long_tables_are_left_out_unasked_and_the_summary_stays(
+    v2: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fslab.cli.compare as cli
+
+    full = CliRunner().invoke(command, ["--results", str(v2)])
+    assert full.exit_code == 0, full.output
+    assert "note: the" not in full.stderr and "rand4k: rw=randread" in full.stdout
+    monkeypatch.setattr(cli, "TABLE_LINES", 50)
+    short = CliRunner().invoke(command, ["--results", str(v2)])
+    assert short.exit_code == 0, short.output
+    assert "note: the 6 points' tables are left out (about 2" in short.stderr
+    assert "--detail shows them all" in short.stderr
+    # the summary and the warnings are what is left, as they were
+    assert "rand4k: rw=randread" not in short.stdout
+    summary = short.stdout.split("warnings (details")[0]
+    assert summary.strip() and full.stdout.startswith(summary)
+    assert "warnings (details" in short.stdout
+    # asked for: every table, as unasked below the limit
+    asked = CliRunner().invoke(command, ["--results", str(v2), "--detail"])
+    assert asked.stdout == full.stdout and "note: the" not in asked.stderr
+    # a slice: its tables
+    sliced = CliRunner().invoke(command, ["--results", str(v2), "--where", "rw=randwrite"])
+    assert "where rw=randwrite" in sliced.stdout and "write IOPS" in sliced.stdout
+    assert "read IOPS" not in sliced.stdout and "note: the" not in sliced.stderr
+    # --summary: no tables and no note about them
+    quiet = CliRunner().invoke(command, ["--results", str(v2), "--summary"])
+    assert quiet.stdout == short.stdout and "note: the" not in quiet.stderr
+
+
+def test_the_terminal_text_streams_part_by_part_as_it_renders_whole(v2: Path) -> None:
+    from fslab.report.render.terminal import iter_table_text, table_lines
+
+    c = build_comparison(v2)
+    parts = list(iter_table_text(c, width=120))
+    assert len(parts) > len(c.groups) and "".join(parts) == render_table(c, width=120)
+    # the estimate that decides is near the lines the tables take
+    tables = render_table(c, width=120).count("\n") - render_table(
+        c, width=120, tables=False
+    ).count("\n")
+    assert 0.8 * tables <= table_lines(c) <= 1.25 * tables, (tables, table_lines(c))

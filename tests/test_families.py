@@ -123,6 +123,7 @@ def test_plan_refuses_a_study_asking_for_a_family_the_kernel_lacks(tmp_path: Pat
     assert proc.returncode == 2, proc.stderr
     assert f"{study}:4: target[0] (f2).fs: `fs = 'f2fs'` needs f2fs in the kernel" in proc.stderr
     assert "CONFIG_F2FS_FS" in proc.stderr
+    assert "hint: `fslab doctor` lists what this machine has and lacks" in proc.stderr
 
 
 def test_keys_a_family_does_not_have_are_refused() -> None:

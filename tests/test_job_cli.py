@@ -329,7 +329,10 @@ def test_version() -> None:
 
     done = run_fslab("--version")
     assert done.returncode == 0
-    assert __version__ in done.stdout
+    first, engine = done.stdout.splitlines()
+    assert first == f"fslab {__version__}"
+    # the engine that would run, with its path: the pair a result depends on
+    assert engine.startswith("fslab-engine ") and " at /" in engine, engine
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,6 @@ from report_fixture import (
 
 from fslab.compare import Comparison, build_comparison
 from fslab.report.charts import (
-    MAX_PANELS,
     MAX_POINT_CHARTS,
     Chart,
     Section,
@@ -214,10 +213,10 @@ def test_charts_cover_sweeps_bars_telemetry_and_amplification(charts: tuple[Char
         "manage-iops",
         "manage-bw-bytes",
         "manage-lat-mean-ns",
-        "sweep-device-iops-time",
-        "sweep-device-mib-s-time",
-        "manage-device-iops-time",
-        "manage-device-mib-s-time",
+        "sweep-rw-randread-iodepth-1-monitor",
+        "sweep-rw-randwrite-iodepth-1-monitor",
+        "manage-threads-1-monitor",
+        "manage-threads-2-monitor",
         "sweep-write-amplification",
         "sweep-space-amplification",
         "manage-write-amplification",
@@ -238,16 +237,31 @@ def test_charts_cover_sweeps_bars_telemetry_and_amplification(charts: tuple[Char
         assert c.points() > 0, c.id
 
 
-def test_timeline_marks_each_peak(charts: tuple[Chart, ...]) -> None:
-    iops = next(c for c in charts if c.id == "sweep-device-iops-time")
-    trace = iops.panels[0].traces[0]
-    assert trace.peak is not None
-    assert trace.y[trace.peak] == max(y for y in trace.y if y is not None)
-    assert trace.x[trace.peak] == 3.0  # rep 0 peaks in its third interval
-    # a files run's ops follow each other on one time axis
-    files = next(c for c in charts if c.id == "manage-device-iops-time")
-    xs = files.panels[0].traces[0].x
-    assert list(xs) == sorted(xs) and len(xs) == 3 + 4 + 5
+def test_monitoring_puts_targets_side_by_side_and_ops_on_the_time_axis(
+    charts: tuple[Chart, ...],
+) -> None:
+    """A row per quantity and a column per target, each row on one scale; a files run's
+    operations back to back on the time axis, its rates drawn as steps."""
+    block = next(c for c in charts if c.id == "sweep-rw-randread-iodepth-1-monitor")
+    assert block.kind == "monitor" and block.columns == len(TARGETS)
+    rows = [block.panels[i : i + block.columns] for i in range(0, len(block.panels), 3)]
+    assert [r[0].y_label.split(" (")[0] for r in rows] == [
+        "Disk transfer rate", "Disk I/Os", "Page cache", "Memory available",
+    ]  # fmt: skip
+    assert [p.title.split(" · ")[0] for p in rows[0]] == list(TARGETS)
+    for row in rows:
+        assert len({p.y_top for p in row}) == 1  # one scale across the targets
+        assert all(p.traces[0].target == t for p, t in zip(row, TARGETS, strict=True))
+    assert not any(p.bands for p in block.panels)  # a block run has no operations
+    rate = rows[0][0].traces[0]
+    assert rate.shape == "hv" and rate.x[0] == 0.0 and rate.x[-1] == 8.0 and len(rate.x) == 9
+    assert "written" in rows[0][0].note and rows[2][0].note.startswith("peak")
+    files = next(c for c in charts if c.id == "manage-threads-1-monitor")
+    bands = files.panels[0].bands
+    assert [b.label for b in bands] == ["create", "copy", "scan"]
+    assert [(b.start, b.end) for b in bands] == [(0.0, 3.0), (3.0, 7.0), (7.0, 12.0)]
+    assert all(p.bands == bands for p in files.panels[:: files.columns])
+    assert files.x_top == 12.0
     assert any("copy" in h for h in files.panels[0].traces[0].hover)
 
 
@@ -877,8 +891,8 @@ def test_a_large_study_s_report_grows_with_its_workloads_not_its_points(
     tmp_path_factory: pytest.TempPathFactory, data: ReportData, charts: tuple[Chart, ...]
 ) -> None:
     """120 block points (60 queue depths x 2): no per-point bars or amplification, the
-    device activity of the first 16 points only, every point in the overview, compact
-    tables; the charts no more than the small study's, the bytes per point bounded."""
+    monitoring of one point per `rw` only, every point in the overview, compact tables;
+    the charts no more than the small study's, the bytes per point bounded."""
     depths = tuple(range(1, 61))
     db = make_fixture_db(tmp_path_factory.mktemp("large") / "large.db", depths=depths)
     large = load_report(db, generated_at=WHEN)
@@ -888,12 +902,16 @@ def test_a_large_study_s_report_grows_with_its_workloads_not_its_points(
     sweep = [c for c in got if c.id.startswith("sweep")]
     assert not [c for c in sweep if c.section in (Section.BARS, Section.AMPLIFICATION)]
     timelines = [c for c in sweep if c.section is Section.TIMELINE]
-    assert timelines and all(len(c.panels) <= MAX_PANELS for c in timelines)
+    assert [c.id for c in timelines] == [
+        "sweep-rw-randread-iodepth-1-monitor", "sweep-rw-randwrite-iodepth-1-monitor",
+    ]  # fmt: skip
     assert len(got) <= len(charts)
     assert chart_notes(large) == (
-        "`sweep` has 120 points: no per-point bars, and the device activity of its first 16 "
-        "only; the summary's overview shows every point's ratio, the tables every number, "
-        "and `fslab report --where KEY=VALUE` draws a part in full.",
+        "`sweep` has 120 points: no per-point bars; the summary's overview shows every "
+        "point's ratio, the tables every number, and `fslab report --where KEY=VALUE` draws "
+        "a part in full.",
+        "The monitoring view of `sweep` draws 2 of its 120 points (`rw` randread, randwrite "
+        "at iodepth=1); `fslab report --where KEY=VALUE` draws another.",
     )
     html = render_html(large, got, plotly_js="")
     # every point in the overview of its family, and a table each, without hover details

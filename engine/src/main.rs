@@ -23,7 +23,8 @@ use fslab_engine::spec;
 #[derive(Parser)]
 #[command(
     name = "fslab-engine",
-    version,
+    // the crate's version and the commit it was built from (build.rs)
+    version = env!("FSLAB_ENGINE_VERSION"),
     about = "Runs one storage job and measures it; prints one JSON document on stdout"
 )]
 struct Cli {

@@ -35,7 +35,8 @@ def _cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
-def _version(cmd: list[str]) -> str | None:
+def version_line(cmd: list[str]) -> str | None:
+    """The first line a `--version` style command prints, or None where it does not run."""
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -48,11 +49,11 @@ def describe(engine: Path) -> dict[str, Any]:
     """Kernel, CPU, memory and the versions of every tool a result depends on."""
     tools = {
         "fslab": __version__,
-        "fslab-engine": _version([str(engine), "--version"]),
-        "mkfs.ext4": _version(["mke2fs", "-V"]),
-        "mkfs.xfs": _version(["mkfs.xfs", "-V"]),
-        "mkfs.btrfs": _version(["mkfs.btrfs", "--version"]),
-        "util-linux": _version(["losetup", "--version"]),
+        "fslab-engine": version_line([str(engine), "--version"]),
+        "mkfs.ext4": version_line(["mke2fs", "-V"]),
+        "mkfs.xfs": version_line(["mkfs.xfs", "-V"]),
+        "mkfs.btrfs": version_line(["mkfs.btrfs", "--version"]),
+        "util-linux": version_line(["losetup", "--version"]),
     }
     return {
         "kernel": platform.release(),

@@ -92,12 +92,18 @@ def varying_keys(param_sets: Iterable[Sequence[tuple[str, Any]]]) -> list[str]:
     """The parameters that tell these points apart, in order of appearance: those with
     more than one value among them, and those some of them lack (the swept axes of a
     workload, the words of a point's title)."""
-    sets = [dict(p) for p in param_sets]
+    # One pass, counting the sets each key is in (a family's points can be 100,000).
     values: dict[str, set[str]] = {}
-    for params in sets:
-        for k, v in params.items():
-            values.setdefault(k, set()).add(repr(v))
-    return [k for k, vs in values.items() if len(vs) > 1 or any(k not in p for p in sets)]
+    seen: dict[str, int] = {}
+    n = 0
+    for params in param_sets:
+        n += 1
+        for k, v in dict(params).items():
+            if (vs := values.get(k)) is None:
+                vs = values[k] = set()
+            vs.add(repr(v))
+            seen[k] = seen.get(k, 0) + 1
+    return [k for k, vs in values.items() if len(vs) > 1 or seen[k] < n]
 
 
 _T = TypeVar("_T")

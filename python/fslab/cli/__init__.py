@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from fslab import __version__
+from fslab.cli.console import console
 from fslab.errors import EngineError, ExitStatus, FslabError
 from fslab.safe_text import safe_text
 
@@ -44,6 +45,8 @@ _COMMANDS: dict[str, str] = {
     "cleanup": "Unmount, detach and delete what fslab's journal says is still there, where this "
     "machine proves fslab made it; anything else is reported and left alone.",
     "record": "Record a program's file I/O under a directory as fio iologs, one per thread.",
+    "doctor": "Show what this machine can and cannot do for fslab, and what fixes each gap.",
+    "completion": "Print the shell completion script for bash, zsh or fish.",
 }
 """Each command and the first sentence of its help, for `fslab --help` without importing
 every command (numpy, scipy, pydantic: a second). tests/test_cli.py holds them to the
@@ -66,12 +69,7 @@ _EXIT_TABLE = "\b\nExit status:\n" + "\n".join(
 
 
 def _stderr() -> Console:
-    # rich styles only terminals (FORCE_COLOR and TERM=dumb as usual). Its own NO_COLOR
-    # support drops colours but keeps bold; a non-empty NO_COLOR here means no escapes.
-    plain = bool(os.environ.get("NO_COLOR"))
-    return Console(
-        stderr=True, highlight=False, soft_wrap=True, color_system=None if plain else "auto"
-    )
+    return console(stderr=True, soft_wrap=True)
 
 
 def print_error(message: str, hint: str | None = None) -> None:
@@ -226,10 +224,37 @@ class FslabGroup(click.Group):
         return status
 
 
+def _show_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """`fslab 0.1.0`, then the engine `fslab` would run: a result is only as traceable as
+    the pair of them."""
+    if not value or ctx.resilient_parsing:
+        return
+    from fslab.engine.find import find_engine
+    from fslab.environment import version_line
+
+    click.echo(f"fslab {__version__}")
+    try:
+        engine = find_engine()
+    except EngineError as e:
+        click.echo(f"fslab-engine: not found ({e.message})")
+    else:
+        said = version_line([str(engine), "--version"]) or "fslab-engine: does not run"
+        click.echo(f"{said} at {engine}")
+    ctx.exit()
+
+
 @click.group(
     cls=FslabGroup, epilog=_EXIT_TABLE, context_settings={"help_option_names": ["-h", "--help"]}
 )
-@click.version_option(__version__, "-V", "--version", prog_name="fslab")
+@click.option(
+    "-V",
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_show_version,
+    help="Show fslab's version and the engine's (its version, commit and path), and exit.",
+)
 @click.option("--traceback", is_flag=True, help="Show the Python trace of an error.")
 def main(traceback: bool) -> None:
     """fslab: a storage lab. Builds storage configurations, runs workloads on them with

@@ -9,12 +9,13 @@ import click
 from rich.console import Console
 
 from fslab.cleanup import rank_journals, undo_open, undo_rank_journals, workdirs_of
+from fslab.cli.console import console
 from fslab.cli.plan import results_option
 from fslab.errors import ExitStatus
 from fslab.safe_text import safe_text
 from fslab.store.db import ResultsWriter, StoreFull
 from fslab.store.lock import exclusive
-from fslab.study.preflight import default_workdir
+from fslab.targets.workdir import default_workdir
 
 
 @click.command()
@@ -24,7 +25,7 @@ def cleanup(results: Path) -> ExitStatus:
     machine proves fslab made it; anything else is reported and left alone. Refused
     while a run uses the results database. The journals a multi-host run's other ranks
     keep in its work directory on this machine are undone first."""
-    return clean(results, Console(stderr=True, highlight=False))
+    return clean(results, console(stderr=True))
 
 
 def clean(

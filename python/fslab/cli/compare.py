@@ -4,7 +4,6 @@ differences are real. The tables (or Markdown, CSV, JSON) go to stdout; notes to
 from __future__ import annotations
 
 import io
-import os
 import shutil
 import sys
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from fslab.cli.console import no_color
 from fslab.cli.options import (
     baseline_option,
     exit_on_findings,
@@ -26,9 +26,14 @@ from fslab.compare import Comparison, build_comparison, build_ranks, keep_ops
 from fslab.report.findings import worse_findings
 from fslab.report.format import not_counted, shared_note
 from fslab.report.rank_views import RANK_COLUMNS, Ranks, rank_cells, rank_views, sentence_text
-from fslab.report.render import render_csv, render_markdown, render_table
+from fslab.report.render import render_csv, render_markdown
 from fslab.report.render.json import write_json
-from fslab.report.render.terminal import DEFAULT_WIDTH
+from fslab.report.render.terminal import (
+    DEFAULT_WIDTH,
+    TABLE_LINES,
+    iter_table_text,
+    table_lines,
+)
 from fslab.safe_text import safe_text
 from fslab.store.merge import baseline_among, results_view
 
@@ -59,6 +64,12 @@ from fslab.store.merge import baseline_among, results_view
     "repeat for several.",
 )  # fmt: skip
 @click.option(
+    "--detail/--summary", "detail", default=None,
+    help="Show every point's table (--detail), or the summary alone (--summary). Unasked, "
+    f"the tables are shown where they take at most {TABLE_LINES} lines or --where chose "
+    "a slice; at a terminal a long output goes through a pager ($PAGER, else less).",
+)  # fmt: skip
+@click.option(
     "--fail-on", "fail_on", type=click.Choice(["worse"]), default=None,
     help="Exit 1 (after the output) when the summary finds some target worse than its "
     "baseline at some point, naming each on stderr: a check for CI pipelines.",
@@ -71,6 +82,7 @@ def compare(
     fmt: str,
     ops: tuple[str, ...],
     show_ranks: bool,
+    detail: bool | None,
     fail_on: str | None,
 ) -> None:
     """Compare the targets of a study: one table per workload point, one column per target.
@@ -93,7 +105,7 @@ def compare(
             ranks = rank_views(name, rows, filtered=bool(where))
             click.echo(_ranks_table(ranks, where), nl=False)
             return
-        _compare(db, study, baseline, where, fmt, ops, fail_on, study_given)
+        _compare(db, study, baseline, where, fmt, ops, fail_on, study_given, detail)
 
 
 @contextmanager
@@ -120,6 +132,7 @@ def _compare(
     ops: tuple[str, ...],
     fail_on: str | None,
     study_given: bool,
+    detail: bool | None,
 ) -> None:
     comparison = keep_ops(
         build_comparison(results, study=study, baseline=baseline, where=where), ops
@@ -138,12 +151,35 @@ def _compare(
         _fail_on(comparison, fail_on)
         return
     else:
-        tty = sys.stdout.isatty()
-        # A terminal's width; COLUMNS where set (for a pipe too), else 100 for a pipe.
-        width = shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-        text = render_table(comparison, width=width, color=tty and not os.environ.get("NO_COLOR"))
+        _terminal(comparison, detail=detail, sliced=bool(where))
+        _fail_on(comparison, fail_on)
+        return
     click.echo(text, nl=False)
     _fail_on(comparison, fail_on)
+
+
+def _terminal(comparison: Comparison, *, detail: bool | None, sliced: bool) -> None:
+    """The tables for people: streamed a part at a time (a pager at a terminal when they
+    are taller than it), or the summary alone where they would be long and nobody asked."""
+    # A terminal's width; COLUMNS where set (for a pipe too), else 100 for a pipe.
+    size = shutil.get_terminal_size((DEFAULT_WIDTH, 24))
+    lines = table_lines(comparison, size.columns)
+    tables = detail if detail is not None else sliced or lines <= TABLE_LINES
+    if detail is None and not tables:
+        n = len(comparison.groups)
+        click.echo(
+            f"note: the {n} points' tables are left out (about {lines:,} lines): --detail "
+            "shows them all, --where KEY=VALUE the points of a slice",
+            err=True,
+        )
+    tty = sys.stdout.isatty()
+    color = tty and not no_color()
+    parts = iter_table_text(comparison, width=size.columns, color=color, tables=tables)
+    if tty and tables and lines > size.lines:
+        click.echo_via_pager(parts, color=color)
+        return
+    for text in parts:
+        sys.stdout.write(text)
 
 
 def _fail_on(c: Comparison, fail_on: str | None) -> None:

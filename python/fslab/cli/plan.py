@@ -9,6 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from fslab.cli.console import console
 from fslab.compare import CompareError, parse_where
 from fslab.errors import ExitStatus
 from fslab.kinds import kind_of
@@ -138,7 +139,7 @@ def plan(
         click.echo(json.dumps(doc, indent=2))
         return ExitStatus.OK
     # Names and values are the study's own text: shown as written, never as markup.
-    out = Console(highlight=False, markup=False)
+    out = console(markup=False)
     repeats = (
         f"{st.repeat_min}-{st.repeat_max} repeats" if st.adaptive
         else f"{p.repeat} repeats"

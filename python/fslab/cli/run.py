@@ -21,6 +21,7 @@ from rich.progress import (
 
 from fslab import guard
 from fslab.cli.cleanup import clean
+from fslab.cli.console import console
 from fslab.cli.plan import (
     device_option,
     force_option,
@@ -129,7 +130,7 @@ def run(
             hint="run it with `--hosts HOST:SLOTS,...` (`--hosts localhost:"
             f"{most}` on this machine; docs/multihost.md)",
         )
-    err = Console(stderr=True, highlight=False)
+    err = console(stderr=True)
     if wait and (holder := waiting_for(results)):
         err.print(f"waiting for {holder} to finish with {results}", markup=False)
     with exclusive(results, "run", wait=wait):
@@ -161,7 +162,7 @@ def _launch(
     if found:
         raise found[0]
     argv = launch_argv(hosts, args)
-    Console(stderr=True, highlight=False).print(
+    console(stderr=True).print(
         f"fslab: {sum(h.slots for h in hosts)} ranks on {len(hosts)} host(s): "
         f"{' '.join(argv[:6])} ...",
         markup=False,
@@ -174,7 +175,7 @@ def _launch(
         # A rank that died took the others with it (Open MPI ends them all): what they
         # made on this host is in their journals, undone here as `fslab cleanup` would
         # (after the ranks' guards, which may be at it).
-        err = Console(stderr=True, highlight=False)
+        err = console(stderr=True)
         err.print(f"fslab: the ranks ended with status {code}; cleaning up on this host",
                   markup=False)  # fmt: skip
         status, why = (

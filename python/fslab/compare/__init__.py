@@ -35,6 +35,7 @@ from fslab.compare.model import (
     log_ratios,
     planned_numbers,
     row_numbers,
+    rows_matching,
 )
 from fslab.compare.select import build_comparison, build_ranks, keep_ops
 from fslab.compare.where import CompareError, parse_where
@@ -43,5 +44,5 @@ __all__ = [
     "DISTURBED", "HEADLINE_METRIC", "NOT_STEADY", "NUMBERS", "Cell", "CompareError",
     "Comparison", "Disturber", "Group", "IntegrityCell", "Question", "Row",
     "build_comparison", "build_ranks", "compare_results", "disturbers_of", "is_headline",
-    "keep_ops", "log_ratios", "parse_where", "planned_numbers", "row_numbers",
+    "keep_ops", "log_ratios", "parse_where", "planned_numbers", "row_numbers", "rows_matching",
 ]  # fmt: skip

@@ -4,7 +4,7 @@ made from the arrays (`fslab.compare.cells.Stats`) when a renderer asks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -127,7 +127,7 @@ class PlannedRows(Sequence[Row]):
     someone asks for one; the JSON renderer reads the plan and the indices instead (a
     study of 100,000 runs has half a million rows)."""
 
-    __slots__ = ("_made", "cols", "ids", "plan", "stats")
+    __slots__ = ("_made", "_some", "cols", "ids", "plan", "stats")
 
     def __init__(
         self,
@@ -140,15 +140,32 @@ class PlannedRows(Sequence[Row]):
         self.cols, self.ids = cols, ids
         """Row j is `plan[cols[j]]`, its numbers in row `ids[j]` of `stats`."""
         self._made: tuple[Row, ...] | None = None
+        self._some: dict[int, Row] = {}
+        """The rows `matching` made, by position: the same objects `_rows` then returns,
+        so their cells are computed once."""
 
     def _rows(self) -> tuple[Row, ...]:
         if self._made is None:
-            plan, stats = self.plan, self.stats
+            plan, stats, some = self.plan, self.stats, self._some
             self._made = tuple(
-                Row(plan[j][0], plan[j][1], stats, r)
-                for j, r in zip(self.cols.tolist(), self.ids.tolist(), strict=True)
+                some.get(k) or Row(plan[j][0], plan[j][1], stats, r)
+                for k, (j, r) in enumerate(zip(self.cols.tolist(), self.ids.tolist(), strict=True))
             )
         return self._made
+
+    def matching(self, keep: Callable[[str, MetricSpec], bool]) -> Iterator[Row]:
+        """The rows whose op and metric `keep` accepts, in order, without making the
+        others: a summary reads a few of each group's rows."""
+        if self._made is not None:
+            yield from (r for r in self._made if keep(r.op, r.metric))
+            return
+        plan, stats, some = self.plan, self.stats, self._some
+        for k, j in enumerate(self.cols.tolist()):
+            op, metric = plan[j][0], plan[j][1]
+            if keep(op, metric):
+                if (row := some.get(k)) is None:
+                    row = some[k] = Row(op, metric, stats, int(self.ids[k]))
+                yield row
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -188,6 +205,14 @@ class PlannedRows(Sequence[Row]):
             for t in range(n_t)
             for w in noise.get((r, t), ())
         ]
+
+
+def rows_matching(rows: Sequence[Row], keep: Callable[[str, MetricSpec], bool]) -> Iterator[Row]:
+    """A group's rows whose op and metric `keep` accepts; of `PlannedRows`, without making
+    the others."""
+    if isinstance(rows, PlannedRows):
+        return rows.matching(keep)
+    return (r for r in rows if keep(r.op, r.metric))
 
 
 def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[Floats, Floats, Floats]:

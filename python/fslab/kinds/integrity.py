@@ -47,6 +47,7 @@ from fslab.targets.extents import Place, file_extents, inode_places, places
 from fslab.targets.inject import Write, inject, read_at
 from fslab.targets.journal import Journal, undo
 from fslab.targets.mount import _about, _kmsg_open, _kmsg_read, mount, mounts_at, umount
+from fslab.targets.system import DOCTOR_HINT
 
 if TYPE_CHECKING:
     from fslab.study.model import Study
@@ -188,7 +189,7 @@ class IntegrityKind(Kind):
                     out.append(Problem(at, f"target `{t.name}` needs {', '.join(missing)} to "
                                        "map the file's blocks and check the file system",
                                        hint="install e2fsprogs, xfsprogs and btrfs-progs "
-                                       "(scripts/setup does)"))  # fmt: skip
+                                       f"(scripts/setup does); {DOCTOR_HINT}"))  # fmt: skip
             if study.reuse:
                 out.append(Problem(where(study, "reuse", place=place),
                                    "integrity workloads damage their file system: each run "

@@ -29,6 +29,7 @@ from fslab.environment import drop_caches
 from fslab.kinds.base import MIN_RUNTIME_S, Kind, RunContext, RunStatus
 from fslab.study.problems import Problem
 from fslab.study.workload import NAME_PATTERN, Param, SweepSpec, Value
+from fslab.targets.system import DOCTOR_HINT
 from fslab.telemetry.sampler import interval_for
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ class PgbenchKind(Kind):
             find_postgres()
             user = pg_user()
         except AppError as e:
-            return [Problem(where, e.message, hint=e.hint)]
+            return [Problem(where, e.message, hint=f"{e.hint}; {DOCTOR_HINT}")]
         blocked = unreachable_parent(workdir, user.pw_uid)
         if blocked is not None:
             return [

@@ -1,7 +1,7 @@
 """Everything a report shows, read once from the results database: the `Comparison`
 (`fslab.compare`, which owns the statistics) and what a report adds around it: the study
 file, the machine, each target's configuration as written and as in effect, and the
-telemetry series of one run per target and point.
+telemetry series of one run per target of the points the monitoring view draws.
 
 Read-only, like `fslab compare`, through `fslab.store.query`: the database is never changed.
 """
@@ -18,6 +18,7 @@ from typing import Any
 
 from fslab.compare import Comparison, Group, build_comparison
 from fslab.report.format import interval_level, margin_text
+from fslab.report.monitoring import Candidate, monitored_groups, representative
 from fslab.report.rank_views import Ranks, rank_views
 from fslab.stats.summary import ALPHA, MIN_EFFECT_PCT
 from fslab.store.query import DEFAULT_RESULTS, open_readonly, rank_rows
@@ -25,6 +26,7 @@ from fslab.store.records import (
     completed_run_places,
     environment,
     point_specs,
+    run_times,
     study_file,
     telemetry_documents,
 )
@@ -78,6 +80,9 @@ class RunTelemetry:
     kind: str
     parts: tuple[tuple[str, Mapping[str, Any]], ...]
     """(operation, `Telemetry.to_dict()` document); the operation is "" for a block run."""
+    runs: int = 1
+    """How many completed runs of its point and target it was chosen from."""
+    runtime_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,8 @@ class ReportData:
     environments: tuple[Environment, ...]
     targets: tuple[TargetInfo, ...]
     telemetry: Mapping[GroupKey, Mapping[str, RunTelemetry]] = field(default_factory=dict)
-    """Per group and target, the first completed repetition's telemetry (when stored)."""
+    """Per group the monitoring view draws (`monitored_groups`) and target, the
+    telemetry of its representative run (`representative`), where stored."""
     ranks: Ranks | None = None
     """The ranks of the multi-host runs compared, where asked for (`--ranks`)."""
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -122,6 +128,7 @@ def load_report(
     with open_readonly(Path(db_path)) as con:
         study_row = study_file(con, comparison.study)
         wanted = {key_of(g) for g in comparison.groups}
+        watched = {key_of(g) for g in monitored_groups(comparison.groups)}
         faulted = {cell.point for cell in comparison.integrity}
         # (point id) -> (group key, target, kind); only the points of compared groups and
         # the integrity points compared
@@ -133,7 +140,7 @@ def load_report(
             if key in wanted or p.id in faulted:
                 points[p.id] = (key, p.target, p.kind)
         effective: dict[str, Mapping[str, Any]] = {}
-        first_run: dict[tuple[GroupKey, str], tuple[int, int, str]] = {}
+        candidates: dict[tuple[GroupKey, str], list[tuple[int, int, str]]] = {}
         env_runs: dict[int, int] = {}
         for run in completed_run_places(con, study_row.id):
             if run.point_id not in points:
@@ -141,11 +148,12 @@ def load_report(
             key, target, kind = points[run.point_id]
             if run.effective and target not in effective:
                 effective[target] = _json_object(run.effective)
-            first_run.setdefault((key, target), (run.id, run.rep, kind))
+            if key in watched:
+                candidates.setdefault((key, target), []).append((run.id, run.rep, kind))
             if run.environment_id is not None:
                 env_runs[run.environment_id] = env_runs.get(run.environment_id, 0) + 1
         environments = environments_of(con, env_runs)
-        telemetry = _telemetry(con, first_run)
+        telemetry = _telemetry(con, candidates)
         ranked = None
         if ranks:
             ranked = rank_views(comparison.study, rank_rows(con, study_row.id), points=points,
@@ -203,14 +211,31 @@ def environments_of(
 
 
 def _telemetry(
-    con: sqlite3.Connection, first_run: Mapping[tuple[GroupKey, str], tuple[int, int, str]]
+    con: sqlite3.Connection, candidates: Mapping[tuple[GroupKey, str], list[tuple[int, int, str]]]
 ) -> dict[GroupKey, dict[str, RunTelemetry]]:
-    by_run = {
-        run_id: (key, target, rep, kind) for (key, target), (run_id, rep, kind) in first_run.items()
-    }
+    """The representative run's telemetry per group and target of `candidates` (their
+    completed runs: id, repetition, kind)."""
+    times = run_times(con, (run_id for runs in candidates.values() for run_id, _, _ in runs))
+    by_run: dict[int, tuple[GroupKey, str, int, str, int, float | None]] = {}
+    for (key, target), runs in candidates.items():
+        kinds = {run_id: kind for run_id, _, kind in runs}
+        chosen = representative(
+            [
+                Candidate(
+                    run_id,
+                    rep,
+                    times[run_id].runtime_s if run_id in times else None,
+                    run_id in times and times[run_id].contaminated_intervals > 0,
+                )
+                for run_id, rep, _ in runs
+            ]
+        )
+        by_run[chosen.run_id] = (
+            key, target, chosen.rep, kinds[chosen.run_id], len(runs), chosen.runtime_s
+        )  # fmt: skip
     out: dict[GroupKey, dict[str, RunTelemetry]] = {}
     for run_id, data in telemetry_documents(con, by_run):
-        key, target, rep, kind = by_run[run_id]
+        key, target, rep, kind, n, runtime = by_run[run_id]
         doc = _json_object(data)
         if not doc:
             continue
@@ -219,7 +244,7 @@ def _telemetry(
         else:  # a files run: one document per operation, in the order they ran
             parts = tuple((op, d) for op, d in doc.items() if isinstance(d, dict) and "series" in d)
         if parts:
-            out.setdefault(key, {})[target] = RunTelemetry(run_id, rep, kind, parts)
+            out.setdefault(key, {})[target] = RunTelemetry(run_id, rep, kind, parts, n, runtime)
     return out
 
 

@@ -26,7 +26,16 @@ from typing import Any, Literal
 import numpy as np
 
 from fslab.catalog import APP_HEADLINE_OP, entry
-from fslab.compare import HEADLINE_METRIC, Comparison, Group, Question, Row, is_headline, log_ratios
+from fslab.compare import (
+    HEADLINE_METRIC,
+    Comparison,
+    Group,
+    Question,
+    Row,
+    is_headline,
+    log_ratios,
+    rows_matching,
+)
 from fslab.metrics import TELEMETRY_OP, MetricSpec
 from fslab.params import format_param, varying_keys
 from fslab.report.format import (
@@ -642,10 +651,8 @@ def answers_by_metric(
     log write latency is its own family)."""
     fams: dict[str, dict[tuple[str, str, str], list[tuple[Group, Row]]]] = {m: {} for m in metrics}
     for group in comparison.groups:
-        for row in group.rows:
+        for row in rows_matching(group.rows, lambda _op, m: m.name in fams):
             metric = row.metric.name
-            if metric not in fams:
-                continue
             if metric == HEADLINE_METRIC:
                 if not is_headline(group.kind, row):
                     continue

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from fslab.compare import Cell, Comparison, Disturber, Group
@@ -372,26 +373,29 @@ def warning_summary(comparison: Comparison, *, points: int = 3) -> list[str]:
     """The study's warnings, one line per kind: which targets at how many points, and
     the first `points` points: `cached: ext4 at 2 points, xfs at 2 (rw=read, rw=randread)`.
     The details of each are in `--format json` and the HTML report."""
-    by_kind: dict[str, tuple[dict[str, int], dict[str, None], list[str]]] = {}
-    varying_of = varying_by_workload(comparison)
-    for g in comparison.groups:
+    # A kind's points by group: only the first `points` are named (a title is a format
+    # of every parameter, and a large study warns at a hundred thousand points).
+    by_kind: dict[str, tuple[dict[str, int], dict[int, Group], list[str]]] = {}
+    for i, g in enumerate(comparison.groups):
         seen: set[tuple[str, str]] = set()
         for w in g.all_warnings():
-            targets, titles, example = by_kind.setdefault(w.kind.value, ({}, {}, []))
+            targets, groups, example = by_kind.setdefault(w.kind.value, ({}, {}, []))
             if (w.kind.value, w.target) not in seen:
                 seen.add((w.kind.value, w.target))
                 targets[w.target] = targets.get(w.target, 0) + 1
-            titles[short_title(comparison, g, varying_of)] = None
+            groups[i] = g
             if not example:
                 example.append(w.message)
     out: list[str] = []
-    for kind, (targets, titles, example) in by_kind.items():
+    varying_of = varying_by_workload(comparison) if by_kind else {}
+    for kind, (targets, groups, example) in by_kind.items():
         counts = [f"{t} at {n} point{'s' if n != 1 else ''}" for t, n in targets.items()]
-        shown = list(titles)[:points]
-        more = len(titles) - len(shown)
+        first = islice(groups.values(), points)
+        shown = list({short_title(comparison, g, varying_of): None for g in first})
+        more = max(len(groups) - points, 0)
         where = ", ".join(shown) + (f" and {more} more" if more else "")
         line = f"{kind}: " + ", ".join(counts) + f" ({where})"
-        if len(titles) == 1 and example:
+        if len(groups) == 1 and example:
             line += f": {example[0]}"
         out.append(line)
     return out

@@ -347,9 +347,15 @@ def sentence(s: Series) -> str:
     return "".join(parts)
 
 
+HISTORY_SCHEMA_VERSION = 1
+"""`fslab history --format json`'s layout: bumped on any change a reader could notice (a
+key removed, renamed or its meaning changed); new keys keep it."""
+
+
 def as_json(h: History) -> dict[str, Any]:
     """The history as `fslab history --format json` writes it."""
     return {
+        "schema_version": HISTORY_SCHEMA_VERSION,
         "study": h.study,
         "alpha": h.alpha,
         "window": h.window,

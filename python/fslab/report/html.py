@@ -59,13 +59,13 @@ from fslab.report.integrity import (
     integrity_table,
     trade_off_lines,
 )
+from fslab.report.monitor_figure import plotly_figure
 from fslab.report.rank_views import INTRO as RANKS_INTRO
 from fslab.report.rank_views import RANK_COLUMNS, rank_cells
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.report.verdicts import verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement
 from fslab.stats.warnings import StatWarning
-from fslab.units import short_count
 
 _COLUMNS = 4
 """Small multiples per row."""
@@ -92,7 +92,15 @@ def _axis_name(kind: str, i: int) -> str:
 
 def figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> dict[str, Any]:
     """A plotly figure (data, layout, config) for `chart`: a grid of small multiples with a
-    shared legend, one colour and marker per target."""
+    shared legend, one colour and marker per target (a monitor chart: its own grid)."""
+    config = {
+        "displaylogo": False,
+        "responsive": True,
+        "toImageButtonOptions": {"format": "svg", "filename": chart.id},
+        "modeBarButtonsToRemove": ["select2d", "lasso2d"],
+    }
+    if chart.kind == "monitor":
+        return {**plotly_figure(chart, styles, _FONT), "config": config}
     n = len(chart.panels)
     cols = min(n, _COLUMNS if chart.kind != "bars" or n > 1 else 1)
     if chart.kind == "bars" and n > 1:
@@ -172,12 +180,6 @@ def figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> dict[str, Any]:
                 chart, trace, x, styles[trace.target], x_ref, y_ref, legend_key not in shown
             )
             shown.add(legend_key)
-    config = {
-        "displaylogo": False,
-        "responsive": True,
-        "toImageButtonOptions": {"format": "svg", "filename": chart.id},
-        "modeBarButtonsToRemove": ["select2d", "lasso2d"],
-    }
     return {"data": data, "layout": layout, "config": config}
 
 
@@ -196,8 +198,6 @@ def _x_axis(
     }
     if chart.kind == "bars":
         axis["type"] = "category"
-    elif chart.kind == "time":
-        axis["rangemode"] = "tozero"
     elif chart.kind == "lines":
         xs = sorted({float(x) for t in panel.traces for x in t.x if not isinstance(x, str)})
         if chart.x_log:
@@ -261,40 +261,11 @@ def _traces(
         "marker": {
             "color": style.color,
             "symbol": style.symbol,
-            "size": 7 if chart.kind == "lines" else 5,
+            "size": 7,
         },
         "connectgaps": False,
     }
-    out_traces = [line]
-    if trace.peak is not None:
-        px, py = x[trace.peak], trace.y[trace.peak]
-        assert py is not None
-        out_traces.append(
-            {
-                "type": "scatter",
-                "mode": "markers+text",
-                "xaxis": x_ref,
-                "yaxis": y_ref,
-                "x": [px],
-                "y": [py],
-                "name": f"{name} peak",
-                "legendgroup": name,
-                "showlegend": False,
-                "marker": {
-                    "color": style.color,
-                    "symbol": "star",
-                    "size": 12,
-                    "line": {"color": "#fff", "width": 1},
-                },
-                "text": [f"peak {short_count(py)}"],
-                "textposition": "top center",
-                "textfont": {"size": 10, "color": style.color},
-                "hovertext": [_esc(trace.hover[trace.peak]) if trace.hover else ""],
-                "hovertemplate": "peak: %{hovertext}<extra></extra>",
-                "cliponaxis": False,
-            }
-        )
-    return out_traces
+    return [line]
 
 
 def _script_json(value: Any) -> str:
@@ -364,8 +335,8 @@ def summary_context(
         "format_vs": format_vs,
         "vs_title": vs_title,
         "interval_level": interval_level,
-        "verdicts": verdicts(c),
-        "verdict_lines": verdict_headlines(c),
+        "verdicts": (rows := verdicts(c)),
+        "verdict_lines": verdict_headlines(c, rows),
         "spans": spans_html,
         "verdict_class": _verdict_class,
         "mark": mark,

@@ -49,6 +49,7 @@ from fslab.report.integrity import (
     integrity_lines,
     integrity_table,
 )
+from fslab.report.monitor_figure import matplotlib_figure
 from fslab.report.output import staged_dir, write_text
 from fslab.report.rank_views import INTRO as RANKS_INTRO
 from fslab.report.rank_views import RANK_COLUMNS, rank_cells
@@ -56,7 +57,6 @@ from fslab.report.render.markdown_table import integrity_markdown
 from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
 from fslab.report.verdicts import VerdictRow, verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement
-from fslab.units import short_count
 
 _MARKERS = {
     "circle": "o",
@@ -218,7 +218,7 @@ def _summary(data: ReportData) -> list[str]:
     rows = verdicts(c)
     if rows:
         lines += _verdict_table(data, rows)
-    failed = verdict_headlines(c)
+    failed = verdict_headlines(c, rows)
     for v in failed:
         lines.append(f"- **{md(v.row.title)}**: {markdown_sentence(v.sentence())}")
     if failed:
@@ -407,7 +407,7 @@ def _configuration(data: ReportData) -> list[str]:
 
 def render_svg(chart: Chart, styles: Mapping[str, TargetStyle]) -> str:
     """The chart as an SVG document (matplotlib): small multiples, one colour and marker
-    per target, error bars of the 95% CI, each time line's peak marked."""
+    per target, error bars of the 95% CI (a monitor chart: `monitor_figure`'s grid)."""
     with mpl.rc_context(cast(Any, _RC)):
         fig = _figure(chart, styles)
         out = io.StringIO()
@@ -487,6 +487,8 @@ def _render_all(charts: Sequence[Chart], styles: Mapping[str, TargetStyle]) -> I
 
 
 def _figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> Figure:
+    if chart.kind == "monitor":
+        return matplotlib_figure(chart, styles)
     n = len(chart.panels)
     cols = min(n, 3 if chart.kind == "bars" else 4)
     rows = -(-n // cols)
@@ -541,27 +543,12 @@ def _figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> Figure:
                     yerr=[lower, upper] if any(upper) else None,
                     color=style.color,
                     marker=_MARKERS.get(style.symbol, "o"),
-                    markersize=4 if chart.kind == "lines" else 2.5,
+                    markersize=4,
                     linewidth=1.5,
                     linestyle=":" if trace.dash == "dot" else "-",
                     capsize=2,
                     label=trace.name,
                 )
-                if trace.peak is not None and trace.y[trace.peak] is not None:
-                    px, py = x[trace.peak], trace.y[trace.peak]
-                    assert py is not None
-                    ax.plot(
-                        [px], [py], marker="*", markersize=9, color=style.color, linestyle="none"
-                    )
-                    ax.annotate(
-                        f"peak {short_count(py)}",
-                        (px, py),
-                        textcoords="offset points",
-                        xytext=(0, 5),
-                        ha="center",
-                        fontsize=7,
-                        color=style.color,
-                    )
             handles.setdefault(trace.name, h)
         if chart.kind == "bars":
             ax.set_xticks(range(len(cats)))
@@ -577,8 +564,6 @@ def _figure(chart: Chart, styles: Mapping[str, TargetStyle]) -> Figure:
             ax.set_xticklabels([f"{t:g}" for t in ticks])
             ax.minorticks_off()
         ax.set_axisbelow(True)
-        if chart.kind == "time":
-            ax.set_xlim(left=0)
         top = chart.y_top(panel)
         ax.set_ylim(0, top if top is not None else None)
         if any(w in chart.y_label for w in ("IOPS", "files/s", "tps")):

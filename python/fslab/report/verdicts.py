@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from fslab.compare import Comparison, Group, Row
+from fslab.compare import Comparison, Group, Row, rows_matching
 from fslab.metrics import JETSTRESS_OP, VERDICT_UNIT
 from fslab.report.findings import Sentence, Span
 from fslab.report.format import (
@@ -89,7 +89,8 @@ class VerdictRow:
 
 def _verdict_row(group: Group) -> Row | None:
     return next(
-        (r for r in group.rows if r.op == JETSTRESS_OP and r.metric.unit == VERDICT_UNIT), None
+        rows_matching(group.rows, lambda op, m: op == JETSTRESS_OP and m.unit == VERDICT_UNIT),
+        None,
     )
 
 
@@ -181,9 +182,13 @@ class VerdictHeadline:
         return tuple(spans)
 
 
-def verdict_headlines(comparison: Comparison) -> tuple[VerdictHeadline, ...]:
-    """One per group where some target fails its verdict, in table order."""
-    return tuple(VerdictHeadline(v) for v in verdicts(comparison) if v.failed)
+def verdict_headlines(
+    comparison: Comparison, rows: Sequence[VerdictRow] | None = None
+) -> tuple[VerdictHeadline, ...]:
+    """One per group where some target fails its verdict, in table order; from `rows`
+    where the caller has the `verdicts` already (each is a pass over every group)."""
+    found = verdicts(comparison) if rows is None else rows
+    return tuple(VerdictHeadline(v) for v in found if v.failed)
 
 
 def _jetstress_row(group: Group, metric: str) -> Row | None:

@@ -59,6 +59,16 @@ class RunPlaceRow(NamedTuple):
     effective: str | None
 
 
+class RunTimeRow(NamedTuple):
+    """How long a completed run took and how much of it other work disturbed (its
+    `run_fact`, written when it was stored)."""
+
+    run_id: int
+    runtime_s: float | None
+    intervals: int
+    contaminated_intervals: int
+
+
 class EnvironmentRow(NamedTuple):
     kernel: str
     cpu_model: str
@@ -158,6 +168,23 @@ def telemetry_documents(con: sqlite3.Connection, run_ids: Iterable[int]) -> Iter
             f"SELECT run_id, data FROM telemetry WHERE run_id IN ({marks}) ORDER BY run_id", chunk
         ):
             yield TelemetryRow(int(run_id), str(data))
+
+
+def run_times(con: sqlite3.Connection, run_ids: Iterable[int]) -> dict[int, RunTimeRow]:
+    """The runtime and disturbed intervals of these runs, by id (a run without a
+    `run_fact` row is missing)."""
+    out: dict[int, RunTimeRow] = {}
+    for chunk in _chunks(sorted(set(run_ids))):
+        marks = ",".join("?" * len(chunk))
+        for run_id, runtime, n, dirty in con.execute(
+            "SELECT run_id, runtime_s, intervals, contaminated_intervals FROM run_fact"
+            f" WHERE run_id IN ({marks})",
+            chunk,
+        ):
+            out[int(run_id)] = RunTimeRow(
+                int(run_id), None if runtime is None else float(runtime), int(n), int(dirty)
+            )
+    return out
 
 
 def runs_with_values(con: sqlite3.Connection, ok: set[int]) -> set[int]:

@@ -19,7 +19,7 @@ from fslab.targets.args import mkfs_size
 from fslab.targets.fstoken import Made
 from fslab.targets.mkfs import loop_image_size, mkfs_write_bytes, size_of
 from fslab.targets.mount import mount_containing
-from fslab.targets.system import System, keyed_check
+from fslab.targets.system import DOCTOR_HINT, System, keyed_check
 from fslab.units import format_bytes
 
 # Copies of the data each btrfs profile keeps; parity profiles are handled apart.
@@ -134,11 +134,12 @@ def target_problems(
     problems = []
     study = plan.study
     for i, t in enumerate(study.target):
-        for key, msg in keyed_check(t, system, plan.scale):
+        for key, msg, machine in keyed_check(t, system, plan.scale):
             at: tuple[int | str, ...] = ("target", i, *(key.split(".") if key else ()))
             # The place names the target; the sentence need not say it again.
             said = msg.removeprefix(f"target `{t.name}`: ")
-            problems.append(Problem(where(study, *at, place=place), said))
+            hint = DOCTOR_HINT if machine else None
+            problems.append(Problem(where(study, *at, place=place), said, hint=hint))
         if t.device is None or not system.is_root:
             continue  # without root `check` already says so; the gate needs root to look
         for dev in t.device:

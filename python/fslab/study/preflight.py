@@ -29,7 +29,7 @@ from fslab.study.model import Study
 from fslab.study.plan import Plan, expand
 from fslab.targets.fstoken import Made
 from fslab.targets.system import System
-from fslab.targets.workdir import memory_problems
+from fslab.targets.workdir import default_workdir, memory_problems
 from fslab.targets.workdir import problems as workdir_problems
 from fslab.targets.workdir import taken as workdir_taken
 
@@ -133,7 +133,3 @@ def reference_sentence(study: Study, plan: Plan, place: str) -> tuple[str | None
         f"compare and report judge every target against it (as independent runs); it "
         f"measured {len(groups & points)} of the {len(groups)} workload points planned"
     ), []
-
-
-def default_workdir(results: Path) -> Path:
-    return results.resolve().parent / "fslab-work"

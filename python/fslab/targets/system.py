@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from fslab.targets import gate, layers, scheduler
 from fslab.targets._proc import run, which
@@ -27,7 +28,8 @@ from fslab.targets.mount import block_rdev
 from fslab.targets.spec import TargetSpec
 from fslab.units import format_bytes, parse_size
 
-# tool -> (Debian package, command printing its version or None)
+# tool -> (Debian package, command printing its version or None): the one table of
+# which package brings which tool (`check`'s sentences, `fslab doctor`).
 TOOLS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "mkfs.ext4": ("e2fsprogs", ("mkfs.ext4", "-V")),
     "tune2fs": ("e2fsprogs", None),
@@ -56,7 +58,22 @@ TOOLS: dict[str, tuple[str, tuple[str, ...] | None]] = {
     "mdadm": ("mdadm", ("mdadm", "--version")),
     "lvm": ("lvm2", ("lvm", "version")),
     "fio": ("fio", ("fio", "--version")),
+    # The rest of fslab's tools, not the targets' (`OTHER_TOOLS`).
+    "bpftrace": ("bpftrace", ("bpftrace", "--version")),
+    "strace": ("strace", ("strace", "-V")),
+    "initdb": ("postgresql", None),
+    "chromium": ("chromium", ("chromium", "--version")),
+    "chromedriver": ("chromium-driver", ("chromedriver", "--version")),
+    "rsync": ("rsync", ("rsync", "--version")),
+    "fdupes": ("fdupes", ("fdupes", "--version")),
 }
+OTHER_TOOLS = frozenset(
+    {"bpftrace", "strace", "initdb", "chromium", "chromedriver", "rsync", "fdupes"}
+)
+"""Tools of `fslab record` (bpftrace, strace), pgbench (PostgreSQL: Debian keeps its
+programs off PATH, `apps.postgres.find_postgres` finds them), the browser tests and
+bench/: in `TOOLS` for their packages, left out of `System.probe` and of the record
+(bpftrace and chromium take half a second to say their versions)."""
 # What reading the results back needs, per file system (`effective`).
 INSPECT_TOOL = {n: f.inspect for n, f in FAMILIES.items()}
 # What names a file system after mkfs, where mkfs cannot (`mkfs.name_argv`).
@@ -71,6 +88,7 @@ CONFIG_KEYS = (
     "BLK_DEV_WRITE_MOUNTED",
     "BLK_DEV_MD",
     "BLK_DEV_DM",
+    "FTRACE_SYSCALLS",
 )
 
 # xfs mounts blocks larger than the page size from Linux 6.12 on ("large block size"
@@ -106,12 +124,15 @@ class System:
     """The dm-crypt target is loaded (`dmsetup targets`) or built as a module."""
     md_personalities: frozenset[str] = frozenset()
     """md RAID levels the kernel runs: loaded (/proc/mdstat) or built as modules."""
+    btrfs_features: frozenset[str] | None = None
+    """What this kernel's btrfs offers (/sys/fs/btrfs/features: `raid56`, `raid1c34`,
+    ...), None when btrfs is not loaded yet (its first mount loads it)."""
 
     @classmethod
     def probe(cls) -> System:
         release = os.uname().release
-        tools = {name: which(name) for name in TOOLS}
-        versions = {name: _version(name, path) for name, path in tools.items()}
+        tools = {name: which(name) for name in TOOLS if name not in OTHER_TOOLS}
+        versions = {name: tool_version(name, path) for name, path in tools.items()}
         # Tools without a version flag have their package's version (tune2fs: e2fsprogs).
         by_package = {TOOLS[n][0]: v for n, v in versions.items() if v is not None}
         for name, path in tools.items():
@@ -132,6 +153,7 @@ class System:
             btrfs_sectorsizes=_btrfs_sectorsizes(),
             dm_crypt=_has_dm_crypt(release, tools.get("dmsetup")),
             md_personalities=_md_personalities(release),
+            btrfs_features=_btrfs_features(),
         )
 
     @property
@@ -155,7 +177,9 @@ class System:
         }
 
 
-def _version(name: str, path: str | None) -> str | None:
+def tool_version(name: str, path: str | None) -> str | None:
+    """The version of tool `name` (of `TOOLS`) installed at `path` (`1.47.0`), or None
+    when it is missing or says none."""
     argv = TOOLS[name][1]
     if path is None or argv is None:
         return None
@@ -243,6 +267,13 @@ def _md_personalities(release: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _btrfs_features() -> frozenset[str] | None:
+    try:
+        return frozenset(p.name for p in Path("/sys/fs/btrfs/features").iterdir())
+    except OSError:
+        return None
+
+
 def _btrfs_sectorsizes() -> tuple[int, ...] | None:
     try:
         text = Path("/sys/fs/btrfs/features/supported_sectorsizes").read_text()
@@ -257,6 +288,12 @@ def _btrfs_sectorsizes() -> tuple[int, ...] | None:
 def block_size_problem(fs: str, size: int, system: System, *, checksums: bool | None) -> str | None:
     """Why `size` cannot be `fs`'s block size here (mkfs's range, then what the kernel
     mounts), or None."""
+    return _mkfs_block_size_problem(fs, size, checksums=checksums) or kernel_block_size_problem(
+        fs, size, system
+    )
+
+
+def _mkfs_block_size_problem(fs: str, size: int, *, checksums: bool | None) -> str | None:
     low, high = MKFS_BLOCK_SIZES[fs]
     if fs == "xfs" and checksums is not False:
         low = 1024  # V5 (crc=1) needs 1 KiB blocks at least
@@ -264,6 +301,12 @@ def block_size_problem(fs: str, size: int, system: System, *, checksums: bool | 
         return f"{fs} takes a power of two from {format_bytes(low)} to {format_bytes(high)}" + (
             " (512 B only without checksums, V4)" if fs == "xfs" and low == 1024 else ""
         )
+    return None
+
+
+def kernel_block_size_problem(fs: str, size: int, system: System) -> str | None:
+    """Why this kernel does not mount `fs` with blocks of `size` (one mkfs makes), or
+    None."""
     page = system.page_size
     if fs == "ext4" and size > page:
         # Measured on 6.18: mke2fs makes a 64 KiB-block ext4, the kernel refuses to
@@ -287,23 +330,44 @@ def block_size_problem(fs: str, size: int, system: System, *, checksums: bool | 
     return None
 
 
+DOCTOR_HINT = "`fslab doctor` lists what this machine has and lacks"
+"""The hint of a problem that is this machine's, not the study's (`TargetProblem.machine`)."""
+
+
+class TargetProblem(NamedTuple):
+    """One reason a target cannot be made here (`keyed_check`)."""
+
+    key: str | None
+    """The target's key at fault (`loop.size`, `block_size`, ...), None when the sentence
+    is about this machine only (root, a tool)."""
+    message: str
+    machine: bool = False
+    """This machine lacks what the target needs (root, a tool, a kernel feature): the
+    study is right, and runs where those are (`DOCTOR_HINT`)."""
+
+
+def family_tools(fs: str) -> list[str]:
+    """The tools making, mounting and reading back a file system of family `fs` needs."""
+    fam = FAMILIES[fs]
+    wanted = [MKFS_TOOL[fs], INSPECT_TOOL[fs], "mount", "umount"]
+    return wanted + [t for t in (fam.mount_tool, NAME_TOOL.get(fam.uuid)) if t is not None]
+
+
 def check(spec: TargetSpec, system: System, scale: float = 1.0) -> list[str]:
     """Every reason `spec` cannot be provisioned on `system`, as sentences naming the key
     at fault; empty when it can. No side effects. What the safety gate says about a
     `device` target's devices is apart: `gate.refusals`."""
-    return [msg for _, msg in keyed_check(spec, system, scale)]
+    return [p.message for p in keyed_check(spec, system, scale)]
 
 
-def keyed_check(
-    spec: TargetSpec, system: System, scale: float = 1.0
-) -> list[tuple[str | None, str]]:
-    """`check`, each problem with the target's key at fault (`loop.size`, `block_size`,
-    ...; None when it is about this machine), so that a study can say at which line."""
+def keyed_check(spec: TargetSpec, system: System, scale: float = 1.0) -> list[TargetProblem]:
+    """`check`, each problem with the target's key at fault, so that a study can say at
+    which line, and whether it is what this machine lacks."""
     who = f"target `{spec.name}`"
-    problems: list[tuple[str | None, str]] = []
+    problems: list[TargetProblem] = []
 
-    def add(key: str | None, msg: str) -> None:
-        problems.append((key, msg))
+    def add(key: str | None, msg: str, *, machine: bool = False) -> None:
+        problems.append(TargetProblem(key, msg, machine))
 
     if spec.dir is not None:
         path = Path(spec.dir)
@@ -322,6 +386,7 @@ def keyed_check(
             None,
             f"{who}: making a file system needs root (losetup, mkfs, mount); run fslab as "
             f"root, or use a `dir` target",
+            machine=True,
         )
     fam = FAMILIES[fs]
     if fam.kernel not in system.filesystems:
@@ -330,14 +395,14 @@ def keyed_check(
             f"{who}: `fs = {fs!r}` needs {fam.kernel} in the kernel ({fam.kernel_config}), "
             f"and this kernel ({system.kernel}) has none (not in /proc/filesystems, no "
             f"module); run the study on a kernel built with it, or choose another `fs`",
+            machine=True,
         )
-    wanted = [MKFS_TOOL[fs], INSPECT_TOOL[fs], "mount", "umount"]
-    wanted += [t for t in (fam.mount_tool, NAME_TOOL.get(fam.uuid)) if t is not None]
-    for tool in wanted:
+    for tool in family_tools(fs):
         if not system.has_tool(tool):
             add(
                 None,
                 f"{who}: `{tool}` is not installed; install {TOOLS[tool][0]} (`make setup` does)",
+                machine=True,
             )
 
     loop = spec.effective_loop
@@ -347,9 +412,10 @@ def keyed_check(
                 "loop",
                 f"{who}: loop devices are not available (no /dev/loop-control); load the "
                 f"`loop` module or name real devices with `device`",
+                machine=True,
             )
         if not system.has_tool("losetup"):
-            add(None, f"{who}: `losetup` is not installed; install util-linux")
+            add(None, f"{who}: `losetup` is not installed; install util-linux", machine=True)
         minimum = MIN_DEVICE_BYTES[fs]
         size = loop_image_size(spec, scale)
         if size < minimum:
@@ -361,9 +427,14 @@ def keyed_check(
 
     if spec.block_size is not None:
         size = parse_size(spec.block_size)
-        why = block_size_problem(fs, size, system, checksums=spec.checksums)
-        if why:
-            add("block_size", f"{who}: `block_size = {spec.block_size!r}` cannot be used: {why}")
+        why = _mkfs_block_size_problem(fs, size, checksums=spec.checksums)
+        kernel_why = None if why else kernel_block_size_problem(fs, size, system)
+        if why or kernel_why:
+            add(
+                "block_size",
+                f"{who}: `block_size = {spec.block_size!r}` cannot be used: {why or kernel_why}",
+                machine=kernel_why is not None,
+            )
     if spec.cluster_size is not None and fam.cluster_sizes is not None and fs != "ext4":
         cluster = parse_size(spec.cluster_size)
         low, high = fam.cluster_sizes
@@ -396,14 +467,25 @@ def keyed_check(
             f"this kernel cannot mount (CONFIG_XFS_SUPPORT_V4 is off); xfs V5 always "
             f"checksums its metadata: leave `checksums` out, or compare checksums on ext4 "
             f"(metadata_csum) or btrfs (nodatasum)",
+            machine=True,
         )
 
     if spec.encryption == "dm-crypt" and (why := _dm_crypt_problem(system, who)):
-        add("encryption", why)
-    if spec.raid is not None and (why := _md_problem(spec, system, who)):
-        add("raid", why)
-    if spec.lvm is not None and (why := _lvm_problem(spec, system, who)):
-        add("lvm", why)
+        add("encryption", why, machine=True)
+    if spec.raid is not None and spec.device is not None:
+        # Undo stops an array only when every member is provably fslab's, which for a
+        # real device is not built yet (a loop over fslab's image is).
+        add(
+            "raid",
+            f"{who}: `raid = {str(spec.raid)!r}` is built on loop devices only; name no "
+            f"`device`, or let the devices' own RAID do it",
+        )
+    elif spec.raid is not None and (why := _md_problem(spec, system, who)):
+        add("raid", why, machine=True)
+    if spec.lvm is not None and spec.device is not None:
+        add("lvm", f"{who}: `lvm = {spec.lvm!r}` is built on loop devices only; name no `device`")
+    elif spec.lvm is not None and (why := _lvm_problem(spec, system, who)):
+        add("lvm", why, machine=True)
     if spec.encryption == "fscrypt" and (
         not system.ext4_encryption or system.config("FS_ENCRYPTION") is False
     ):
@@ -411,10 +493,11 @@ def keyed_check(
             "encryption",
             f'{who}: `encryption = "fscrypt"` needs ext4 encryption in the kernel '
             f"(CONFIG_FS_ENCRYPTION; /sys/fs/ext4/features/encryption is missing)",
+            machine=True,
         )
 
     if spec.scheduler is not None and (why := _scheduler_problem(spec, who)):
-        add("scheduler", why)
+        add("scheduler", why, machine=True)
 
     if spec.device is not None:
         seen: dict[int | str, str] = {}
@@ -436,9 +519,11 @@ def keyed_check(
                     f"{format_bytes(MIN_DEVICE_BYTES[fs])} {fs} needs",
                 )
         if not system.has_tool("wipefs"):
-            add(None, f"{who}: `wipefs` is not installed (the safety gate needs it)")
-    problems += [("mkfs_args", f"{who}: {m}") for m in dict.fromkeys(mkfs_problems(spec))]
-    problems += [("mount_options", f"{who}: {m}") for m in dict.fromkeys(mount_problems(spec))]
+            add(None, f"{who}: `wipefs` is not installed (the safety gate needs it)", machine=True)
+    for m in dict.fromkeys(mkfs_problems(spec)):
+        add("mkfs_args", f"{who}: {m}")
+    for m in dict.fromkeys(mount_problems(spec)):
+        add("mount_options", f"{who}: {m}")
     return problems
 
 
@@ -462,13 +547,6 @@ def _dm_crypt_problem(system: System, who: str) -> str | None:
 def _md_problem(spec: TargetSpec, system: System, who: str) -> str | None:
     """Why an md RAID target cannot be made here (what is missing), or None."""
     level = str(spec.raid)
-    if spec.device is not None:
-        # Undo stops an array only when every member is provably fslab's, which for a
-        # real device is not built yet (a loop over fslab's image is).
-        return (
-            f"{who}: `raid = {level!r}` is built on loop devices only; name no `device`, "
-            f"or let the devices' own RAID do it"
-        )
     missing = []
     if not system.has_md:
         missing.append("md RAID (CONFIG_BLK_DEV_MD; no /proc/mdstat)")
@@ -487,8 +565,6 @@ def _md_problem(spec: TargetSpec, system: System, who: str) -> str | None:
 
 def _lvm_problem(spec: TargetSpec, system: System, who: str) -> str | None:
     """Why an LVM target cannot be made here (what is missing), or None."""
-    if spec.device is not None:
-        return f"{who}: `lvm = {spec.lvm!r}` is built on loop devices only; name no `device`"
     missing = []
     if not system.has_device_mapper:
         missing.append("device-mapper (CONFIG_BLK_DEV_DM; not in /proc/misc)")

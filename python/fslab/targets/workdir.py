@@ -28,7 +28,14 @@ _KERNEL_TREES = ("/proc", "/sys", "/dev")
 RAM_FS = ("tmpfs", "ramfs")
 
 
-def _nearest_existing(path: Path) -> Path:
+def default_workdir(results: Path) -> Path:
+    """The work directory when neither --workdir nor the study names one: `fslab-work`
+    beside the results database."""
+    return results.resolve().parent / "fslab-work"
+
+
+def nearest_existing(path: Path) -> Path:
+    """`path`, or its nearest parent that exists."""
     for p in [path, *path.parents]:
         if p.exists():
             return p
@@ -84,7 +91,7 @@ def taken(workdir: Path, targets: Iterable[TargetSpec]) -> list[str]:
 
 def _in_memory(workdir: Path) -> str | None:
     """The memory file system (`tmpfs`, `ramfs`) the work directory is on, or None."""
-    m = mount_containing(_nearest_existing(Path(os.path.realpath(workdir))))
+    m = mount_containing(nearest_existing(Path(os.path.realpath(workdir))))
     return m.fstype if m is not None and m.fstype in RAM_FS else None
 
 

@@ -16,8 +16,10 @@ Which charts a study gets depends on its data:
   few numbers that tell it (`APP_CHARTS`): transactions per second, the JetStress set
   or the data reads and log writes, and the device IOPS peak (checkpoint bursts); never
   its verdict (the summary's table) nor the other operations' rates;
-- **timeline**: device IOPS and MiB/s over time from the telemetry (the first completed
-  repetition of each target), its peak marked;
+- **monitoring** (`timeline.py`): per point (a few per workload), a row per quantity
+  over time (the disks' MiB/s and IOPS, the page cache, the memory available) and a
+  column per target on the same scales, from the telemetry of a representative run; a
+  files run's operations named along the time axis;
 - **amplification**: write and space amplification, grouped by target.
 """
 
@@ -46,6 +48,7 @@ from fslab.report.charts.model import (
 from fslab.report.charts.sweeps import sweep_charts
 from fslab.report.charts.timeline import timeline_charts
 from fslab.report.context import ReportData
+from fslab.report.monitoring import monitor_note
 
 __all__ = [
     "APP_CHARTS",
@@ -79,6 +82,8 @@ def build_charts(data: ReportData) -> tuple[Chart, ...]:
 
 
 def chart_notes(data: ReportData) -> tuple[str, ...]:
-    """What the charts leave out, per workload too large for per-point charts."""
-    notes = (per_point_note(w, gs) for w, gs in groups_by_workload(data.comparison.groups).items())
-    return tuple(n for n in notes if n)
+    """What the charts leave out: per workload too large for per-point charts, and per
+    workload whose monitoring view draws some of its points."""
+    groups = data.comparison.groups
+    notes = (per_point_note(w, gs) for w, gs in groups_by_workload(groups).items())
+    return tuple(n for n in notes if n) + monitor_note(groups)

@@ -2,8 +2,8 @@
 
 Every kind of chart sorts a comparison's groups the same way (by workload, split when a
 chart would hold too many panels, labelled by the parameters that vary) and gives each
-chart an id unique in the report; sharing this keeps the sweeps, bars and timelines of
-one workload titled and split alike.
+chart an id unique in the report; sharing this keeps the sweeps, bars and monitoring
+charts of one workload titled and split alike.
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from fslab.report.format import format_ratio, format_stat, slug
 MAX_PANELS = 16
 """More points than this in one chart are split by the first parameter that varies."""
 MAX_POINT_CHARTS = MAX_PANELS
-"""A workload of more points than this gets no per-point charts (bars, amplification) and
-the device activity of its first `MAX_PANELS` points only: the summary's overview shows
-every point's ratio, the sweeps its numbers on their axes, the tables everything. So a
-report's chart count grows with its workloads and metrics, never with its points."""
+"""A workload of more points than this gets no per-point charts (bars, amplification):
+the summary's overview shows every point's ratio, the sweeps its numbers on their axes,
+the tables everything; its monitoring view draws a few points at most
+(`fslab.report.monitoring`). So a report's chart count grows with its workloads and
+metrics, never with its points."""
 
 
 def per_point_note(workload: str, groups: Sequence[Group]) -> str | None:
@@ -30,9 +31,9 @@ def per_point_note(workload: str, groups: Sequence[Group]) -> str | None:
     if len(groups) <= MAX_POINT_CHARTS:
         return None
     return (
-        f"`{workload}` has {len(groups)} points: no per-point bars, and the device activity "
-        f"of its first {MAX_PANELS} only; the summary's overview shows every point's ratio, "
-        f"the tables every number, and `fslab report --where KEY=VALUE` draws a part in full."
+        f"`{workload}` has {len(groups)} points: no per-point bars; the summary's overview "
+        "shows every point's ratio, the tables every number, and `fslab report --where "
+        "KEY=VALUE` draws a part in full."
     )
 
 

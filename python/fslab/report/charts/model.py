@@ -38,7 +38,7 @@ class Section(StrEnum):
         return {
             Section.SWEEP: "Sweeps",
             Section.BARS: "Targets side by side",
-            Section.TIMELINE: "Device activity over time",
+            Section.TIMELINE: "Monitoring: disks, page cache and memory over time",
             Section.AMPLIFICATION: "Write and space amplification",
         }[self]
 
@@ -49,8 +49,13 @@ class Section(StrEnum):
             "with the 95% confidence interval as error bars.",
             Section.BARS: "Mean of the completed runs per target; error bars: 95% confidence "
             "interval (none with a single run).",
-            Section.TIMELINE: "What the target's devices did, from the telemetry sampled "
-            "beside the first completed run of each target; each line's peak is marked.",
+            Section.TIMELINE: "What the machine did while each target ran, from the "
+            "telemetry sampled beside one run per target (of median runtime among its runs "
+            "that no other work disturbed): a column per target, each row one quantity on one "
+            "scale across the targets. Disk rates sum the target's own devices; memory is "
+            "/proc/meminfo's (available: MemAvailable). A files run's operations ran one "
+            "after the other, each from a dropped page cache: they are drawn back to back "
+            "(the pauses between them left out) and named at the top.",
             Section.AMPLIFICATION: "Write amplification: bytes the devices wrote per byte the "
             "workload wrote. Space amplification: space used per byte of data stored. "
             "1.0x is none; lower is better.",
@@ -86,8 +91,9 @@ class Trace:
     variant: str = ""
     """What this line is of the target's, when a target has several (`read`, `write`)."""
     dash: Literal["solid", "dot"] = "solid"
-    peak: int | None = None
-    """Index of the value to mark as this trace's peak."""
+    shape: Literal["linear", "hv"] = "linear"
+    """`hv`: each value holds until the next x (a rate over a sampling interval, drawn
+    as the step it is), the last x closing the last step."""
 
     @property
     def name(self) -> str:
@@ -95,9 +101,26 @@ class Trace:
 
 
 @dataclass(frozen=True)
+class Band:
+    """A named stretch of a time axis: one operation of a files run."""
+
+    label: str
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
 class Panel:
     title: str
     traces: tuple[Trace, ...]
+    bands: tuple[Band, ...] = ()
+    """Stretches of the x axis to name and shade (a monitor chart's operations)."""
+    y_label: str = ""
+    """This panel's quantity, where a chart's rows differ (a monitor chart's)."""
+    y_top: float | None = None
+    """Where the y axis ends, set by the chart's builder (one scale across a row)."""
+    note: str = ""
+    """A few words drawn in the panel's corner (what the lines add up to)."""
 
 
 @dataclass(frozen=True)
@@ -105,7 +128,7 @@ class Chart:
     id: str
     """Unique within a report, `[a-z0-9-]`: the HTML element's id and the SVG file's name."""
     section: Section
-    kind: Literal["lines", "bars", "time"]
+    kind: Literal["lines", "bars", "monitor"]
     title: str
     x_label: str
     y_label: str
@@ -113,11 +136,19 @@ class Chart:
     x_log: bool = False
     """Sweeps of iodepth or threads over powers of two: a log2 axis."""
     caption: str = ""
+    columns: int = 0
+    """Panels per row, where the builder decides it (a monitor chart: a column per
+    target, a row per quantity); 0: the renderer's."""
+    x_top: float | None = None
+    """Where every panel's x axis ends (a monitor chart's: the longest run)."""
 
     def y_top(self, panel: Panel) -> float | None:
         """Where the panel's y axis should end: past the highest error bar, unless some
         error bar is far taller than the values (few runs, much noise); then at 1.5x the
-        highest value, and that bar runs off the top (None: let the renderer decide)."""
+        highest value, and that bar runs off the top (None: let the renderer decide).
+        A panel's own `y_top` wins."""
+        if panel.y_top is not None:
+            return panel.y_top
         means = [y for t in panel.traces for y in t.y if y is not None]
         if not means or max(means) <= 0:
             return None

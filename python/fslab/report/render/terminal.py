@@ -7,7 +7,7 @@ baseline first)."""
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from rich import box
 from rich.console import Console, Group, RenderableType
@@ -78,7 +78,8 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
     """The summary: per family, its headline and one line per target; grids for questions
     of many families and for write and space amplification."""
     found = summary(comparison)
-    if not found and not verdicts(comparison):
+    rows = verdicts(comparison)
+    if not found and not rows:
         return []
     against = against_text(comparison, lambda name: f"`{safe_text(name)}`")
     parts: list[RenderableType] = [
@@ -88,8 +89,7 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
             style="bold",
         )
     ]
-    rows = verdicts(comparison)
-    failed = list(verdict_headlines(comparison))
+    failed = list(verdict_headlines(comparison, rows))
     if rows and not failed:
         n = len(rows)
         parts.append(Text(f"verdicts: every run of every target passed ({n} point"
@@ -283,37 +283,64 @@ def _table(
     return table
 
 
-def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> RenderableType:
+TABLE_LINES = 600
+"""The most lines of per-point tables `fslab compare` prints unasked: past it, the summary
+alone (a 100,000-run sweep's tables are half a million lines), the tables on request."""
+
+
+def table_lines(comparison: Comparison, width: int = DEFAULT_WIDTH) -> int:
+    """About how many lines the per-point tables take at `width` (a title, the header,
+    the runs row, a line per row and per op's rule, a blank; again for each block of
+    targets, as many as the first group needs): what decides whether they are shown."""
+    groups = comparison.groups
+    if not groups:
+        return 0
+    first = groups[0]
+    cells = [row_cells(comparison, first, {c.target: c for c in r.cells}, r.metric)
+             for r in first.rows]  # fmt: skip
+    blocks = len(_blocks(comparison, first, cells, width))
+    return blocks * sum(len(g.rows) + len(g.ops) + 6 for g in groups)
+
+
+def table_parts(
+    comparison: Comparison, width: int = DEFAULT_WIDTH, *, tables: bool = True
+) -> Iterator[RenderableType]:
     """The header, the summary, one rich table per group (in blocks of targets where
-    they do not fit `width`), the warnings and the legend. Every name in it (study,
+    they do not fit `width`; none where `tables` is False), the warnings and the legend,
+    one renderable at a time (so a long output streams). Every name in it (study,
     targets, workloads, parameters, ops, warnings) comes from a results database, which
     may be someone else's: each is terminal-safe (`safe_text`), and rich reads no markup
     in it (`render_table`'s console has none, and the rest are `Text`)."""
-    parts: list[RenderableType] = [Text(safe_text(header(comparison)), style="bold"), Text("")]
-    parts += summary_renderables(comparison, width)
+    yield Text(safe_text(header(comparison)), style="bold")
+    yield Text("")
+    yield from summary_renderables(comparison, width)
     if lines := limit_lines(comparison):
-        parts.append(Text("The most load under a latency limit:", style="bold"))
-        parts += [Text(safe_text(line)) for line in lines]
-        parts.append(Text(""))
-    for group in comparison.groups:
+        yield Text("The most load under a latency limit:", style="bold")
+        yield from (Text(safe_text(line)) for line in lines)
+        yield Text("")
+    for group in comparison.groups if tables else ():
         title = group_title(comparison, group)
         cells = [row_cells(comparison, group, {c.target: c for c in r.cells}, r.metric)
                  for r in group.rows]  # fmt: skip
         blocks = _blocks(comparison, group, cells, width)
         for j, targets in enumerate(blocks):
             more = f" ({j + 1}/{len(blocks)})" if len(blocks) > 1 else ""
-            parts.append(_table(comparison, group, cells, targets, title + more))
+            yield _table(comparison, group, cells, targets, title + more)
     warned = warning_summary(comparison)
     if warned:
-        parts.append(Text("warnings (details: --format json, or the HTML report):", style="yellow"))
-        parts.append(Text("\n".join(f"  ! {safe_text(w)}" for w in warned), style="yellow"))
+        yield Text("warnings (details: --format json, or the HTML report):", style="yellow")
+        yield Text("\n".join(f"  ! {safe_text(w)}" for w in warned), style="yellow")
     hints = warning_hints(comparison)
     if hints:
-        parts.append(Text("\n".join(f"hint: {safe_text(h)}" for h in hints), style="yellow"))
-    if comparison.groups or not comparison.integrity:
-        parts.append(Text(safe_text(legend(comparison)), style="dim"))
-    parts += integrity_renderables(comparison, width)
-    return Group(*parts)
+        yield Text("\n".join(f"hint: {safe_text(h)}" for h in hints), style="yellow")
+    if tables and (comparison.groups or not comparison.integrity):
+        yield Text(safe_text(legend(comparison)), style="dim")
+    yield from integrity_renderables(comparison, width)
+
+
+def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> RenderableType:
+    """`table_parts` as one renderable, the tables included."""
+    return Group(*table_parts(comparison, width))
 
 
 def integrity_renderables(
@@ -396,11 +423,28 @@ def _last_metric(group: CompareGroup, op: str) -> MetricSpec:
     return [r.metric for r in group.rows if r.op == op][-1]
 
 
-def render_table(comparison: Comparison, *, width: int | None = None, color: bool = False) -> str:
+def render_table(
+    comparison: Comparison,
+    *,
+    width: int | None = None,
+    color: bool = False,
+    tables: bool = True,
+) -> str:
     """The terminal text at `width` columns (`DEFAULT_WIDTH` when None); `color` adds ANSI
-    styles."""
+    styles; `tables` False leaves the per-point tables out."""
+    return "".join(iter_table_text(comparison, width=width, color=color, tables=tables))
+
+
+def iter_table_text(
+    comparison: Comparison,
+    *,
+    width: int | None = None,
+    color: bool = False,
+    tables: bool = True,
+) -> Iterator[str]:
+    """`render_table`'s text, a part (a table, a summary line) at a time: a reader sees
+    the first table before the last is drawn, and memory stays that of one table."""
     width = width or DEFAULT_WIDTH
-    renderable = table_renderable(comparison, width)
     out = io.StringIO()
     console = Console(
         file=out,
@@ -412,5 +456,9 @@ def render_table(comparison: Comparison, *, width: int | None = None, color: boo
         emoji=False,
         markup=False,
     )
-    console.print(renderable)
-    return "\n".join(line.rstrip() for line in out.getvalue().splitlines()) + "\n"
+    for part in table_parts(comparison, width, tables=tables):
+        console.print(part)
+        text = out.getvalue()
+        out.seek(0)
+        out.truncate()
+        yield "".join(line.rstrip() + "\n" for line in text.splitlines())
