@@ -4,6 +4,7 @@ results database made here with the real schema, its renderers, and the command.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import math
@@ -1178,7 +1179,7 @@ def test_a_block_judges_its_runs_alone_where_it_cannot_compare_them() -> None:
 def test_a_metric_with_no_better_direction_names_no_best(tmp_path: Path) -> None:
     """A peak or a size is higher or lower, never better: its grid's best column is `-`,
     and a decided lead reads `highest mean`, not `best`."""
-    from fslab.report.findings import Answer, _best_cell, answers_by_metric
+    from fslab.report.findings import _best_cell, answers_by_metric
 
     path = tmp_path / "fslab-results.db"
     _two_targets(path, "peaks", 0.5, (0.99, 1.0, 1.01))
@@ -1186,7 +1187,7 @@ def test_a_metric_with_no_better_direction_names_no_best(tmp_path: Path) -> None
     [a] = found["iops"]
     assert a.best == "ext4" and "best: " in "".join(s.text for s in a.headline())
     peak = MetricSpec("iops", "IOPS", "count", Direction.NEITHER, MetricKind.RATE)
-    b = Answer(**{**a.__dict__, "metric": peak})
+    b = dataclasses.replace(a, metric=peak)
     said = "".join(s.text for s in b.headline())
     assert said.startswith("highest mean IOPS: ext4") and "best" not in said, said
     assert _best_cell(b) == "-" and _best_cell(a) == "ext4"

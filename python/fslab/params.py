@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import functools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 from fslab.catalog import DURATION_KEYS, SIZE_KEYS
@@ -88,22 +88,32 @@ def _as_size(value: Any) -> int | None:
         return None
 
 
-def varying_keys(param_sets: Iterable[Sequence[tuple[str, Any]]]) -> list[str]:
+def varying_keys(
+    param_sets: Iterable[Sequence[tuple[str, Any]]], *, among: Collection[str] | None = None
+) -> list[str]:
     """The parameters that tell these points apart, in order of appearance: those with
     more than one value among them, and those some of them lack (the swept axes of a
-    workload, the words of a point's title)."""
-    # One pass, counting the sets each key is in (a family's points can be 100,000).
-    values: dict[str, set[str]] = {}
+    workload, the words of a point's title); of the keys `among` only, where given (a
+    subset of points varies at most where the whole set does)."""
+    # One pass, counting the sets each key is in (a family's points can be 100,000). A
+    # value is told apart with its type (1, 1.0 and True are one key of a set); repr only
+    # for what cannot be a key (lists) and NaN (never equal to itself).
+    values: dict[str, set[Any]] = {}
     seen: dict[str, int] = {}
     n = 0
     for params in param_sets:
         n += 1
-        for k, v in dict(params).items():
+        for k, v in params:  # a point's keys are unique: no dict made
+            if among is not None and k not in among:
+                continue
             if (vs := values.get(k)) is None:
                 vs = values[k] = set()
-            vs.add(repr(v))
+            vs.add((v.__class__, v) if v.__class__ in _SCALARS and v == v else repr(v))
             seen[k] = seen.get(k, 0) + 1
     return [k for k, vs in values.items() if len(vs) > 1 or seen[k] < n]
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 _T = TypeVar("_T")

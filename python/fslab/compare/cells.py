@@ -4,7 +4,6 @@ has no verdict, and the numbers the data renderers read from them."""
 
 from __future__ import annotations
 
-import math
 from functools import cached_property
 from typing import Any
 
@@ -38,6 +37,8 @@ Codes = npt.NDArray[np.int8]
 WHY_OF: tuple[NoVerdict | None, ...] = (None, *NoVerdict)
 """A `WHY` code -> why a cell has no verdict (0: it has one, or needs no reason)."""
 WHY = {w: i for i, w in enumerate(WHY_OF) if w is not None}
+_DECISIONS = {d.value: d for d in Decision}
+"""A verdict code -> its `Decision` (a dict: the enum's own lookup costs a microsecond)."""
 INTERVAL_KEPT = np.array(
     [WHY[w] for w in (NoVerdict.WORK, NoVerdict.NO_DIRECTION, NoVerdict.FLAGGED,
                        NoVerdict.BASELINE_FLAGGED)], dtype=np.int8)  # fmt: skip
@@ -250,27 +251,40 @@ class Stats:
     def judgement(self, r: int, t: int) -> Judgement | None:
         """The cell's `Judgement`, or None where it has no ratio (the baseline, no data on
         a side, a pass/fail row)."""
+        return self.judgements(r)[t]
+
+    def judgements(self, r: int) -> list[Judgement | None]:
+        """`judgement` of each target of row `r`, the row's numbers read at once (a
+        summary of a large study reads a hundred thousand rows)."""
         ratio, low, high, verdict, more, why = self.decisions
-        x = float(ratio[r, t])
-        code = int(why[r, t])
-        if math.isnan(x) and code != WHY[NoVerdict.NOT_POSITIVE]:
-            return None
-        lo, hi, m = float(low[r, t]), float(high[r, t]), int(more[r, t])
-        reason = WHY_OF[code]
-        flags = ""
-        if reason is NoVerdict.FLAGGED:
-            flags = self.flag_kinds[int(self.flagged[r, t])]
-        elif reason is NoVerdict.BASELINE_FLAGGED:
-            flags = self.flag_kinds[int(self.flagged[r, int(self.base_of[t])])]
-        return Judgement(
-            ratio=None if math.isnan(x) else x,
-            low=None if math.isnan(lo) else lo,
-            high=None if math.isnan(hi) else hi,
-            decision=Decision(int(verdict[r, t])),
-            more_runs=m if m >= 0 else None,
-            why=reason,
-            flags=flags,
-        )
+        xs, los, his = ratio[r].tolist(), low[r].tolist(), high[r].tolist()
+        verdicts, mores, codes = verdict[r].tolist(), more[r].tolist(), why[r].tolist()
+        not_positive = WHY[NoVerdict.NOT_POSITIVE]
+        out: list[Judgement | None] = []
+        for t, x in enumerate(xs):
+            code = int(codes[t])
+            if x != x and code != not_positive:  # NaN: no ratio
+                out.append(None)
+                continue
+            lo, hi, m = los[t], his[t], int(mores[t])
+            reason = WHY_OF[code]
+            flags = ""
+            if reason is NoVerdict.FLAGGED:
+                flags = self.flag_kinds[int(self.flagged[r, t])]
+            elif reason is NoVerdict.BASELINE_FLAGGED:
+                flags = self.flag_kinds[int(self.flagged[r, int(self.base_of[t])])]
+            out.append(
+                Judgement(
+                    ratio=None if x != x else x,
+                    low=None if lo != lo else lo,
+                    high=None if hi != hi else hi,
+                    decision=_DECISIONS[int(verdicts[t])],
+                    more_runs=m if m >= 0 else None,
+                    why=reason,
+                    flags=flags,
+                )
+            )
+        return out
 
     def samples(self, r: int, t: int) -> tuple[float, ...]:
         s = int(self.start[r, t])

@@ -82,26 +82,37 @@ class Row:
 
     def _make_cells(self) -> tuple[Cell, ...]:
         st, r = self._stats, self._i
+        # The row's numbers read at once: a summary of a large study makes 100,000 rows.
+        counts, means = st.count[r].tolist(), st.mean[r].tolist()
+        stdevs, halves = st.stdev[r].tolist(), st.ci_half[r].tolist()
+        starts, values = st.start[r].tolist(), st.values
+        judged: list[Judgement | None] | None = None
         out: list[Cell] = []
         for t, name in enumerate(st.targets):
-            n = int(st.count[r, t])
+            n = int(counts[t])
             if n == 0:
                 out.append(Cell(target=name, samples=(), summary=None, vs=None))
                 continue
             two = n >= 2
             summary = Summary(
                 n=n,
-                mean=float(st.mean[r, t]),
-                stdev=float(st.stdev[r, t]) if two else None,
-                ci_half=float(st.ci_half[r, t]) if two else None,
+                mean=means[t],
+                stdev=stdevs[t] if two else None,
+                ci_half=halves[t] if two else None,
                 confidence=st.confidence,
             )
+            vs = None
+            if not st.is_base[t]:
+                if judged is None:
+                    judged = st.judgements(r)
+                vs = judged[t]
+            start = int(starts[t])
             out.append(
                 Cell(
                     target=name,
-                    samples=st.samples(r, t),
+                    samples=tuple(values[start : start + n].tolist()),
                     summary=summary,
-                    vs=None if st.is_base[t] else st.judgement(r, t),
+                    vs=vs,
                     warnings=st.noise.get((r, t), ()),
                 )
             )
@@ -153,18 +164,30 @@ class PlannedRows(Sequence[Row]):
             )
         return self._made
 
-    def matching(self, keep: Callable[[str, MetricSpec], bool]) -> Iterator[Row]:
+    def ops(self) -> tuple[str, ...]:
+        """The rows' operations in order, each once."""
+        plan = self.plan
+        return tuple(dict.fromkeys(plan[j][0] for j in self.cols.tolist()))
+
+    def matching(
+        self, keep: Callable[[str, MetricSpec], bool], memo: dict[int, frozenset[int]]
+    ) -> Iterator[Row]:
         """The rows whose op and metric `keep` accepts, in order, without making the
-        others: a summary reads a few of each group's rows."""
+        others: a summary reads a few of each group's rows. Groups of one kind share a
+        plan: `memo` keeps which of its entries `keep` accepts, by plan, over one pass."""
         if self._made is not None:
             yield from (r for r in self._made if keep(r.op, r.metric))
             return
         plan, stats, some = self.plan, self.stats, self._some
+        ok = memo.get(id(plan))
+        if ok is None:
+            ok = memo[id(plan)] = frozenset(j for j, p in enumerate(plan) if keep(p[0], p[1]))
+        if not ok:
+            return
         for k, j in enumerate(self.cols.tolist()):
-            op, metric = plan[j][0], plan[j][1]
-            if keep(op, metric):
+            if j in ok:
                 if (row := some.get(k)) is None:
-                    row = some[k] = Row(op, metric, stats, int(self.ids[k]))
+                    row = some[k] = Row(plan[j][0], plan[j][1], stats, int(self.ids[k]))
                 yield row
 
     def __len__(self) -> int:
@@ -207,11 +230,16 @@ class PlannedRows(Sequence[Row]):
         ]
 
 
-def rows_matching(rows: Sequence[Row], keep: Callable[[str, MetricSpec], bool]) -> Iterator[Row]:
+def rows_matching(
+    rows: Sequence[Row],
+    keep: Callable[[str, MetricSpec], bool],
+    memo: dict[int, frozenset[int]] | None = None,
+) -> Iterator[Row]:
     """A group's rows whose op and metric `keep` accepts; of `PlannedRows`, without making
-    the others."""
+    the others. One `memo` over a pass through the groups with the same `keep` judges
+    each plan once."""
     if isinstance(rows, PlannedRows):
-        return rows.matching(keep)
+        return rows.matching(keep, {} if memo is None else memo)
     return (r for r in rows if keep(r.op, r.metric))
 
 
@@ -311,14 +339,18 @@ class Group:
 
     def all_warnings(self) -> tuple[StatWarning, ...]:
         """The group's warnings and its cells', each once, in order."""
+        found = self.warnings_seen()
+        return found if found is self.warnings else tuple(dict.fromkeys(found))
+
+    def warnings_seen(self) -> tuple[StatWarning, ...]:
+        """`all_warnings`, where one of them may come more than once: what counting by kind
+        and target needs, without hashing each (a large study has a million)."""
         rows = self.rows
         if isinstance(rows, PlannedRows):
             cells = rows.cell_warnings()
         else:
             cells = [w for r in rows for w in r.warnings]
-        if not cells:
-            return self.warnings
-        return tuple(dict.fromkeys((*self.warnings, *cells)))
+        return (*self.warnings, *cells) if cells else self.warnings
 
     def row(self, op: str, metric: str) -> Row:
         for r in self.rows:
@@ -328,7 +360,10 @@ class Group:
 
     @property
     def ops(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(r.op for r in self.rows))
+        rows = self.rows
+        if isinstance(rows, PlannedRows):  # from the plan: no row made
+            return rows.ops()
+        return tuple(dict.fromkeys(r.op for r in rows))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -44,6 +45,7 @@ from fslab.report.format import (
     format_range,
     format_ratio,
     format_span,
+    varying_by_workload,
 )
 from fslab.stats.decision import (
     EQUIVALENCE_MARGIN,
@@ -178,13 +180,26 @@ class Answer:
     runner_up: str | None
     margin: Gap | None
     """The best target's geometric mean over the runner-up's, over their common points."""
-    overview: tuple[tuple[Group, str, tuple[Judgement | None, ...]], ...] = ()
-    """Every point: its group, its name among the family's (`iodepth=16 bs=8KiB`) and each
-    target's judgement against the baseline (in `targets` order): the overview's rows."""
+    members: tuple[tuple[Group, Row], ...] = field(default=(), repr=False, compare=False)
+    """The family's points: each group and its row of the answer's metric."""
+    axes: tuple[str, ...] = ()
+    """The family's swept axes (`rw` aside): what names a point among the others."""
     question: str = ""
     """The question whose targets these are (`RAID layout`); "" in a study without."""
     equivalence: float = EQUIVALENCE_MARGIN
     """The comparison's equivalence margin."""
+
+    @cached_property
+    def overview(self) -> tuple[tuple[Group, str, tuple[Judgement | None, ...]], ...]:
+        """Every point: its group, its name among the family's (`iodepth=16 bs=8KiB`) and
+        each target's judgement against the baseline (in `targets` order): the overview's
+        rows. Made when asked for (the HTML report's table): a summary at the terminal
+        names none of a hundred thousand points."""
+        names = [t.target for t in self.targets]
+        return tuple(
+            (g, _point_name(g, self.axes), tuple(r.cell(t).vs for t in names))
+            for g, r in self.members
+        )
 
     @property
     def title(self) -> str:
@@ -650,8 +665,9 @@ def answers_by_metric(
     others, and every row of the `named` ones (a study's `summary` key: an application's
     log write latency is its own family)."""
     fams: dict[str, dict[tuple[str, str, str], list[tuple[Group, Row]]]] = {m: {} for m in metrics}
+    memo: dict[int, frozenset[int]] = {}
     for group in comparison.groups:
-        for row in rows_matching(group.rows, lambda _op, m: m.name in fams):
+        for row in rows_matching(group.rows, lambda _op, m: m.name in fams, memo):
             metric = row.metric.name
             if metric == HEADLINE_METRIC:
                 if not is_headline(group.kind, row):
@@ -671,12 +687,15 @@ def answers_by_metric(
     questions = [q for q in comparison.all_questions if len(q.targets) > 1]
     if not questions:
         questions = list(comparison.all_questions[:1])
+    # A family's axes are among its workload's: each family looks at those keys alone.
+    varying = varying_by_workload(comparison) if any(fams.values()) else {}
     return {
         m: tuple(
             a
             for q in questions
             for (workload, family, op), members in by.items()
-            if (a := _answer(comparison, q, workload, family, op, members)) is not None
+            if (a := _answer(comparison, q, workload, family, op, members, varying[workload]))
+            is not None
         )
         for m, by in fams.items()
     }
@@ -689,6 +708,7 @@ def _answer(
     family: str,
     op: str,
     members: Sequence[tuple[Group, Row]],
+    among: Collection[str],
 ) -> Answer | None:
     rows = [r for _, r in members]
     metric = rows[0].metric
@@ -696,7 +716,7 @@ def _answer(
     present = [t for t in question.targets if any(r.cell(t).summary is not None for r in rows)]
     if not present:
         return None
-    axes = _axes([g for g, _ in members])
+    axes = _axes([g for g, _ in members], among)
     targets: list[TargetAnswer] = []
     for t in question.targets:
         if t == base or t not in present:
@@ -743,11 +763,9 @@ def _answer(
     best = ranked[0]
     runner = ranked[1] if len(ranked) > 1 else None
     margin = _gap(rows, best, runner, c.alpha, c.margin) if runner else None
-    overview = tuple(
-        (g, _point_name(g, axes), tuple(r.cell(t.target).vs for t in targets)) for g, r in members
-    )
     return Answer(workload, family, op, metric, base, len(rows), tuple(targets), best,
-                  runner, margin, overview, question.name, c.margin)  # fmt: skip
+                  runner, margin, tuple(members), tuple(axes), question.name,
+                  c.margin)  # fmt: skip
 
 
 def _none_where_base_some(rows: Sequence[Row], target: str, base: str) -> bool:
@@ -765,9 +783,10 @@ def _point_name(group: Group, keys: Sequence[str]) -> str:
     return " ".join(shown) or "(one point)"
 
 
-def _axes(groups: Sequence[Group]) -> list[str]:
-    """The swept axes of a family (`rw` is what sets families apart)."""
-    return [k for k in varying_keys(g.params for g in groups) if k != "rw"]
+def _axes(groups: Sequence[Group], among: Collection[str]) -> list[str]:
+    """The swept axes of a family (`rw` is what sets families apart), of the keys
+    `among` (its workload's)."""
+    return [k for k in varying_keys((g.params for g in groups), among=among) if k != "rw"]
 
 
 def _split(

@@ -378,7 +378,7 @@ def warning_summary(comparison: Comparison, *, points: int = 3) -> list[str]:
     by_kind: dict[str, tuple[dict[str, int], dict[int, Group], list[str]]] = {}
     for i, g in enumerate(comparison.groups):
         seen: set[tuple[str, str]] = set()
-        for w in g.all_warnings():
+        for w in g.warnings_seen():
             targets, groups, example = by_kind.setdefault(w.kind.value, ({}, {}, []))
             if (w.kind.value, w.target) not in seen:
                 seen.add((w.kind.value, w.target))
@@ -405,7 +405,7 @@ def warning_hints(comparison: Comparison) -> list[str]:
     """What to do about each kind of warning shown, once per kind."""
     hints: dict[str, str] = {}
     for g in comparison.groups:
-        for w in g.all_warnings():
+        for w in g.warnings_seen():
             if w.hint:
                 hints.setdefault(w.kind.value, w.hint)
     return [f"{kind}: {hint}" for kind, hint in hints.items()]

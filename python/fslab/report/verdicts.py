@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fslab.compare import Comparison, Group, Row, rows_matching
-from fslab.metrics import JETSTRESS_OP, VERDICT_UNIT
+from fslab.metrics import JETSTRESS_OP, VERDICT_UNIT, MetricSpec
 from fslab.report.findings import Sentence, Span
 from fslab.report.format import (
     format_cell,
@@ -87,19 +87,37 @@ class VerdictRow:
         return tuple(c.target for c in self.cells if c.passed is False)
 
 
-def _verdict_row(group: Group) -> Row | None:
-    return next(
-        rows_matching(group.rows, lambda op, m: op == JETSTRESS_OP and m.unit == VERDICT_UNIT),
-        None,
-    )
+def _is_verdict(op: str, metric: MetricSpec) -> bool:
+    return op == JETSTRESS_OP and metric.unit == VERDICT_UNIT
+
+
+def _verdict_row(group: Group, memo: dict[int, frozenset[int]] | None = None) -> Row | None:
+    return next(rows_matching(group.rows, _is_verdict, memo), None)
 
 
 def verdicts(comparison: Comparison) -> tuple[VerdictRow, ...]:
     """A row per group that has a verdict, in table order; none when no group has one."""
+    return tuple(_verdicts(comparison, failed_only=False)[1])
+
+
+def failed_verdicts(comparison: Comparison) -> tuple[int, tuple[VerdictHeadline, ...]]:
+    """How many groups have a verdict, and a headline for each where some target fails:
+    only those are formatted (a summary at 100,000 runs has thousands that pass)."""
+    n, rows = _verdicts(comparison, failed_only=True)
+    return n, tuple(VerdictHeadline(v) for v in rows)
+
+
+def _verdicts(comparison: Comparison, *, failed_only: bool) -> tuple[int, list[VerdictRow]]:
     out: list[VerdictRow] = []
+    n = 0
+    memo: dict[int, frozenset[int]] = {}
     for group in comparison.groups:
-        row = _verdict_row(group)
+        row = _verdict_row(group, memo)
         if row is None:
+            continue
+        n += 1
+        if failed_only and all(passed(row.metric, row.cell(t)) is not False
+                               for t in comparison.targets):  # fmt: skip
             continue
         cells = tuple(
             VerdictCell(
@@ -110,7 +128,7 @@ def verdicts(comparison: Comparison) -> tuple[VerdictRow, ...]:
             for t in comparison.targets
         )
         out.append(VerdictRow(group, group_title(comparison, group), cells, limits_text(group)))
-    return tuple(out)
+    return n, out
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ from fslab.report.integrity import (
     integrity_table,
     trade_off_lines,
 )
-from fslab.report.verdicts import verdict_headlines, verdicts
+from fslab.report.verdicts import failed_verdicts
 from fslab.safe_text import safe_text
 from fslab.stats.decision import Decision, Judgement
 
@@ -78,8 +78,8 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
     """The summary: per family, its headline and one line per target; grids for questions
     of many families and for write and space amplification."""
     found = summary(comparison)
-    rows = verdicts(comparison)
-    if not found and not rows:
+    with_verdicts, failed = failed_verdicts(comparison)
+    if not found and not with_verdicts:
         return []
     against = against_text(comparison, lambda name: f"`{safe_text(name)}`")
     parts: list[RenderableType] = [
@@ -89,17 +89,16 @@ def summary_renderables(comparison: Comparison, width: int = DEFAULT_WIDTH) -> l
             style="bold",
         )
     ]
-    failed = list(verdict_headlines(comparison, rows))
-    if rows and not failed:
-        n = len(rows)
+    if with_verdicts and not failed:
+        n = with_verdicts
         parts.append(Text(f"verdicts: every run of every target passed ({n} point"
                           f"{'s' if n != 1 else ''} with limits)"))  # fmt: skip
     for v in failed:
         line = Text(safe_text(f"verdict · {v.row.title}: "), style="bold")
         line.append_text(_sentence(v.sentence()))
         parts.append(line)
-    if failed and len(rows) > len(failed):
-        n = len(rows) - len(failed)
+    if failed and with_verdicts > len(failed):
+        n = with_verdicts - len(failed)
         parts.append(Text(f"verdicts: every run of every target passed at the other {n} "
                           f"point{'s' if n != 1 else ''} with limits"))  # fmt: skip
     said = False
@@ -299,7 +298,10 @@ def table_lines(comparison: Comparison, width: int = DEFAULT_WIDTH) -> int:
     cells = [row_cells(comparison, first, {c.target: c for c in r.cells}, r.metric)
              for r in first.rows]  # fmt: skip
     blocks = len(_blocks(comparison, first, cells, width))
-    return blocks * sum(len(g.rows) + len(g.ops) + 6 for g in groups)
+    # an op's rule line per row as often as in the first group (counting every group's
+    # ops would make each group's rows)
+    per_row = 1 + len(first.ops) / max(len(first.rows), 1)
+    return round(blocks * sum(len(g.rows) * per_row + 6 for g in groups))
 
 
 def table_parts(
