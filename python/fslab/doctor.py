@@ -333,6 +333,17 @@ def _install(*packages: str) -> str:
     return f"apt-get install {' '.join(packages)}"
 
 
+def _tool_gap(system: System, tool: str, lacks: list[str], fixes: list[str]) -> tuple[str, ...]:
+    """Where `tool` is missing, its line in `lacks` and its install in `fixes`; the
+    package that brings it (none where it is there)."""
+    if system.has_tool(tool):
+        return ()
+    packages = (TOOLS[tool][0],)
+    lacks.append(f"`{tool}` not installed")
+    fixes.append(_install(*packages))
+    return packages
+
+
 def _fslab(engine: Engine) -> list[Finding]:
     here = Path(__file__).resolve().parent
     out = [
@@ -593,17 +604,13 @@ def _encryption(system: System) -> list[Finding]:
         ))  # fmt: skip
     lacks: list[str] = []
     fixes: list[str] = []
-    packages: tuple[str, ...] = ()
     if not system.has_device_mapper:
         lacks.append("no device-mapper")
     elif not system.dm_crypt:
         lacks.append("no dm-crypt target")
     if not system.has_device_mapper or not system.dm_crypt:
         fixes.append("a kernel with CONFIG_BLK_DEV_DM and CONFIG_DM_CRYPT")
-    if not system.has_tool("cryptsetup"):
-        lacks.append("`cryptsetup` not installed")
-        packages = (TOOLS["cryptsetup"][0],)
-        fixes.append(_install(*packages))
+    packages = _tool_gap(system, "cryptsetup", lacks, fixes)
     if lacks:
         out.append(Finding(
             "encryption", "dm-crypt", "missing", "; ".join(lacks),
@@ -634,14 +641,10 @@ def _multi_device(system: System) -> list[Finding]:
         ))  # fmt: skip
     md_lacks: list[str] = []
     md_fixes: list[str] = []
-    md_packages: tuple[str, ...] = ()
     if not system.has_md:
         md_lacks.append("no md RAID in the kernel (no /proc/mdstat)")
         md_fixes.append("a kernel with CONFIG_BLK_DEV_MD and its RAID levels")
-    if not system.has_tool("mdadm"):
-        md_lacks.append("`mdadm` not installed")
-        md_packages = (TOOLS["mdadm"][0],)
-        md_fixes.append(_install(*md_packages))
+    md_packages = _tool_gap(system, "mdadm", md_lacks, md_fixes)
     affects = "`raid` targets (md RAID on loop devices); btrfs `profile`s span devices without md"
     if md_lacks:
         out.append(Finding(
@@ -660,14 +663,10 @@ def _multi_device(system: System) -> list[Finding]:
         ))  # fmt: skip
     lvm_lacks: list[str] = []
     lvm_fixes: list[str] = []
-    lvm_packages: tuple[str, ...] = ()
     if not system.has_device_mapper:
         lvm_lacks.append("no device-mapper")
         lvm_fixes.append(dm_fix)
-    if not system.has_tool("lvm"):
-        lvm_lacks.append("`lvm` not installed")
-        lvm_packages = (TOOLS["lvm"][0],)
-        lvm_fixes.append(_install(*lvm_packages))
+    lvm_packages = _tool_gap(system, "lvm", lvm_lacks, lvm_fixes)
     if lvm_lacks:
         out.append(Finding(
             "multi-device", "LVM", "missing", "; ".join(lvm_lacks),

@@ -44,7 +44,7 @@ from fslab.report.html import (
 from fslab.report.integrity import integrity_lines, integrity_table
 from fslab.report.output import check_parent, staged_dir
 from fslab.report.tables import COMPACT_TABLES, table_views
-from fslab.report.verdicts import verdict_headlines
+from fslab.report.verdicts import failed_verdicts
 from fslab.stats.warnings import RunFacts
 from fslab.store.merge import results_view, source_label
 from fslab.store.query import (
@@ -354,7 +354,7 @@ def _summary_lines(
         listed = [row.answer for row in item.rows] if isinstance(item, Grid) else [item]
         for a in listed:
             out.append(Markup("<b>{}</b>: ").format(a.title) + spans_html(a.headline(), styles))
-    for v in verdict_headlines(c):
+    for v in failed_verdicts(c)[1]:
         out.append(Markup("<b>{}</b>: ").format(v.row.title) + spans_html(v.sentence(), styles))
     out += [spans_html(line, styles) for line in integrity_lines(c)]
     return out

@@ -10,7 +10,7 @@ import io
 from collections.abc import Iterator, Sequence
 
 from rich import box
-from rich.console import Console, Group, RenderableType
+from rich.console import Console, RenderableType
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -338,11 +338,6 @@ def table_parts(
     if tables and (comparison.groups or not comparison.integrity):
         yield Text(safe_text(legend(comparison)), style="dim")
     yield from integrity_renderables(comparison, width)
-
-
-def table_renderable(comparison: Comparison, width: int = DEFAULT_WIDTH) -> RenderableType:
-    """`table_parts` as one renderable, the tables included."""
-    return Group(*table_parts(comparison, width))
 
 
 def integrity_renderables(
