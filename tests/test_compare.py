@@ -1216,6 +1216,38 @@ def test_a_family_decided_as_a_whole_settles_its_undecided_points(tmp_path: Path
         assert got == ({(p, "read") for p in points["xfs"]} if settles else set()), got
 
 
+def test_a_family_no_max_would_decide_stops_its_points_as_futile(tmp_path: Path) -> None:
+    """A blocked study, xfs level with ext4 at two file sizes, its rounds ±8% at one and
+    ±20% at the other: the first is open alone (6 rounds might show it within 5%), the
+    second futile alone; their family, its spreads pooled, would likely stay undecided
+    at 6 rounds, so the adaptive loop stops the first too (`findings.futile_families`)
+    and the baseline with it. With room for 100 rounds nothing is futile."""
+    from fslab.report.findings import futile_families
+    from fslab.stats import sequential
+
+    path = tmp_path / "family-noisy.db"
+    db = ResultsDb(path)
+    sid = db.study("family")
+    xfs: list[str] = []
+    for size, x in ((256 << 20, 0.08), (2 << 30, 0.2)):
+        for target, spread in (("ext4", (1.0, 1.0, 1.0)), ("xfs", (1 + x, 1 - x, 1.0))):
+            pid = db.point(sid, target, {**PARAMS, "file_size": size})
+            if target == "xfs":
+                xfs.append(pid)
+            for rep, n in enumerate(spread):
+                db.run(pid, rep, _ops("randread", 10_000.0 * n))
+    db.close()
+    _set_study(path, sid, "design", "blocked")
+    c = build_comparison(path)
+    alone = [g.targets["xfs"] for g in sequential.look(c, 6)]
+    assert alone == [sequential.State.OPEN, sequential.State.FUTILE], alone
+    assert futile_families(c, 6) == {(p, "read") for p in xfs}
+    assert futile_families(c, 100) == set()
+    looked = sequential.look(c, 6, (), futile_families(c, 6))
+    assert [g.targets["xfs"] for g in looked] == [sequential.State.FUTILE] * 2
+    assert all(not g.open_points for g in looked), "the baseline runs on for nothing"
+
+
 # -- a long study at the terminal --------------------------------------------------------------
 
 

@@ -455,8 +455,11 @@ class Runner:
         todo: set[str] = set()
         futile: set[str] = set()
         by_family: set[str] = set()
-        pooled = findings.pooled(comparison)
-        for g in sequential.look(comparison, self.plan.study.repeat_max, pooled):
+        answered = findings.answers(comparison)
+        pooled = findings.pooled(comparison, answered)
+        repeat_max = self.plan.study.repeat_max
+        hopeless = findings.futile_families(comparison, repeat_max, answered)
+        for g in sequential.look(comparison, repeat_max, pooled, hopeless):
             todo |= g.open_points
             futile |= {p for t, p in g.points.items()
                        if g.targets.get(t) is sequential.State.FUTILE}  # fmt: skip

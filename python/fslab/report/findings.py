@@ -55,6 +55,7 @@ from fslab.stats.decision import (
     combine,
     within_margin,
 )
+from fslab.stats.sequential import family_futile
 from fslab.stats.summary import MIN_EFFECT_PCT
 
 AXIS_VALUES = 8
@@ -471,13 +472,16 @@ def decides(a: Answer) -> bool:
     return any(t.counts.get(Decision.BETTER) or t.counts.get(Decision.WORSE) for t in a.targets)
 
 
-def pooled(comparison: Comparison) -> set[tuple[str, str]]:
+def pooled(
+    comparison: Comparison, answered: Sequence[Answer] | None = None
+) -> set[tuple[str, str]]:
     """The (point, headline op) comparisons that their family's pooled interval decides:
     better, worse or equivalent over two points or more, no point of it decided the
     other way (a family better at some points and worse at others is not answered by its
-    mean). The adaptive loop stops them (`fslab.stats.sequential.look`)."""
+    mean). The adaptive loop stops them (`fslab.stats.sequential.look`). `answered`: the
+    comparison's `answers`, where the caller has them."""
     out: set[tuple[str, str]] = set()
-    for a in answers(comparison):
+    for a in answers(comparison) if answered is None else answered:
         for t in a.targets:
             if t.gap is None or t.gap.points < 2:
                 continue
@@ -488,6 +492,45 @@ def pooled(comparison: Comparison) -> set[tuple[str, str]]:
                 continue
             out |= {(g.points[t.target], a.op) for g, _, _ in a.overview if t.target in g.points}
     return out
+
+
+def futile_families(
+    comparison: Comparison, repeat_max: int, answered: Sequence[Answer] | None = None
+) -> set[tuple[str, str]]:
+    """The (point, headline op) comparisons whose family's pooled interval is undecided
+    and `repeat_max` rounds would likely not decide (`fslab.stats.sequential.
+    family_futile`, the points' spreads pooled): the adaptive loop stops those of them
+    whose own runs would not likely decide them either (`fslab.stats.sequential.look`)."""
+    out: set[tuple[str, str]] = set()
+    flagged = (NoVerdict.FLAGGED, NoVerdict.BASELINE_FLAGGED)
+    for a in answers(comparison) if answered is None else answered:
+        for t in a.targets:
+            if t.gap is None or t.gap.points < 2:
+                continue
+            if t.gap.verdict(a.metric, a.equivalence) is not Decision.INCONCLUSIVE:
+                continue
+            # The points the family's interval stands on (`_answer`'s fair ones).
+            rows = [r for _, r in a.members if _fair(r.cell(t.target).vs, flagged)]
+            d, se, df = log_ratios(rows, t.target, a.baseline)
+            n = np.array([_runs(r, t.target, a.baseline) for r in rows], dtype=np.int64)
+            keep = np.isfinite(d)
+            if keep.sum() < 2 or not family_futile(
+                d[keep], se[keep], df[keep], n[keep], repeat_max, comparison.alpha,
+                a.equivalence,
+            ):  # fmt: skip
+                continue
+            out |= {(g.points[t.target], a.op) for g, _ in a.members if t.target in g.points}
+    return out
+
+
+def _fair(vs: Judgement | None, flagged: Collection[NoVerdict]) -> bool:
+    return vs is not None and vs.why not in flagged
+
+
+def _runs(row: Row, target: str, baseline: str) -> int:
+    """The runs a comparison of `target` with `baseline` stands on: the fewer side's."""
+    a, b = row.cell(target).summary, row.cell(baseline).summary
+    return min(a.n, b.n) if a is not None and b is not None else 0
 
 
 def summary(comparison: Comparison) -> tuple[Answer | Grid, ...]:

@@ -87,11 +87,12 @@ from fslab.stats.decision import (
     MAX_MORE_REPS,
     MIN_PAIRS,
     Decision,
+    Floats,
     Ints,
     Judgement,
     NoVerdict,
 )
-from fslab.stats.summary import ALPHA
+from fslab.stats.summary import ALPHA, MIN_EFFECT_PCT
 
 SETTLED = frozenset({Decision.BETTER, Decision.WORSE, Decision.EQUIVALENT})
 """The verdicts that end a point's repetitions."""
@@ -203,6 +204,39 @@ def futile_runs(
     return out
 
 
+def family_futile(
+    d: Floats, se: Floats, df: Floats, runs: Ints, repeat_max: int, alpha: float, margin: float
+) -> bool:
+    """Whether a family's pooled interval (the geometric mean of its points' ratios:
+    `fslab.stats.decision.combine` over each point's log ratio `d`, its error `se` and df,
+    from `runs` runs or rounds) would likely stay undecided with every point at
+    `repeat_max`: neither the difference's interval (`1 - alpha`) excluding 1 by the
+    minimum effect, nor the equivalence one (`1 - 2 alpha`) inside the margin, even with
+    the spread at its `FUTILITY_CONFIDENCE` lower bound. The points' spreads are pooled
+    (their df added: they are one target pair on one operation, measured alike), so the
+    noise is known far better than by one point: 2 points x 3 rounds give a bound of 0.30
+    of the spread seen, one point's 0.22. False where a point has no spread yet or every
+    point is at `max`."""
+    d, se, df, n = (np.asarray(x, dtype=np.float64) for x in (d, se, df, runs))
+    k = len(d)
+    if k < 2 or (n >= repeat_max).all() or not np.isfinite(d).all():
+        return False
+    if not (np.isfinite(se).all() and np.isfinite(df).all() and (df > 0).all()):
+        return False
+    var = se**2 * n  # each point's spread of one run (a round's log ratio)
+    total_df = float(df.sum())
+    pooled = float((df * var).sum()) / total_df
+    low = pooled * total_df / float(_stats.chi2.ppf(FUTILITY_CONFIDENCE, total_df))
+    se_max = math.sqrt(low / repeat_max / k)
+    df_max = k * (repeat_max - 1)
+    mean = float(d.mean())
+    room_diff = abs(mean) if abs(math.expm1(mean)) * 100 >= MIN_EFFECT_PCT else 0.0
+    room_equiv = -math.log1p(-margin) - abs(mean)
+    t_diff = float(_special.stdtrit(df_max, 1 - alpha / 2))
+    t_equiv = float(_special.stdtrit(df_max, 1 - alpha))
+    return t_diff * se_max >= room_diff and t_equiv * se_max >= room_equiv
+
+
 def futile(j: Judgement | None, runs: int, repeat_max: int | None, *, paired: bool = False) -> bool:
     """`futile_runs` for one comparison: False unless it is inconclusive."""
     if j is None or repeat_max is None or j.decision != Decision.INCONCLUSIVE:
@@ -279,8 +313,22 @@ def group_state(verdicts: Iterable[CellLook], repeat_max: int | None = None) -> 
     )
 
 
+def _likely_decided(j: Judgement | None, runs: int, repeat_max: int | None) -> bool:
+    """Whether a comparison's own runs, at the spread they show, would likely decide it
+    by `max`: then its family's futility does not stop it (a point may differ where the
+    family's mean does not)."""
+    if j is None or j.more_runs is None or repeat_max is None:
+        return False
+    return 0 <= j.more_runs <= MAX_MORE_REPS and runs + j.more_runs <= repeat_max
+
+
 def _verdicts(
-    group: Group, repeat_max: int | None, pooled: Collection[tuple[str, str]], *, paired: bool
+    group: Group,
+    repeat_max: int | None,
+    pooled: Collection[tuple[str, str]],
+    *,
+    paired: bool,
+    futile_family: Collection[tuple[str, str]] = (),
 ) -> tuple[CellLook, ...]:
     out: list[CellLook] = []
     for row in group.headline_rows():
@@ -295,6 +343,9 @@ def _verdicts(
                     (group.points[cell.target], row.op) in pooled
                 ):
                     state = State.POOLED
+                elif (state is State.OPEN and (group.points[cell.target], row.op) in futile_family
+                      and not _likely_decided(j, n, repeat_max)):  # fmt: skip
+                    state = State.FUTILE
                 out.append(CellLook(cell.target, row.op, n, j, state))
     return tuple(out)
 
@@ -325,16 +376,20 @@ def look(
     comparison: Comparison,
     repeat_max: int | None = None,
     pooled: Collection[tuple[str, str]] = (),
+    futile_family: Collection[tuple[str, str]] = (),
 ) -> tuple[GroupLook, ...]:
     """Every group's and target's state at this look: the comparison must be judged at
     the look's level (`look_level`); with `repeat_max`, a comparison that cannot be
     decided by then is futile. `pooled`: the (point, headline op) comparisons whose
     family's pooled interval is decided at this look (`fslab.report.findings.pooled`),
-    settled though undecided alone. A group none of whose runs completed is not in a
+    settled though undecided alone. `futile_family`: those whose family's pooled interval
+    `max` rounds would likely not decide (`family_futile`), futile unless their own runs
+    would likely decide them. A group none of whose runs completed is not in a
     comparison: the caller keeps running the points no look settled."""
     out: list[GroupLook] = []
     for g in comparison.groups:
-        verdicts = _verdicts(g, repeat_max, pooled, paired=comparison.blocked)
+        verdicts = _verdicts(g, repeat_max, pooled, paired=comparison.blocked,
+                             futile_family=futile_family)  # fmt: skip
         if not verdicts:
             # Nothing measured yet that could be judged (every run failed): run again.
             opened = dict.fromkeys(g.points, State.OPEN)
