@@ -176,6 +176,10 @@ CASES = [
     Case("margin-80", edit('name = "s"\n', 'name = "s"\nmargin = "80%"\n'),
          ("margin: `80%` is out of range: an equivalence margin is 0.1% to 50%",),
          at="margin"),
+    Case("repeat-bound-80", edit('name = "s"\n', 'name = "s"\nrepeat = { bound = "80%" }\n'),
+         ("repeat: bound: `80%` is out of range: a bound is 0.5% to 50%",), at="repeat"),
+    Case("repeat-bound-bare", edit('name = "s"\n', 'name = "s"\nrepeat = { bound = "10" }\n'),
+         ("`10` is not a percentage; write it with `%`",), at="repeat"),
     # Beyond the matrix: what the fixes of F11 and F18 promise.
     Case("device-string", edit("loop =", 'device = "/dev/loop7"\nloop =', BASE).replace(
         'loop = { size = "256MiB" }\n', ""),

@@ -555,6 +555,32 @@ def test_an_adaptive_study_decides_btrfs_at_the_minimum_and_never_splits_twins(
     assert interval_level(look_level(3, 4, paired=True)) in cmp.stdout and "btrfs" in cmp.stdout
 
 
+def test_a_bound_answers_twins_no_verdict_would_tell_apart(lab: Path) -> None:
+    """`repeat.bound`: twins that `max` rounds cannot show equivalent within 5% are
+    answered by their bound instead (`bounded` in the look table, said at the end), or
+    decided; btrfs is still decided at the first look."""
+    study = lab / "twins.toml"
+    study.write_text(TWINS.format(extra="").replace("max = 4 }", 'max = 4, bound = "50%" }'))
+    plan = fslab("plan", str(study), "--results", "r.db", cwd=lab)
+    assert "(or bounded within ±50%)" in plan.stdout, plan.stdout
+    done = fslab("run", str(study), "--results", "r.db", cwd=lab)
+    assert done.returncode == 0, done.stderr
+    con = sqlite3.connect(lab / "r.db")
+    try:
+        last = dict(
+            con.execute(
+                "SELECT p.target, l.state FROM look l JOIN point p ON p.id = l.point_id"
+                " WHERE l.round = (SELECT max(round) FROM look)"
+            ).fetchall()
+        )
+    finally:
+        con.close()
+    assert last["btrfs"] == "decided", last
+    assert last["ext4-b"] in ("bounded", "decided"), last
+    if last["ext4-b"] == "bounded":
+        assert "bounded within ±50%" in done.stderr, done.stderr
+
+
 BUFFERED_LOOP = """
 name = "buffered"
 

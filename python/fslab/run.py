@@ -76,6 +76,9 @@ class Outcome:
     by_family: int = 0
     """Of those, the points undecided alone whose family's pooled interval decided them
     (`fslab.stats.sequential.State.POOLED`)."""
+    bounded: int = 0
+    """Of those, the points left undecided but bounded within the study's `repeat.bound`
+    (`fslab.stats.sequential.State.BOUNDED`), not counting the family's."""
     futile: list[str] = field(default_factory=list)
     """An adaptive study's points that stopped early without a verdict: `max` runs would
     likely not decide them at the noise seen (`fslab.stats.sequential.futile`)."""
@@ -397,6 +400,7 @@ class Runner:
         todo = {p.id for p in points}
         futile: set[str] = set()
         by_family: set[str] = set()
+        bounded: set[str] = set()
         done = {p.id: self.db.done_reps(p.id) for p in points}
         # The bar's total grows by each round's points after the `min` rounds.
         total = len(points) * st.repeat_min
@@ -422,13 +426,14 @@ class Runner:
                 finished += 1
             if rnd + 1 < st.repeat_min:
                 continue
-            todo, futile, by_family = self._look(rnd + 1, level, budget=out.budget_spent)
+            todo, futile, by_family, bounded = self._look(rnd + 1, level, budget=out.budget_spent)
             if not todo or out.budget_spent:
                 break
         by_id = {p.id: p for p in points}
         out.undecided = [by_id[i].label() for i in sorted(todo, key=lambda i: by_id[i].seq)]
         out.settled = len(points) - len(todo)
         out.by_family = len(by_family - todo)
+        out.bounded = len(bounded - todo - by_family)
         out.futile = [by_id[i].label() for i in sorted(futile, key=lambda i: by_id[i].seq)]
 
     def _spent(self) -> bool:
@@ -437,34 +442,39 @@ class Runner:
 
     def _look(
         self, round_: int, level: float, *, budget: bool
-    ) -> tuple[set[str], set[str], set[str]]:
+    ) -> tuple[set[str], set[str], set[str], set[str]]:
         """Judges the study's runs so far at `level`, stores the look, and returns the
         points still to repeat: each target some comparison of which is still open, and
         each baseline one of whose targets is (`fslab.stats.sequential`). A point of a kind
         with nothing to compare (an integrity run's outcome is a word) has its `min` runs
         and nothing more to decide. Second: the points stopped as futile; third: the points
-        with a comparison their family's pooled interval settled."""
+        with a comparison their family's pooled interval settled; fourth: the points with a
+        comparison bounded within the study's `repeat.bound`."""
         every = {p.id for p in self.plan.points if entry(p.kind).compared}
         try:
             results = study_results(self.db.con, self.study_id, self.db.path)
             comparison = compare_results(results, study=self.plan.study.name, alpha=level)
         except (ResultsError, CompareError):
-            return every, set(), set()  # nothing completed yet to judge
+            return every, set(), set(), set()  # nothing completed yet to judge
         rows: list[tuple[str, str, int, str | None, float | None, float | None,
                          float | None, str]] = []  # fmt: skip
         todo: set[str] = set()
         futile: set[str] = set()
         by_family: set[str] = set()
+        bounded: set[str] = set()
         answered = findings.answers(comparison)
         pooled = findings.pooled(comparison, answered)
         repeat_max = self.plan.study.repeat_max
         hopeless = findings.futile_families(comparison, repeat_max, answered)
-        for g in sequential.look(comparison, repeat_max, pooled, hopeless):
+        looked = sequential.look(comparison, repeat_max, pooled, hopeless, self.plan.study.bound)
+        for g in looked:
             todo |= g.open_points
             futile |= {p for t, p in g.points.items()
                        if g.targets.get(t) is sequential.State.FUTILE}  # fmt: skip
             by_family |= {g.points[v.target] for v in g.verdicts
                           if v.state is sequential.State.POOLED}  # fmt: skip
+            bounded |= {g.points[v.target] for v in g.verdicts
+                        if v.state is sequential.State.BOUNDED}  # fmt: skip
             for v in g.verdicts:
                 j = v.judgement
                 # A comparison's own state; the baseline's row has its targets'.
@@ -478,7 +488,8 @@ class Runner:
         self.db.add_look(self.study_id, round_, level, self.plan.seed, rows)
         # A point no group holds (none of its runs completed yet) runs again too.
         held = {p for g in comparison.groups for p in g.points.values()}
-        return (todo | (every - held)) & every, futile & every, by_family & every
+        return ((todo | (every - held)) & every, futile & every, by_family & every,
+                bounded & every)  # fmt: skip
 
     def _make_workdir(self) -> JournalRef | None:
         """Makes the work directory if it does not exist, as a directory fslab owns

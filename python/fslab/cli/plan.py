@@ -170,7 +170,9 @@ def plan(
         )
         out.print(
             f"adaptive: every point {st.repeat_min} times, then rounds of the points still "
-            f"undecided up to {st.repeat_max}, each look a {(1 - level) * 100:.4g}% interval "
+            f"undecided up to {st.repeat_max}"
+            + (f" (or bounded within ±{st.bound * 100:g}%)" if st.bound is not None else "")
+            + f", each look a {(1 - level) * 100:.4g}% interval "
             f"(5% over all {st.repeat_max - st.repeat_min + 1} looks, by simulation); "
             f"order seed {p.seed}",
             soft_wrap=True,

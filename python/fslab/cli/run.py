@@ -338,9 +338,14 @@ def _adaptive_summary(err: Console, plan: Plan, outcome: Outcome) -> None:
         if outcome.by_family
         else ""
     )
+    bounded = (
+        f", {outcome.bounded} bounded within ±{st.bound * 100:g}%"
+        if outcome.bounded and st.bound is not None
+        else ""
+    )
     err.print(
-        f"adaptive: {outcome.settled} of {len(plan.points)} points settled (decided{family}, "
-        f"or no verdict possible) after {st.repeat_min} to {outcome.rounds} rounds",
+        f"adaptive: {outcome.settled} of {len(plan.points)} points settled (decided{family}"
+        f"{bounded}, or no verdict possible) after {st.repeat_min} to {outcome.rounds} rounds",
         soft_wrap=True,
     )
     if outcome.futile:
@@ -350,7 +355,8 @@ def _adaptive_summary(err: Console, plan: Plan, outcome: Outcome) -> None:
             f"stopped early, undecided: {len(outcome.futile)} points ({shown}"
             + (f", {more} more" if more > 0 else "")
             + f"): at the noise seen, {st.repeat_max} runs (max) would likely not decide "
-            "them; `fslab compare` gives the bounds their runs set",
+            + ("or bound " if st.bound is not None else "")
+            + "them; `fslab compare` gives the bounds their runs set",
             soft_wrap=True,
         )
     if not outcome.undecided:

@@ -93,6 +93,7 @@ def _closest(name: str, names: list[str]) -> str:
 
 MAX_REPEAT = 100
 MIN_MARGIN, MAX_MARGIN = 0.001, 0.5
+MIN_BOUND, MAX_BOUND = 0.005, 0.5
 
 
 class Repeat(Strict):
@@ -101,12 +102,33 @@ class Repeat(Strict):
 
     min: int = Field(3, ge=2, le=MAX_REPEAT)
     max: int = Field(10, ge=2, le=MAX_REPEAT)
+    bound: str | None = None
+    """`"10%"`: a comparison left undecided whose interval lies within this share of
+    its baseline either way is answered too (by how much, if not which way), and its
+    point stops; futility then gives up only where `max` rounds could neither decide nor
+    bound it (`fslab.stats.sequential`). Default: only a verdict stops a point."""
 
     @model_validator(mode="after")
     def _order(self) -> Repeat:
         if self.min > self.max:
             raise ValueError(f"`min` ({self.min}) is more than `max` ({self.max})")
         return self
+
+    @field_validator("bound")
+    @classmethod
+    def _bound(cls, v: str | None) -> str | None:
+        if v is not None:
+            b = parse_percent(v)
+            if not MIN_BOUND <= b <= MAX_BOUND:
+                raise ValueError(
+                    f"`{v}` is out of range: a bound is {MIN_BOUND:.1%} to {MAX_BOUND:.0%} "
+                    "(how far either way of its baseline an undecided target may lie)"
+                )
+        return v
+
+    @property
+    def bound_frac(self) -> float | None:
+        return parse_percent(self.bound) if self.bound is not None else None
 
 
 class Reference(Strict):
@@ -328,6 +350,11 @@ class Study(Strict):
     @property
     def repeat_max(self) -> int:
         return self.repeat.max if isinstance(self.repeat, Repeat) else self.repeat
+
+    @property
+    def bound(self) -> float | None:
+        """An adaptive study's `repeat.bound` as a fraction (`Repeat.bound`)."""
+        return self.repeat.bound_frac if isinstance(self.repeat, Repeat) else None
 
     @property
     def budget_s(self) -> float | None:
