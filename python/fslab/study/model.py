@@ -96,6 +96,13 @@ MIN_MARGIN, MAX_MARGIN = 0.001, 0.5
 MIN_BOUND, MAX_BOUND = 0.005, 0.5
 
 
+def _percent_within(v: str | None, low: float, high: float, what: str, means: str) -> str | None:
+    """A percentage key's check: `v` parses as a percentage between `low` and `high`."""
+    if v is not None and not low <= parse_percent(v) <= high:
+        raise ValueError(f"`{v}` is out of range: {what} is {low:.1%} to {high:.0%} ({means})")
+    return v
+
+
 class Repeat(Strict):
     """`repeat = { min = 3, max = 10 }`: every point `min` times, then more rounds of the
     points whose comparisons are still undecided, up to `max` (`fslab.stats.sequential`)."""
@@ -117,14 +124,8 @@ class Repeat(Strict):
     @field_validator("bound")
     @classmethod
     def _bound(cls, v: str | None) -> str | None:
-        if v is not None:
-            b = parse_percent(v)
-            if not MIN_BOUND <= b <= MAX_BOUND:
-                raise ValueError(
-                    f"`{v}` is out of range: a bound is {MIN_BOUND:.1%} to {MAX_BOUND:.0%} "
-                    "(how far either way of its baseline an undecided target may lie)"
-                )
-        return v
+        means = "how far either way of its baseline an undecided target may lie"
+        return _percent_within(v, MIN_BOUND, MAX_BOUND, "a bound", means)
 
     @property
     def bound_frac(self) -> float | None:
@@ -314,14 +315,8 @@ class Study(Strict):
     @field_validator("margin")
     @classmethod
     def _margin(cls, v: str | None) -> str | None:
-        if v is not None:
-            m = parse_percent(v)
-            if not MIN_MARGIN <= m <= MAX_MARGIN:
-                raise ValueError(
-                    f"`{v}` is out of range: an equivalence margin is {MIN_MARGIN:.1%} to "
-                    f"{MAX_MARGIN:.0%} (the share two targets may differ and still be the same)"
-                )
-        return v
+        means = "the share two targets may differ and still be the same"
+        return _percent_within(v, MIN_MARGIN, MAX_MARGIN, "an equivalence margin", means)
 
     @field_validator("summary")
     @classmethod
