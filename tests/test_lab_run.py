@@ -3,6 +3,7 @@ SIGKILL + `fslab cleanup`. Needs root (CI runs as root)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -565,16 +566,13 @@ def test_a_bound_answers_twins_no_verdict_would_tell_apart(lab: Path) -> None:
     assert "(or bounded within ±50%)" in plan.stdout, plan.stdout
     done = fslab("run", str(study), "--results", "r.db", cwd=lab)
     assert done.returncode == 0, done.stderr
-    con = sqlite3.connect(lab / "r.db")
-    try:
+    with contextlib.closing(sqlite3.connect(lab / "r.db")) as con:
         last = dict(
             con.execute(
                 "SELECT p.target, l.state FROM look l JOIN point p ON p.id = l.point_id"
                 " WHERE l.round = (SELECT max(round) FROM look)"
             ).fetchall()
         )
-    finally:
-        con.close()
     assert last["btrfs"] == "decided", last
     assert last["ext4-b"] in ("bounded", "decided"), last
     if last["ext4-b"] == "bounded":
