@@ -185,7 +185,7 @@ CREATE TABLE look (
     ratio       REAL,
     low         REAL,
     high        REAL,
-    state       TEXT NOT NULL,      -- open | decided | undecidable | futile | alone | budget: the comparison's (the baseline's row: its targets')
+    state       TEXT NOT NULL,      -- open | decided | pooled | bounded | undecidable | futile | alone | budget: the comparison's (the baseline's row: its targets')
     at          REAL NOT NULL,      -- unix seconds
     PRIMARY KEY (study_id, round, point_id, op)
 ) STRICT;
