@@ -3,6 +3,7 @@ too long to run whole is run a piece at a time, the rest left for later)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from pathlib import Path
@@ -102,3 +103,30 @@ def test_run_runs_a_slice_and_the_rest_later(tmp_path: Path) -> None:
     finally:
         con.close()
     assert n == 6
+
+
+def test_a_slice_checks_and_makes_only_the_targets_it_runs(tmp_path: Path) -> None:
+    """A target left out of the slice is neither checked (its problem does not stop the
+    slice), nor shown in the plan's side effects, nor made."""
+    path = _study(tmp_path)
+    gone = f'[[target]]\nname = "gone"\ndir = "{tmp_path}/gone"\n\n'
+    path.write_text(path.read_text().replace("[[workload]]", gone + "[[workload]]", 1))
+    whole = fslab("plan", "s.toml", cwd=tmp_path)
+    assert whole.returncode == 2 and "(gone).dir" in whole.stderr, whole.stderr
+    doc = _plan(tmp_path, "target=a", "target=b")
+    assert set(doc["side_effects"]) == {"a", "b"}, doc["side_effects"]  # type: ignore[arg-type]
+    done = fslab("run", "s.toml", "--results", "r.db", "--where", "target=a", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "runs ok, 0 failed" in done.stderr, done.stderr
+    with contextlib.closing(sqlite3.connect(tmp_path / "r.db")) as con:
+        ran = {
+            t
+            for (t,) in con.execute(
+                "SELECT DISTINCT target FROM point p JOIN run r ON r.point_id = p.id"
+            )
+        }
+    assert ran == {"a"}, ran
+    assert not (tmp_path / "gone").exists()
+    assert not list((tmp_path / "b").iterdir()), "target b was not made"
+    refused = fslab("plan", "s.toml", "--where", "target=gone", cwd=tmp_path)
+    assert refused.returncode == 2 and "(gone).dir" in refused.stderr, refused.stderr

@@ -133,7 +133,11 @@ def target_problems(
     `device` targets (`refused`: the exit status says so), each with its hint."""
     problems = []
     study = plan.study
+    # A slice (`--where`) leaves some targets unmade: what would keep them is no problem.
+    used = {t.name for t in plan.targets()}
     for i, t in enumerate(study.target):
+        if t.name not in used:
+            continue
         for key, msg, machine in keyed_check(t, system, plan.scale):
             at: tuple[int | str, ...] = ("target", i, *(key.split(".") if key else ()))
             # The place names the target; the sentence need not say it again.

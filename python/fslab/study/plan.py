@@ -168,7 +168,7 @@ class Plan:
         fresh = not self.study.reuse
         reps = self.repeat if repeat is None else repeat
         runs = sum(p.estimate_s(fresh) * min(reps, self.most_runs(p)) for p in self.points)
-        kept = 0.0 if fresh else PROVISION_S * len(self.study.target)
+        kept = 0.0 if fresh else PROVISION_S * len(self.targets())
         return runs + kept
 
     def estimate_min_s(self) -> float:
@@ -176,7 +176,12 @@ class Plan:
         return self.estimate_s(self.study.repeat_min)
 
     def targets(self) -> list[TargetSpec]:
-        return list(self.study.target)
+        """The targets the plan's points use (their own and any they read from: a copy's
+        source), in the study's order: all of them unless `--where` left some out, which
+        are then neither made, nor checked, nor counted."""
+        used = {t.name for p in self.points for t, _ in p.kind_spec.footprints(self.study, p)}
+        used |= {p.target.name for p in self.points}
+        return [t for t in self.study.target if t.name in used]
 
     def select(self, where: Sequence[tuple[str, str]]) -> Plan:
         """Only the points `--where KEY=VALUE` keeps (`target`, `workload` or a swept
