@@ -16,6 +16,7 @@ import random
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -179,9 +180,14 @@ class Plan:
         """The targets the plan's points use (their own and any they read from: a copy's
         source), in the study's order: all of them unless `--where` left some out, which
         are then neither made, nor checked, nor counted."""
+        return list(self._targets)
+
+    @cached_property
+    def _targets(self) -> tuple[TargetSpec, ...]:
+        # Every point's footprints name its own target first; plan and its checks ask
+        # several times, and a files or fio point's footprints take some working out.
         used = {t.name for p in self.points for t, _ in p.kind_spec.footprints(self.study, p)}
-        used |= {p.target.name for p in self.points}
-        return [t for t in self.study.target if t.name in used]
+        return tuple(t for t in self.study.target if t.name in used)
 
     def select(self, where: Sequence[tuple[str, str]]) -> Plan:
         """Only the points `--where KEY=VALUE` keeps (`target`, `workload` or a swept
