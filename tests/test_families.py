@@ -365,6 +365,31 @@ def test_dm_crypt_and_md_are_refused_naming_what_the_machine_lacks(system: Syste
         spec(fs="xfs", loop={"count": 2})
 
 
+def test_btrfs_raid56_and_raid1c34_are_refused_where_the_kernel_lacks_them(
+    system: System,
+) -> None:
+    """A kernel's btrfs says which profiles it makes in /sys/fs/btrfs/features; a btrfs
+    not loaded yet is judged by the kernel's release (raid56 from 3.9, raid1c34 from 5.5)."""
+    raid5 = spec(name="r5", fs="btrfs", profile="raid5", metadata_profile="raid1c3",
+                 loop={"count": 3})  # fmt: skip
+    old = dataclasses.replace(system, btrfs_features=frozenset({"raid1c34"}))
+    (why,) = check(raid5, old)
+    assert why.startswith("target `r5`: `profile = 'raid5'` needs btrfs's raid56 feature"), why
+    assert "(/sys/fs/btrfs/features)" in why and "choose another profile" in why
+    neither = dataclasses.replace(system, btrfs_features=frozenset())
+    assert [m.split("`")[3] for m in check(raid5, neither)] == [
+        "profile = 'raid5'", "metadata_profile = 'raid1c3'"]  # fmt: skip
+    has = dataclasses.replace(system, btrfs_features=frozenset({"raid56", "raid1c34"}))
+    assert check(raid5, has) == []
+    # Not loaded: the release decides; raid1 is in every btrfs.
+    unloaded = dataclasses.replace(system, btrfs_features=None, kernel="5.4.0-generic")
+    (why,) = check(raid5, unloaded)
+    assert "`metadata_profile = 'raid1c3'` needs btrfs's raid1c34 feature" in why
+    assert "kernel (5.4.0-generic) lacks" in why
+    assert check(raid5, dataclasses.replace(unloaded, kernel="6.1.0")) == []
+    assert check(spec(fs="btrfs", profile="raid1", loop={"count": 2}), neither) == []
+
+
 def test_plan_says_how_md_and_luks_are_stacked_and_undone(tmp_path: Path) -> None:
     """Storage Spaces + BitLocker as fslab builds it: md over the loop devices, LUKS2 over
     the array, the file system over the mapping; `fslab plan` says each command."""

@@ -39,8 +39,10 @@ from fslab.targets.mkfs import MKFS_BLOCK_SIZES
 from fslab.targets.mount import mount_containing, mountinfo
 from fslab.targets.spec import BTRFS_PROFILES
 from fslab.targets.system import (
+    BTRFS_PROFILE_FEATURE,
     TOOLS,
     System,
+    btrfs_has_profile,
     family_tools,
     kernel_block_size_problem,
     tool_version,
@@ -559,23 +561,18 @@ def _xfs_v4(system: System) -> Finding:
     )  # fmt: skip
 
 
-# btrfs profiles and the /sys/fs/btrfs/features entry that says the kernel has them.
-_BTRFS_PROFILE_FEATURE = {"raid5": "raid56", "raid6": "raid56", "raid1c3": "raid1c34",
-                          "raid1c4": "raid1c34"}  # fmt: skip
-
-
 def _btrfs_profiles(system: System, page: int) -> Finding:
     features = system.btrfs_features
     name = "btrfs profiles"
     affects = "btrfs `profile` across several devices (`loop.count`)"
     if features is None:
-        always = [p for p in BTRFS_PROFILES if p not in _BTRFS_PROFILE_FEATURE]
+        always = [p for p in BTRFS_PROFILES if p not in BTRFS_PROFILE_FEATURE]
         return Finding(
             "file systems", name, "ok",
             f"{', '.join(always)}; raid5/6 and raid1c3/4 are known once btrfs is loaded "
             "(its first mount loads it)",
         )  # fmt: skip
-    has = [p for p in BTRFS_PROFILES if _BTRFS_PROFILE_FEATURE.get(p, "") in ("", *features)]
+    has = [p for p in BTRFS_PROFILES if btrfs_has_profile(system, p)]
     lacks = [p for p in BTRFS_PROFILES if p not in has]
     if not lacks:
         return Finding("file systems", name, "ok", ", ".join(has))

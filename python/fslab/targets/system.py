@@ -267,6 +267,27 @@ def _md_personalities(release: str) -> frozenset[str]:
     return frozenset(found)
 
 
+# btrfs profiles that older kernels lack: the /sys/fs/btrfs/features entry that says the
+# kernel has them, and the release that brought it (for a btrfs not loaded yet).
+BTRFS_PROFILE_FEATURE = {
+    "raid5": ("raid56", (3, 9)),
+    "raid6": ("raid56", (3, 9)),
+    "raid1c3": ("raid1c34", (5, 5)),
+    "raid1c4": ("raid1c34", (5, 5)),
+}
+
+
+def btrfs_has_profile(system: System, profile: str) -> bool | None:
+    """Whether this kernel's btrfs makes `profile`: from /sys/fs/btrfs/features once btrfs
+    is loaded, else from the kernel's release; None when neither tells."""
+    if profile not in BTRFS_PROFILE_FEATURE:
+        return True
+    feature, since = BTRFS_PROFILE_FEATURE[profile]
+    if system.btrfs_features is not None:
+        return feature in system.btrfs_features
+    return None if system.kernel_version == (0, 0) else system.kernel_version >= since
+
+
 def _btrfs_features() -> frozenset[str] | None:
     try:
         return frozenset(p.name for p in Path("/sys/fs/btrfs/features").iterdir())
@@ -469,6 +490,19 @@ def keyed_check(spec: TargetSpec, system: System, scale: float = 1.0) -> list[Ta
             f"(metadata_csum) or btrfs (nodatasum)",
             machine=True,
         )
+
+    if fs == "btrfs":
+        for setting in ("profile", "metadata_profile"):
+            profile = getattr(spec, setting)
+            if profile is not None and btrfs_has_profile(system, profile) is False:
+                feature = BTRFS_PROFILE_FEATURE[profile][0]
+                add(
+                    setting,
+                    f"{who}: `{setting} = {profile!r}` needs btrfs's {feature} feature, which this "
+                    f"kernel ({system.kernel}) lacks (/sys/fs/btrfs/features); choose another "
+                    f"profile, or run the study on a newer kernel",
+                    machine=True,
+                )
 
     if spec.encryption == "dm-crypt" and (why := _dm_crypt_problem(system, who)):
         add("encryption", why, machine=True)
