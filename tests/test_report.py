@@ -34,7 +34,8 @@ from report_fixture import (
     make_fixture_db,
 )
 
-from fslab.compare import Comparison, build_comparison
+from fslab.compare import Comparison, build_comparison, each_row
+from fslab.compare.model import PlannedRows
 from fslab.report.charts import (
     MAX_POINT_CHARTS,
     Chart,
@@ -54,9 +55,10 @@ from fslab.report.export import (
 )
 from fslab.report.findings import Answer, Gap, Grid, answers, summary
 from fslab.report.format import code, md
-from fslab.report.html import code_spans, figure, render_html
+from fslab.report.html import code_spans, figure, render_html, write_html
 from fslab.report.markdown import render_markdown_report, render_svg
 from fslab.report.render import render_table
+from fslab.report.tables import table_views
 from fslab.report.verdicts import verdict_headlines, verdicts
 from fslab.stats.decision import Decision
 
@@ -447,6 +449,33 @@ def test_html_is_self_contained_and_escaped(html_path: Path) -> None:
     assert "btrfs&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in text
     assert "alert(\\u0022x\\u0022)" in text or 'alert(\\"x\\")' in text  # in the chart JSON
     assert text.count('class="plot fslab-chart"') == 20
+
+
+def test_the_html_report_is_written_as_it_is_made(
+    fixture_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`fslab report` writes the page piece by piece (a study of 100,000 runs makes 90 MB
+    of it), the same page `render_html` makes whole, and nothing beside it; the tables'
+    rows are made for the page and not kept (the summary keeps the few it answers by);
+    tables that share a title get anchors numbered in order, each once."""
+    data = load_report(fixture_db, generated_at=WHEN)
+    # Without charts: a small study's charts read every row (a large one's do not).
+    path = tmp_path / "report.html"
+    write_html(path, data, ())
+    assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+    c = data.comparison
+    planned = [g for g in c.groups if isinstance(g.rows, PlannedRows)]
+    assert planned, "the fixture's groups are planned"
+    for g in planned:
+        once, again = list(each_row(g.rows)), list(each_row(g.rows))
+        assert [(r.op, r.metric) for r in once] == [(r.op, r.metric) for r in again]
+        kept = sum(a is b for a, b in zip(once, again, strict=True))
+        assert kept < len(once), f"{g.workload}: all {len(once)} rows kept"
+    assert path.read_text(encoding="utf-8") == render_html(data, ())
+    monkeypatch.setattr("fslab.report.tables.group_title", lambda c, g: "same")
+    anchors = [v.anchor for v in table_views(c)]
+    assert anchors == ["table-same"] + [f"table-same-{i}" for i in range(2, len(c.groups) + 1)]
+    assert len(anchors) >= 3, anchors
 
 
 def _chromium() -> tuple[str, str]:

@@ -19,9 +19,9 @@ from fslab.cli.options import (
 )
 from fslab.report.charts import build_charts
 from fslab.report.context import ReportData, load_report
-from fslab.report.html import render_html
+from fslab.report.html import write_html
 from fslab.report.markdown import image_dir_name, write_markdown_report
-from fslab.report.output import check_output, write_text
+from fslab.report.output import check_output
 from fslab.safe_text import safe_text
 from fslab.store.merge import baseline_among, results_view
 
@@ -101,7 +101,7 @@ def _write(data: ReportData, fmt: str, out: Path) -> None:
         extra = f", {images} chart image{'s' if images != 1 else ''} in {folder}/"
         click.echo(f"report: wrote {out}{extra if images else ''}", err=True)
     else:
-        write_text(out, render_html(data, charts))
+        write_html(out, data, charts)
         n_charts, n_tables = len(charts), len(data.comparison.groups)
         faults = ", an integrity table" if data.comparison.integrity else ""
         ranks = ""

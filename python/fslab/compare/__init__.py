@@ -31,6 +31,7 @@ from fslab.compare.model import (
     Question,
     Row,
     disturbers_of,
+    each_row,
     is_headline,
     log_ratios,
     planned_numbers,
@@ -43,6 +44,7 @@ from fslab.compare.where import CompareError, parse_where
 __all__ = [
     "DISTURBED", "HEADLINE_METRIC", "NOT_STEADY", "NUMBERS", "Cell", "CompareError",
     "Comparison", "Disturber", "Group", "IntegrityCell", "Question", "Row",
-    "build_comparison", "build_ranks", "compare_results", "disturbers_of", "is_headline",
-    "keep_ops", "log_ratios", "parse_where", "planned_numbers", "row_numbers", "rows_matching",
+    "build_comparison", "build_ranks", "compare_results", "disturbers_of", "each_row",
+    "is_headline", "keep_ops", "log_ratios", "parse_where", "planned_numbers", "row_numbers",
+    "rows_matching",
 ]  # fmt: skip

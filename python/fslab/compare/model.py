@@ -164,6 +164,17 @@ class PlannedRows(Sequence[Row]):
             )
         return self._made
 
+    def passing(self) -> Iterator[Row]:
+        """The rows in order, those not made yet made for this pass only and not kept: a
+        renderer that reads every row once (the report's tables) holds one group's at a
+        time, not the study's half a million."""
+        if self._made is not None:
+            yield from self._made
+            return
+        plan, stats, some = self.plan, self.stats, self._some
+        for k, (j, r) in enumerate(zip(self.cols.tolist(), self.ids.tolist(), strict=True)):
+            yield some.get(k) or Row(plan[j][0], plan[j][1], stats, r)
+
     def ops(self) -> tuple[str, ...]:
         """The rows' operations in order, each once."""
         plan = self.plan
@@ -228,6 +239,12 @@ class PlannedRows(Sequence[Row]):
             for t in range(n_t)
             for w in noise.get((r, t), ())
         ]
+
+
+def each_row(rows: Sequence[Row]) -> Iterator[Row]:
+    """A group's rows in order for one pass: of `PlannedRows`, without keeping those it
+    makes (`PlannedRows.passing`)."""
+    return rows.passing() if isinstance(rows, PlannedRows) else iter(rows)
 
 
 def rows_matching(

@@ -27,7 +27,7 @@ from fslab.report.charts import build_charts
 from fslab.report.context import load_report
 from fslab.report.export import plan_export, write_export_csv
 from fslab.report.format import slug
-from fslab.report.html import render_html
+from fslab.report.html import write_html
 from fslab.report.markdown import write_markdown_report
 from fslab.report.output import OutputError, staged
 from fslab.report.render.csv import render_csv
@@ -71,7 +71,7 @@ def make_bundle(
         root.mkdir()
         (root / "study.toml").write_text(data.study_toml, encoding="utf-8")
         _copy_db(Path(db_path), root / "results.db")
-        (root / "report.html").write_text(render_html(data, charts), encoding="utf-8")
+        write_html(root / "report.html", data, charts)
         write_markdown_report(data, charts, root / "report.md")
         (root / "summary.csv").write_text(render_csv(c), encoding="utf-8")
         with (root / "runs.csv").open("wb") as f:

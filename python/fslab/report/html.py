@@ -14,8 +14,9 @@ import html
 import json
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib.resources import files
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -60,9 +61,10 @@ from fslab.report.integrity import (
     trade_off_lines,
 )
 from fslab.report.monitor_figure import plotly_figure
+from fslab.report.output import staged
 from fslab.report.rank_views import INTRO as RANKS_INTRO
 from fslab.report.rank_views import RANK_COLUMNS, rank_cells
-from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
+from fslab.report.tables import COMPACT_TABLES, TableCell, TableView, table_views
 from fslab.report.verdicts import verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement
 from fslab.stats.warnings import StatWarning
@@ -291,11 +293,42 @@ def template_environment() -> jinja2.Environment:
     env.filters["param"] = lambda kv: f"{kv[0]}={format_param(kv[0], kv[1])}"
     env.filters["code"] = code_spans
     env.filters["kinds_by_target"] = kinds_by_target
-    # Filters, not functions in the context: jinja calls a filter directly, and a
-    # large study's tables have a million cells.
-    env.filters["cell_class"] = _cell_class
     env.filters["mark"] = mark
+    env.globals["table_body"] = table_body
     return env
+
+
+def table_body(t: TableView) -> Markup:
+    """A comparison table's rows, `<tr>` by `<tr>`: made here rather than in the
+    template, since a large study's tables have millions of cells and jinja's loop costs
+    several times this per cell. A cell shows its `title` (n, the intervals) on hover
+    where it has one (none in a compact report); every text is escaped as the template
+    would."""
+    out: list[str] = []
+    for i, row in enumerate(t.rows):
+        out.append('<tr class="runs">' if i == 0 else "<tr>")
+        for cell in row:
+            plain = cell.kind == "value" and cell.verdict is None and cell.passed is None
+            cls = "" if plain else _cell_class(cell)
+            m = "" if cell.verdict is None else mark(cell.verdict)
+            out.append(
+                "<td"
+                + (f' class="{_escaped(cls)}"' if cls else "")
+                + (f' title="{_escaped(cell.title)}"' if cell.title else "")
+                + f">{_escaped(cell.text)}"
+                + (f'<span class="mark">{_escaped(m)}</span>' if m else "")
+                + "</td>"
+            )
+        out.append("</tr>\n")
+    return Markup("".join(out))
+
+
+# What jinja's autoescape (markupsafe) makes of these characters, character for character.
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&#39;", '"': "&#34;"})
+
+
+def _escaped(text: str) -> str:
+    return text.translate(_ESCAPES)
 
 
 def kinds_by_target(warnings: Sequence[StatWarning]) -> str:
@@ -353,19 +386,42 @@ def render_html(
     plotly_src: str | None = None,
     site_links: Sequence[tuple[str, str]] = (),
 ) -> str:
-    """The whole report as one HTML document. `plotly_js` defaults to the plotly.js that
-    ships with the `plotly` package (inlined once); with `plotly_src`, the page loads it
-    from that relative address instead (`fslab site` writes it once for every page), and
-    `site_links` (label, address) lead back to the site's other pages."""
+    """The whole report as one HTML document (`html_parts`, joined)."""
+    parts = html_parts(data, charts, plotly_js=plotly_js, plotly_src=plotly_src,
+                       site_links=site_links)  # fmt: skip
+    return "".join(parts)
+
+
+def write_html(path: Path, data: ReportData, charts: Sequence[Chart]) -> None:
+    """The report into `path`, whole or not at all, written as it is made: a study of
+    100,000 runs makes a 90 MB page, which is never held in memory at once."""
+    with staged(path) as tmp, tmp.open("w", encoding="utf-8") as f:
+        f.writelines(html_parts(data, charts))
+
+
+def html_parts(
+    data: ReportData,
+    charts: Sequence[Chart],
+    *,
+    plotly_js: str | None = None,
+    plotly_src: str | None = None,
+    site_links: Sequence[tuple[str, str]] = (),
+) -> Iterator[str]:
+    """The whole report as one HTML document, in the pieces the template makes it in.
+    `plotly_js` defaults to the plotly.js that ships with the `plotly` package (inlined
+    once); with `plotly_src`, the page loads it from that relative address instead
+    (`fslab site` writes it once for every page), and `site_links` (label, address) lead
+    back to the site's other pages."""
     c = data.comparison
     sections = [
         (s, [ch for ch in charts if ch.section is s])
         for s in Section
         if any(ch.section is s for ch in charts)
     ]
-    tables = table_views(c)
+    compact = len(c.groups) > COMPACT_TABLES
+    tables = table_views(c, titles=not compact)
     anchors = {id(v.group): v.anchor for v in tables}
-    found = summary_context(c, lambda g: "#" + anchors[id(g)], compact=len(tables) > COMPACT_TABLES)
+    found = summary_context(c, lambda g: "#" + anchors[id(g)], compact=compact)
     styles = found["styles"]
     specs = [{"id": f"chart-{ch.id}", **figure(ch, styles)} for ch in charts]
     warnings = [(v, w) for v in tables for w in v.warnings]
@@ -376,7 +432,7 @@ def render_html(
         counts[w.target] = counts.get(w.target, 0) + 1
     integrity = integrity_table(c)
     template = template_environment().get_template("report.html.j2")
-    return template.render(
+    return template.generate(
         **found,
         c=c,
         data=data,

@@ -126,7 +126,7 @@ def render_markdown_report(
     lines += [" · ".join(meta), "", "Targets: " + ", ".join(code(t) for t in c.targets), ""]
 
     lines += _summary(data)
-    views = table_views(c)
+    views = table_views(c, titles=False)
     warned = [(v, w) for v in views for w in v.warnings]
     if warned and len(views) > COMPACT_TABLES:
         # A large study: one line per kind (as `fslab compare`), not thousands.

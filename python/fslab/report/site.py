@@ -268,8 +268,8 @@ def _study(env: Any, db: Path, name: str, source: str, folder: Path) -> tuple[St
     runs = sum(n for g in c.groups for n in g.runs.values())
     folder.mkdir()
     (folder / "points").mkdir()
-    tables = table_views(c)
-    compact = len(tables) > COMPACT_TABLES
+    compact = len(c.groups) > COMPACT_TABLES
+    tables = table_views(c, titles=not compact)
     with open_readonly(db) as con:
         places = _run_places(con, c.study)
         environments = environments_of(con, places.environment_runs)

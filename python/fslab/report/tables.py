@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from fslab.compare import Cell, Comparison, Group
+from fslab.compare import Cell, Comparison, Group, each_row
 from fslab.report.format import format_cell, format_vs, group_title, passed, slug, vs_title
 from fslab.stats.decision import Judgement
 from fslab.stats.warnings import StatWarning
@@ -41,12 +41,21 @@ class Column:
 
 @dataclass(frozen=True)
 class TableView:
+    """One group's table. Its `rows` are made each time they are read, not kept: a
+    study of 100,000 runs has millions of cells, and a renderer reads each table once."""
+
+    comparison: Comparison
     group: Group
     title: str
     anchor: str
     columns: tuple[Column, ...]
-    rows: tuple[tuple[TableCell, ...], ...]
     warnings: tuple[StatWarning, ...]
+    titles: bool = True
+    """Whether cells carry their `title` (a compact report shows none)."""
+
+    @property
+    def rows(self) -> tuple[tuple[TableCell, ...], ...]:
+        return _rows(self.comparison, self.group, titles=self.titles)
 
 
 def _columns(c: Comparison) -> tuple[Column, ...]:
@@ -69,45 +78,54 @@ def _value_title(cell: Cell) -> str:
     return f"n={s.n}, stdev {s.stdev:.4g}, {s.confidence:.0%} CI {low:.4g} to {high:.4g}"
 
 
-def table_views(c: Comparison) -> tuple[TableView, ...]:
-    """One table per group: a `runs` row, then one row per operation and metric."""
+def table_views(c: Comparison, *, titles: bool = True) -> tuple[TableView, ...]:
+    """One table per group: a `runs` row, then one row per operation and metric; its
+    cells with their tooltips' `title` unless `titles` is False."""
     views: list[TableView] = []
     cols = _columns(c)
     anchors: set[str] = set()
+    # The next number to try per slug: thousands of points can share one (a sweep whose
+    # title leaves the swept value out), and trying from 2 each time is quadratic.
+    next_number: dict[str, int] = {}
     for group in c.groups:
         title = group_title(c, group)
         anchor = base = "table-" + slug(title)
-        i = 2
+        i = next_number.get(base, 2)
         while anchor in anchors:
             anchor, i = f"{base}-{i}", i + 1
+        next_number[base] = i
         anchors.add(anchor)
-        rows: list[tuple[TableCell, ...]] = []
-        runs: list[TableCell] = [TableCell("runs", "label")]
+        views.append(TableView(c, group, title, anchor, cols, group.all_warnings(), titles))
+    return tuple(views)
+
+
+def _rows(c: Comparison, group: Group, *, titles: bool) -> tuple[tuple[TableCell, ...], ...]:
+    rows: list[tuple[TableCell, ...]] = []
+    runs: list[TableCell] = [TableCell("runs", "label")]
+    for t in c.targets:
+        runs.append(TableCell(str(group.runs.get(t, 0))))
+        if not c.is_baseline(t):
+            runs.append(TableCell("", "delta"))
+    rows.append(tuple(runs))
+    for row in each_row(group.rows):
+        out: list[TableCell] = [TableCell(f"{row.op} {row.metric.label}", "label")]
         for t in c.targets:
-            runs.append(TableCell(str(group.runs.get(t, 0))))
+            cell = row.cell(t)
+            out.append(
+                TableCell(
+                    format_cell(row.metric, cell, group.runs.get(t, 0)),
+                    title=_value_title(cell) if titles else "",
+                    passed=passed(row.metric, cell),
+                )
+            )
             if not c.is_baseline(t):
-                runs.append(TableCell("", "delta"))
-        rows.append(tuple(runs))
-        for row in group.rows:
-            out: list[TableCell] = [TableCell(f"{row.op} {row.metric.label}", "label")]
-            for t in c.targets:
-                cell = row.cell(t)
                 out.append(
                     TableCell(
-                        format_cell(row.metric, cell, group.runs.get(t, 0)),
-                        title=_value_title(cell),
-                        passed=passed(row.metric, cell),
+                        format_vs(cell.vs),
+                        "delta",
+                        verdict=cell.vs,
+                        title=vs_title(cell.vs, c.baseline_of(t)) if titles else "",
                     )
                 )
-                if not c.is_baseline(t):
-                    out.append(
-                        TableCell(
-                            format_vs(cell.vs),
-                            "delta",
-                            verdict=cell.vs,
-                            title=vs_title(cell.vs, c.baseline_of(t)),
-                        )
-                    )
-            rows.append(tuple(out))
-        views.append(TableView(group, title, anchor, cols, tuple(rows), group.all_warnings()))
-    return tuple(views)
+        rows.append(tuple(out))
+    return tuple(rows)
