@@ -37,6 +37,7 @@ from fslab.compare.model import (
     planned_numbers,
     row_numbers,
     rows_matching,
+    summaries,
 )
 from fslab.compare.select import build_comparison, build_ranks, keep_ops
 from fslab.compare.where import CompareError, parse_where
@@ -46,5 +47,5 @@ __all__ = [
     "Comparison", "Disturber", "Group", "IntegrityCell", "Question", "Row",
     "build_comparison", "build_ranks", "compare_results", "disturbers_of", "each_row",
     "is_headline", "keep_ops", "log_ratios", "parse_where", "planned_numbers", "row_numbers",
-    "rows_matching",
+    "rows_matching", "summaries",
 ]  # fmt: skip

@@ -16,6 +16,7 @@ import numpy.typing as npt
 from fslab.catalog import entry
 from fslab.compare.cells import (
     Floats,
+    Ints,
     Planned,
     Stats,
     numbers_of,
@@ -123,6 +124,23 @@ class Row:
             if c.target == target:
                 return c
         raise KeyError(target)
+
+    def measured(self, target: str) -> bool:
+        """Whether `target` has a completed run here (`cell(target).summary` is not
+        None), without making the row's cells."""
+        st = self._stats
+        return bool(st.count[self._i, st.targets.index(target)] > 0)
+
+    def vs(self, target: str) -> Judgement | None:
+        """`cell(target).vs`, without making the row's cells: a summary reads the verdicts
+        of a hundred thousand rows and nothing else of most of them."""
+        if self._cells is not None:
+            return self.cell(target).vs
+        st = self._stats
+        t = st.targets.index(target)
+        if st.is_base[t] or st.count[self._i, t] == 0:
+            return None
+        return st.judgements(self._i)[t]
 
     @property
     def warnings(self) -> tuple[StatWarning, ...]:
@@ -291,6 +309,19 @@ def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[Floats, Fl
                 se = np.where(p, p_se, se)
                 df = np.where(p, np.where(p_se > 0, n - 1.0, np.inf), df)
     return d, se, df
+
+
+def summaries(rows: Sequence[Row], target: str) -> tuple[Ints, Floats, Floats]:
+    """Per row (of one comparison): `target`'s completed runs, their mean and standard
+    deviation (NaN under two runs), as `cell(target).summary` holds them, without making
+    the rows' cells."""
+    if not rows:
+        return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
+    st = rows[0]._stats
+    idx = np.fromiter((r._i for r in rows), dtype=np.int64, count=len(rows))
+    t = st.targets.index(target)
+    n = st.count[idx, t].astype(np.int64)
+    return n, st.mean[idx, t], np.where(n >= 2, st.stdev[idx, t], np.nan)
 
 
 NUMBERS = ("n", "mean", "stdev", "ci_half", "ratio", "ratio_low", "ratio_high", "verdict",

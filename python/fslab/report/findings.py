@@ -36,6 +36,7 @@ from fslab.compare import (
     is_headline,
     log_ratios,
     rows_matching,
+    summaries,
 )
 from fslab.metrics import TELEMETRY_OP, MetricSpec
 from fslab.params import format_param, varying_keys
@@ -756,7 +757,7 @@ def _answer(
     rows = [r for _, r in members]
     metric = rows[0].metric
     base = question.baseline
-    present = [t for t in question.targets if any(r.cell(t).summary is not None for r in rows)]
+    present = [t for t in question.targets if any(r.measured(t) for r in rows)]
     if not present:
         return None
     axes = _axes([g for g, _ in members], among)
@@ -771,7 +772,7 @@ def _answer(
         measured: list[Row] = []
         decided: list[float] = []
         for r in rows:
-            vs = r.cell(t).vs
+            vs = r.vs(t)
             if vs is None:
                 continue
             measured.append(r)
@@ -814,10 +815,13 @@ def _answer(
 def _none_where_base_some(rows: Sequence[Row], target: str, base: str) -> bool:
     """Whether at every point both measured, the target's runs all measured 0 and the
     baseline's all more (a mean of 0 over values that are never negative)."""
-    pairs = [(r.cell(target).summary, r.cell(base).summary) for r in rows]
-    both = [(t, b) for t, b in pairs if t is not None and b is not None]
-    return bool(both) and all(t.mean == 0 and b.n and b.mean > 0 and (b.stdev or 0) < b.mean
-                              for t, b in both)  # fmt: skip
+    n_t, mean_t, _ = summaries(rows, target)
+    n_b, mean_b, stdev_b = summaries(rows, base)
+    both = (n_t > 0) & (n_b > 0)
+    if not both.any():
+        return False
+    mean_t, mean_b, stdev_b = mean_t[both], mean_b[both], np.nan_to_num(stdev_b[both])
+    return bool(((mean_t == 0) & (mean_b > 0) & (stdev_b < mean_b)).all())
 
 
 def _point_name(group: Group, keys: Sequence[str]) -> str:
