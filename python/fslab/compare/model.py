@@ -278,6 +278,11 @@ def rows_matching(
     return (r for r in rows if keep(r.op, r.metric))
 
 
+def _indices(rows: Sequence[Row]) -> Ints:
+    """The rows' positions in their comparison's arrays (`Stats`)."""
+    return np.fromiter((r._i for r in rows), dtype=np.int64, count=len(rows))
+
+
 def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[Floats, Floats, Floats]:
     """Per row (of one comparison): the difference of the mean logs of `target`'s and
     `other`'s samples (the log of their ratio of geometric means), its standard error and
@@ -292,7 +297,7 @@ def log_ratios(rows: Sequence[Row], target: str, other: str) -> tuple[Floats, Fl
         empty = np.zeros(0)
         return empty, empty, empty
     st = rows[0]._stats
-    idx = np.fromiter((r._i for r in rows), dtype=np.int64, count=len(rows))
+    idx = _indices(rows)
     a, b = st.targets.index(target), st.targets.index(other)
     mean_log, var_log = st.log_stats
     d = mean_log[idx, a] - mean_log[idx, b]
@@ -318,7 +323,7 @@ def summaries(rows: Sequence[Row], target: str) -> tuple[Ints, Floats, Floats]:
     if not rows:
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0)
     st = rows[0]._stats
-    idx = np.fromiter((r._i for r in rows), dtype=np.int64, count=len(rows))
+    idx = _indices(rows)
     t = st.targets.index(target)
     n = st.count[idx, t].astype(np.int64)
     return n, st.mean[idx, t], np.where(n >= 2, st.stdev[idx, t], np.nan)
@@ -339,7 +344,7 @@ def row_numbers(rows: Sequence[Row]) -> tuple[list[list[Any]], ...]:
     none). One call per group: a large study has a million rows."""
     if not rows:
         return tuple([] for _ in NUMBERS)
-    idx = np.fromiter((r._i for r in rows), dtype=np.int64, count=len(rows))
+    idx = _indices(rows)
     return numbers_of(rows[0]._stats, idx)
 
 

@@ -64,7 +64,7 @@ from fslab.report.monitor_figure import plotly_figure
 from fslab.report.output import staged
 from fslab.report.rank_views import INTRO as RANKS_INTRO
 from fslab.report.rank_views import RANK_COLUMNS, rank_cells
-from fslab.report.tables import COMPACT_TABLES, TableCell, TableView, table_views
+from fslab.report.tables import TableCell, TableView, is_compact, table_views
 from fslab.report.verdicts import verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement
 from fslab.stats.warnings import StatWarning
@@ -293,7 +293,6 @@ def template_environment() -> jinja2.Environment:
     env.filters["param"] = lambda kv: f"{kv[0]}={format_param(kv[0], kv[1])}"
     env.filters["code"] = code_spans
     env.filters["kinds_by_target"] = kinds_by_target
-    env.filters["mark"] = mark
     env.globals["table_body"] = table_body
     return env
 
@@ -308,9 +307,7 @@ def table_body(t: TableView) -> Markup:
     for i, row in enumerate(t.rows):
         out.append('<tr class="runs">' if i == 0 else "<tr>")
         for cell in row:
-            plain = cell.kind == "value" and cell.verdict is None and cell.passed is None
-            cls = "" if plain else _cell_class(cell)
-            m = "" if cell.verdict is None else mark(cell.verdict)
+            cls, m = _cell_class(cell), mark(cell.verdict)
             out.append(
                 "<td"
                 + (f' class="{_escaped(cls)}"' if cls else "")
@@ -323,7 +320,9 @@ def table_body(t: TableView) -> Markup:
     return Markup("".join(out))
 
 
-# What jinja's autoescape (markupsafe) makes of these characters, character for character.
+# What jinja's autoescape (markupsafe.escape) makes of these characters, character for
+# character: a table's millions of cells are escaped here at a third of its cost (it
+# makes a Markup object of each).
 _ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&#39;", '"': "&#34;"})
 
 
@@ -418,7 +417,7 @@ def html_parts(
         for s in Section
         if any(ch.section is s for ch in charts)
     ]
-    compact = len(c.groups) > COMPACT_TABLES
+    compact = is_compact(c)
     tables = table_views(c, titles=not compact)
     anchors = {id(v.group): v.anchor for v in tables}
     found = summary_context(c, lambda g: "#" + anchors[id(g)], compact=compact)
@@ -495,6 +494,8 @@ def _outcome_html(cell: OutcomeCell) -> Markup:
 def _cell_class(cell: TableCell) -> str:
     """A comparison table cell's classes: its kind (a value cell needs none), its
     verdict's, PASS/FAIL's; empty for a plain value (most cells of a large report)."""
+    if cell.kind == "value" and cell.verdict is None and cell.passed is None:
+        return ""
     outcome = {True: "pass", False: "fail", None: ""}[cell.passed]
     parts = [cell.kind if cell.kind != "value" else "", _verdict_class(cell.verdict), outcome]
     return " ".join(p for p in parts if p)

@@ -54,7 +54,7 @@ from fslab.report.output import staged_dir, write_text
 from fslab.report.rank_views import INTRO as RANKS_INTRO
 from fslab.report.rank_views import RANK_COLUMNS, rank_cells
 from fslab.report.render.markdown_table import integrity_markdown
-from fslab.report.tables import COMPACT_TABLES, TableCell, table_views
+from fslab.report.tables import TableCell, is_compact, table_views
 from fslab.report.verdicts import VerdictRow, verdict_headlines, verdicts
 from fslab.stats.decision import Decision, Judgement
 
@@ -128,7 +128,7 @@ def render_markdown_report(
     lines += _summary(data)
     views = table_views(c, titles=False)
     warned = [(v, w) for v in views for w in v.warnings]
-    if warned and len(views) > COMPACT_TABLES:
+    if warned and is_compact(c):
         # A large study: one line per kind (as `fslab compare`), not thousands.
         lines += ["## Warnings", ""]
         lines += [f"- {_inline_code(line)}" for line in warning_summary(c)]

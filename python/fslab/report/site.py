@@ -43,7 +43,7 @@ from fslab.report.html import (
 )
 from fslab.report.integrity import integrity_lines, integrity_table
 from fslab.report.output import check_parent, staged_dir
-from fslab.report.tables import COMPACT_TABLES, table_views
+from fslab.report.tables import is_compact, table_views
 from fslab.report.verdicts import failed_verdicts
 from fslab.stats.warnings import RunFacts
 from fslab.store.merge import results_view, source_label
@@ -268,7 +268,7 @@ def _study(env: Any, db: Path, name: str, source: str, folder: Path) -> tuple[St
     runs = sum(n for g in c.groups for n in g.runs.values())
     folder.mkdir()
     (folder / "points").mkdir()
-    compact = len(c.groups) > COMPACT_TABLES
+    compact = is_compact(c)
     tables = table_views(c, titles=not compact)
     with open_readonly(db) as con:
         places = _run_places(con, c.study)

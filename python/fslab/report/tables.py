@@ -19,6 +19,11 @@ tables (half a table's bytes) and the warnings one line per kind, not point by p
 a 10,000-run study's report stays under 15 MB."""
 
 
+def is_compact(c: Comparison) -> bool:
+    """Whether a report of `c` is compact (`COMPACT_TABLES`)."""
+    return len(c.groups) > COMPACT_TABLES
+
+
 @dataclass(frozen=True)
 class TableCell:
     text: str
